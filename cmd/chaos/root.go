@@ -1,0 +1,18 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// newRootCmd builds the command tree. Each subcommand lives in its own file.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "chaos",
+		Short: "Chaos testing and linearizability checking for Raft clusters",
+		Long: `chaos deploys real Raft nodes to hosts, drives concurrent clients against
+them while injecting faults, records every operation and proves or refutes
+linearizability with Porcupine.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newVersionCmd())
+	return root
+}
