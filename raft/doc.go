@@ -1,0 +1,71 @@
+// Package raft is a deterministic implementation of the Raft consensus
+// protocol: leader election with PreVote and CheckQuorum, log replication
+// with conflict hints and a bounded pipeline, the commit rule of section
+// 5.4.2, linearizable reads by ReadIndex (or, opt-in, a leader lease),
+// snapshots with log compaction and snapshot transfer, and leadership
+// transfer.
+//
+// The core, RawNode, starts no goroutines, reads no clock and does no I/O.
+// Time is logical: each Tick is one unit and timeouts are counted in ticks.
+// Randomness (election timeouts only) comes from a source seeded by
+// Config.Seed. Given the same configuration and the same sequence of calls,
+// a RawNode produces the same output, which is what lets a simulator replay
+// any failure from its seed.
+//
+// # The Ready loop
+//
+// The application drives a RawNode from a single goroutine:
+//
+//	for {
+//		select {
+//		case <-ticker:     rn.Tick()
+//		case m := <-recv:  rn.Step(m)
+//		case p := <-props: rn.Propose(p)
+//		}
+//		if rn.HasReady() {
+//			rd := rn.Ready()
+//			persist(rd.HardState, rd.Snapshot, rd.Entries) // fsync if rd.MustSync
+//			send(rd.Messages)
+//			apply(rd.Snapshot, rd.CommittedEntries)
+//			serveReads(rd.ReadStates)
+//			rn.Advance()
+//		}
+//	}
+//
+// # The persistence contract
+//
+// Raft is safe across crashes only if what a node promised survives them:
+//
+//   - Term and Vote must be durable before any message of that term is sent.
+//     A vote sent and then forgotten lets a node vote twice in one term and
+//     elect two leaders (the forget-vote planted bug does exactly this).
+//   - Entries must be durable before the MsgAppResp that acknowledges them
+//     is sent: the leader counts that answer toward committing them. The
+//     leader's own entries count toward a quorum only after Advance.
+//   - A snapshot received from the leader must be durable before its
+//     acknowledgement is sent.
+//   - Entries handed out earlier at indexes >= Entries[0].Index must be
+//     dropped from storage when a Ready's Entries overwrite them.
+//   - The commit index (HardState.Commit) may be lost; it is only an
+//     optimisation for restarts.
+//   - A snapshot taken with Compact must be durable before the log entries it
+//     covers are deleted from storage.
+//
+// Ready enforces the order by construction: every message of a round is
+// handed out together with the state it depends on, and the application
+// persists first, then sends.
+//
+// # Reads
+//
+// ReadIndex records the leader's commit index, confirms with a heartbeat
+// round acknowledged by a quorum that no newer leader exists, and releases a
+// ReadState; the read is linearizable once served from a state machine
+// applied at least up to ReadState.Index. A new leader answers reads only
+// after committing the empty entry of its term.
+//
+// # Planted bugs
+//
+// Config.Bugs switches on deliberate violations (forget-vote,
+// commit-old-term, narrow-election) so that checkers can be proven to find
+// real bugs. They are off unless set explicitly, and announced at start.
+package raft

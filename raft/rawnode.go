@@ -1,0 +1,259 @@
+package raft
+
+import "fmt"
+
+// Ready is one round of output. The application must, in this order:
+//
+//  1. persist HardState (when not empty), Snapshot (when not nil) and
+//     Entries (truncating any stored entries from Entries[0].Index on)
+//     durably — with fsync when MustSync;
+//  2. send Messages;
+//  3. restore the state machine from Snapshot (when not nil), then apply
+//     CommittedEntries in order, skipping EntryNoop entries;
+//  4. serve each ReadState once the applied index reaches its Index;
+//  5. call Advance.
+//
+// Step 1 must complete before step 2: a vote or an append acknowledgement
+// promises that the state behind it survives a crash. Step 3 may overlap
+// step 2 but not precede step 1: CommittedEntries may include entries of this
+// same Ready. No other RawNode method may be called between Ready and Advance.
+type Ready struct {
+	// SoftState is non-nil when the leader or this node's role changed.
+	SoftState *SoftState
+	// HardState is empty when unchanged.
+	HardState HardState
+	// Snapshot is a snapshot received from the leader, to persist and restore.
+	Snapshot *Snapshot
+	// Entries are to be appended to stable storage. The slice and the
+	// entries' Data are shared with the core and must not be modified.
+	Entries []Entry
+	// CommittedEntries are to be applied to the state machine.
+	CommittedEntries []Entry
+	// Messages are to be sent after the state above is durable.
+	Messages []Message
+	// ReadStates release linearizable reads.
+	ReadStates []ReadState
+	// MustSync: the term, vote, entries or snapshot changed, so step 1 needs
+	// an fsync. A change of the commit index alone does not.
+	MustSync bool
+}
+
+// handedOut remembers what a Ready gave the application, so Advance can
+// acknowledge exactly that.
+type handedOut struct {
+	lastIndex   uint64
+	lastApplied uint64
+	hard        HardState
+	hardSet     bool
+	soft        SoftState
+}
+
+// RawNode is the deterministic Raft core: no goroutines, no clock, no I/O.
+// Time advances by Tick, input arrives by Step, Propose and ReadIndex, and
+// all output leaves through Ready. It is not safe for concurrent use.
+type RawNode struct {
+	r        *raft
+	prevSoft SoftState
+	prevHard HardState
+	pending  *handedOut
+}
+
+// NewRawNode starts a node from its configuration and the state it
+// recovered from stable storage (the zero State for a new node).
+func NewRawNode(c Config, st State) (*RawNode, error) {
+	r, err := newRaft(c, st)
+	if err != nil {
+		return nil, err
+	}
+	rn := &RawNode{r: r, prevSoft: r.softState(), prevHard: r.hardState()}
+	if c.Bugs.ForgetVote {
+		rn.prevHard.Vote = 0
+	}
+	return rn, nil
+}
+
+func (rn *RawNode) mustNotBePending(op string) {
+	if rn.pending != nil {
+		panic(fmt.Sprintf("raft: %s called between Ready and Advance", op))
+	}
+}
+
+// Tick advances logical time by one tick.
+func (rn *RawNode) Tick() {
+	rn.mustNotBePending("Tick")
+	rn.r.ticks++
+	rn.r.tick()
+}
+
+// Step feeds a message received from a peer. Malformed messages (unknown
+// type, no sender, or addressed elsewhere) are rejected with an error and
+// change nothing.
+func (rn *RawNode) Step(m Message) error {
+	rn.mustNotBePending("Step")
+	switch {
+	case !m.Type.Valid():
+		return fmt.Errorf("raft: step: unknown message type %d", m.Type)
+	case m.To != rn.r.id:
+		return fmt.Errorf("raft: step: message for %d delivered to %d", m.To, rn.r.id)
+	case !rn.r.isVoter(m.From) || m.From == rn.r.id:
+		return fmt.Errorf("raft: step: message from %d: %w", m.From, ErrUnknownPeer)
+	case m.Type == MsgSnap && m.Snapshot == nil:
+		return fmt.Errorf("raft: step: MsgSnap without a snapshot")
+	}
+	rn.r.Step(m)
+	return nil
+}
+
+// Propose appends commands to the log if this node leads. It returns the
+// index of the first; the commands commit at consecutive indexes unless a
+// new leader overwrites them (the entry applied at an index then has another
+// term). ErrProposalDropped means nothing was appended.
+func (rn *RawNode) Propose(data ...[]byte) (uint64, error) {
+	rn.mustNotBePending("Propose")
+	if len(data) == 0 {
+		return 0, fmt.Errorf("raft: propose: no commands")
+	}
+	return rn.r.propose(data...)
+}
+
+// ReadIndex asks for a linearizable read identified by ctx, which the
+// application chooses (unique among its outstanding reads). The answer comes
+// as a ReadState in a later Ready, or never (leadership changed: the
+// application times the read out). ErrNoLeader means no leader is known.
+func (rn *RawNode) ReadIndex(ctx uint64) error {
+	rn.mustNotBePending("ReadIndex")
+	r := rn.r
+	switch {
+	case r.role == Leader:
+		r.handleReadIndex(r.id, ctx)
+	case r.lead == None:
+		return ErrNoLeader
+	default:
+		r.send(Message{Type: MsgReadIndex, To: r.lead, Context: ctx})
+	}
+	return nil
+}
+
+// TransferLeadership asks the leader to hand leadership to node to.
+func (rn *RawNode) TransferLeadership(to uint64) error {
+	rn.mustNotBePending("TransferLeadership")
+	return rn.r.transferLeadership(to)
+}
+
+// Campaign makes this node start an election now (as on an election timeout).
+func (rn *RawNode) Campaign() {
+	rn.mustNotBePending("Campaign")
+	rn.r.hup(false)
+}
+
+// Compact records that the application took a snapshot of its state machine
+// at applied index index, and drops the log entries it covers. It returns the
+// snapshot with its metadata filled in; the application persists it before
+// removing the same entries from its own log.
+func (rn *RawNode) Compact(index uint64, data []byte) (Snapshot, error) {
+	rn.mustNotBePending("Compact")
+	l := &rn.r.log
+	if index <= l.snapIndex {
+		return Snapshot{}, fmt.Errorf("raft: compact %d: %w (snapshot at %d)", index, ErrCompacted, l.snapIndex)
+	}
+	if index > l.applied {
+		return Snapshot{}, fmt.Errorf("raft: compact %d: past the applied index %d", index, l.applied)
+	}
+	term, _ := l.term(index)
+	s := &Snapshot{Meta: SnapshotMeta{Index: index, Term: term,
+		ConfState: ConfState{Voters: append([]uint64(nil), rn.r.voters...)}}, Data: data}
+	l.compact(s)
+	return *s, nil
+}
+
+// HasReady reports whether Ready would return anything.
+func (rn *RawNode) HasReady() bool {
+	r := rn.r
+	if r.role == Leader && (r.needBcast || r.readOnly.needBcast) {
+		return true
+	}
+	return len(r.msgs) > 0 || len(r.readStates) > 0 ||
+		r.log.pendingSnapshot != nil || len(r.log.unstable()) > 0 ||
+		r.log.applied < r.log.committed ||
+		r.softState() != rn.prevSoft || rn.bugged(r.hardState()) != rn.prevHard
+}
+
+// bugged applies the forget-vote bug to the hard state given to storage.
+func (rn *RawNode) bugged(hs HardState) HardState {
+	if rn.r.bugs.ForgetVote {
+		hs.Vote = None
+	}
+	return hs
+}
+
+// Ready returns this round's output; see Ready for what the application
+// must do with it. Advance must follow.
+func (rn *RawNode) Ready() Ready {
+	rn.mustNotBePending("Ready")
+	r := rn.r
+	r.flush()
+	rd := Ready{
+		Entries:          r.log.unstable(),
+		CommittedEntries: r.log.nextCommitted(),
+		Messages:         r.msgs,
+		ReadStates:       r.readStates,
+		Snapshot:         r.log.pendingSnapshot,
+	}
+	r.msgs, r.readStates, r.log.pendingSnapshot = nil, nil, nil
+	h := &handedOut{lastIndex: r.log.lastIndex(), lastApplied: r.log.committed, soft: r.softState()}
+	if h.soft != rn.prevSoft {
+		rd.SoftState = &h.soft
+	}
+	if hs := rn.bugged(r.hardState()); hs != rn.prevHard {
+		rd.HardState, h.hard, h.hardSet = hs, hs, true
+		rd.MustSync = hs.Term != rn.prevHard.Term || hs.Vote != rn.prevHard.Vote
+	}
+	rd.MustSync = rd.MustSync || len(rd.Entries) > 0 || rd.Snapshot != nil
+	rn.pending = h
+	return rd
+}
+
+// Advance acknowledges that the last Ready was fully handled: its state is
+// durable, its messages sent and its committed entries applied.
+func (rn *RawNode) Advance() {
+	h := rn.pending
+	if h == nil {
+		panic("raft: Advance called without a Ready")
+	}
+	rn.pending = nil
+	r := rn.r
+	rn.prevSoft = h.soft
+	if h.hardSet {
+		rn.prevHard = h.hard
+	}
+	r.log.stable = max(r.log.stable, h.lastIndex)
+	r.log.applied = max(r.log.applied, h.lastApplied)
+	if r.role == Leader {
+		// The leader's own copy counts toward a quorum only once durable.
+		if r.prs[r.id].maybeUpdate(r.log.stable) && r.maybeCommit() {
+			r.bcastAppend()
+		}
+	}
+}
+
+// Status is a snapshot of a node's state for monitoring.
+type Status struct {
+	ID        uint64
+	Role      Role
+	Term      uint64
+	Vote      uint64
+	Lead      uint64
+	Commit    uint64
+	Applied   uint64
+	LastIndex uint64
+	// SnapshotIndex is the index the log was compacted up to.
+	SnapshotIndex uint64
+}
+
+// Status reports the node's current state.
+func (rn *RawNode) Status() Status {
+	r := rn.r
+	return Status{ID: r.id, Role: r.role, Term: r.term, Vote: r.vote, Lead: r.lead,
+		Commit: r.log.committed, Applied: r.log.applied, LastIndex: r.log.lastIndex(),
+		SnapshotIndex: r.log.snapIndex}
+}

@@ -1,0 +1,351 @@
+package raft
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// simConfig is one simulated cluster and the faults it suffers. Every field
+// is derived from the seed, so a seed replays a run exactly.
+type simConfig struct {
+	seed          uint64
+	nodes         int
+	faultTicks    int // ticks of random faults
+	recoverTicks  int // liveness bound: ticks after the faults stop
+	electionTick  int
+	heartbeatTick int
+	preVote       bool
+	checkQuorum   bool
+	readMode      ReadOnlyOption
+	maxMsgBytes   uint64
+	compactEvery  uint64 // compact when this many entries were applied since the snapshot; 0 never
+	proposeRate   float64
+	readRate      float64
+	dropRate      float64
+	dupRate       float64
+	maxDelay      int
+	crashRate     float64 // per tick
+	partitionRate float64 // per tick
+	bugs          Bugs
+}
+
+// randomSimConfig draws a fault profile from seed.
+func randomSimConfig(seed uint64, bugs Bugs) simConfig {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
+	c := simConfig{
+		seed:          seed,
+		nodes:         []int{3, 5, 5}[rng.IntN(3)],
+		faultTicks:    400 + rng.IntN(400),
+		recoverTicks:  400,
+		electionTick:  10,
+		heartbeatTick: 1 + rng.IntN(2),
+		preVote:       rng.IntN(4) != 0,
+		checkQuorum:   rng.IntN(4) != 0,
+		maxMsgBytes:   []uint64{8, 1 << 20}[rng.IntN(2)],
+		compactEvery:  []uint64{0, 8, 40}[rng.IntN(3)],
+		proposeRate:   pick(0.1, 0.5, 1),
+		readRate:      pick(0, 0.1, 0.5),
+		dropRate:      pick(0, 0.01, 0.05, 0.2),
+		dupRate:       pick(0, 0.01, 0.05),
+		maxDelay:      []int{1, 2, 3, 6}[rng.IntN(4)],
+		crashRate:     pick(0, 0.003, 0.01, 0.03),
+		partitionRate: pick(0, 0.005, 0.02),
+		bugs:          bugs,
+	}
+	if c.checkQuorum && rng.IntN(3) == 0 {
+		c.readMode = ReadLeaseBased
+	}
+	if rng.IntN(3) == 0 {
+		// A storm: leaders crash and get cut off faster than they can
+		// replicate, one entry per message, and elections run without
+		// PreVote. This is where the Figure 8 histories (section 5.4.2) come from.
+		c.nodes, c.maxMsgBytes, c.proposeRate, c.preVote = 3, 8, 1, false
+		c.crashRate, c.partitionRate = 0.03, 0.04
+		c.dropRate, c.maxDelay = 0.2, 3+rng.IntN(4)
+	}
+	return c
+}
+
+func (c simConfig) String() string {
+	return fmt.Sprintf("nodes=%d ticks=%d prevote=%v checkquorum=%v read=%d maxmsg=%d compact=%d drop=%.2f dup=%.2f delay<=%d crash=%.3f partition=%.3f bugs=%v",
+		c.nodes, c.faultTicks, c.preVote, c.checkQuorum, c.readMode, c.maxMsgBytes, c.compactEvery,
+		c.dropRate, c.dupRate, c.maxDelay, c.crashRate, c.partitionRate, c.bugs.Names())
+}
+
+// simDisk is what a node made durable: its hard state, newest snapshot and
+// the entries after it, with the log-matching chain hash of each entry.
+type simDisk struct {
+	hs        HardState
+	snap      *Snapshot
+	snapChain uint64
+	ents      []Entry
+	chain     []uint64
+}
+
+// simNode is one member: its core (nil while crashed), disk and state machine.
+type simNode struct {
+	id        uint64
+	rn        *RawNode
+	downUntil int
+	restarts  int
+	disk      simDisk
+	// The state machine is a chain hash of every applied entry: two nodes
+	// applied the same commands up to index exactly when their chains match.
+	smIndex uint64
+	smChain uint64
+}
+
+type appliedEntry struct {
+	term  uint64
+	chain uint64
+	node  uint64
+}
+
+type pendingRead struct {
+	node     uint64
+	minIndex uint64 // every entry applied anywhere before the read was issued
+}
+
+// simulation runs one seeded cluster and checks the Raft invariants after
+// every step.
+type simulation struct {
+	cfg   simConfig
+	rng   *rand.Rand
+	now   int
+	net   *simNetwork
+	nodes []*simNode
+
+	leaders    map[uint64]uint64    // term -> leader (Election Safety)
+	logChain   map[[2]uint64]uint64 // (index, term) -> chain hash (Log Matching)
+	applied    map[uint64]appliedEntry
+	maxApplied uint64
+	reads      map[uint64]pendingRead
+	nextCtx    uint64
+	nextCmd    uint64
+
+	partitionUntil int
+	healed         bool
+	marker         []byte // the liveness probe command, once faults stopped
+	markerIndex    uint64 // where the probe committed; 0 until applied somewhere
+
+	trace   []string
+	verbose bool
+	err     error
+}
+
+func newSimulation(cfg simConfig) *simulation {
+	rng := rand.New(rand.NewPCG(cfg.seed, 1))
+	s := &simulation{
+		cfg: cfg,
+		rng: rng,
+		net: &simNetwork{rng: rand.New(rand.NewPCG(cfg.seed, 2)), cut: map[[2]uint64]bool{},
+			dropRate: cfg.dropRate, dupRate: cfg.dupRate, minDelay: 1, maxDelay: cfg.maxDelay},
+		leaders:       map[uint64]uint64{},
+		logChain:      map[[2]uint64]uint64{},
+		applied:       map[uint64]appliedEntry{},
+		reads:         map[uint64]pendingRead{},
+	}
+	for i := 1; i <= cfg.nodes; i++ {
+		s.nodes = append(s.nodes, &simNode{id: uint64(i)})
+	}
+	for _, n := range s.nodes {
+		s.start(n)
+	}
+	return s
+}
+
+func (s *simulation) peers() []uint64 {
+	ids := make([]uint64, len(s.nodes))
+	for i, n := range s.nodes {
+		ids[i] = n.id
+	}
+	return ids
+}
+
+func (s *simulation) raftConfig(n *simNode) Config {
+	return Config{
+		ID: n.id, Peers: s.peers(), ElectionTick: s.cfg.electionTick, HeartbeatTick: s.cfg.heartbeatTick,
+		Seed: s.cfg.seed*1000 + uint64(n.restarts), PreVote: s.cfg.preVote, CheckQuorum: s.cfg.checkQuorum,
+		ReadOnly: s.cfg.readMode, MaxMsgBytes: s.cfg.maxMsgBytes, MaxInflightMsgs: 8, Bugs: s.cfg.bugs,
+	}
+}
+
+// start boots n from its disk, as a process restart would.
+func (s *simulation) start(n *simNode) {
+	st := State{HardState: n.disk.hs, Snapshot: n.disk.snap, Entries: slices.Clone(n.disk.ents)}
+	rn, err := NewRawNode(s.raftConfig(n), st)
+	if err != nil {
+		s.failf("restart of node %d from its disk: %v", n.id, err)
+		return
+	}
+	n.rn = rn
+	n.smIndex, n.smChain = 0, 0
+	if n.disk.snap != nil {
+		n.smIndex, n.smChain = n.disk.snap.Meta.Index, n.disk.snapChain
+	}
+}
+
+func (s *simulation) failf(format string, args ...any) {
+	if s.err == nil {
+		s.err = fmt.Errorf("tick %d: "+format, append([]any{s.now}, args...)...)
+		s.logf("VIOLATION: %v", s.err)
+	}
+}
+
+func (s *simulation) logf(format string, args ...any) {
+	line := fmt.Sprintf("%5d  ", s.now) + fmt.Sprintf(format, args...)
+	if s.verbose {
+		fmt.Println(line)
+	}
+	s.trace = append(s.trace, line)
+	if len(s.trace) > 400 {
+		s.trace = s.trace[len(s.trace)-200:]
+	}
+}
+
+// chainHash extends a chain hash by one entry.
+func chainHash(prev, term uint64, data []byte) uint64 {
+	h := fnv.New64a()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], prev)
+	binary.LittleEndian.PutUint64(b[8:], term)
+	h.Write(b[:])
+	h.Write(data)
+	return h.Sum64()
+}
+
+// run executes the whole simulation and returns the first violation.
+func (s *simulation) run() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.failf("panic: %v", p)
+			err = s.err
+		}
+	}()
+	end := s.cfg.faultTicks + s.cfg.recoverTicks
+	for s.now = 1; s.now <= end && s.err == nil; s.now++ {
+		if s.now <= s.cfg.faultTicks {
+			s.injectFaults()
+		} else if !s.healed {
+			s.healAll()
+		}
+		s.step()
+		if s.healed && s.probeAppliedEverywhere() == len(s.nodes) {
+			return nil
+		}
+	}
+	if s.err == nil {
+		s.failf("liveness: %d ticks after the faults stopped, the probe entry is applied on %d of %d nodes (leaders per term: %v)",
+			s.cfg.recoverTicks, s.probeAppliedEverywhere(), len(s.nodes), s.leaderSummary())
+	}
+	return s.err
+}
+
+func (s *simulation) leaderSummary() string {
+	terms := make([]uint64, 0, len(s.leaders))
+	for t := range s.leaders {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	var b strings.Builder
+	for _, t := range terms[max(0, len(terms)-8):] {
+		fmt.Fprintf(&b, "t%d:n%d ", t, s.leaders[t])
+	}
+	var maxTerm uint64
+	for _, n := range s.nodes {
+		if n.rn != nil {
+			maxTerm = max(maxTerm, n.rn.Status().Term)
+		}
+	}
+	fmt.Fprintf(&b, "(highest term now %d)", maxTerm)
+	return b.String()
+}
+
+// step advances the whole cluster by one tick.
+func (s *simulation) step() {
+	for _, m := range s.net.due(s.now, nil) {
+		n := s.nodes[m.To-1]
+		if n.rn == nil {
+			continue
+		}
+		if err := n.rn.Step(m); err != nil {
+			s.failf("node %d rejected %v: %v", n.id, m, err)
+			return
+		}
+	}
+	for _, n := range s.nodes {
+		if n.rn != nil {
+			n.rn.Tick()
+		}
+	}
+	s.clientOps()
+	for _, i := range s.rng.Perm(len(s.nodes)) {
+		if n := s.nodes[i]; n.rn != nil && n.rn.HasReady() {
+			s.handleReady(n)
+		}
+		if s.err != nil {
+			return
+		}
+	}
+}
+
+// clientOps proposes commands and issues reads at random nodes.
+func (s *simulation) clientOps() {
+	if s.healed {
+		if n := s.leader(); n != nil && s.markerIndex == 0 {
+			_, _ = n.rn.Propose(s.marker)
+		}
+		return
+	}
+	if s.rng.Float64() < s.cfg.proposeRate {
+		n := s.nodes[s.rng.IntN(len(s.nodes))]
+		if n.rn != nil {
+			s.nextCmd++
+			_, _ = n.rn.Propose(binary.LittleEndian.AppendUint64(nil, s.nextCmd))
+		}
+	}
+	if s.rng.Float64() < s.cfg.readRate {
+		n := s.nodes[s.rng.IntN(len(s.nodes))]
+		if n.rn != nil {
+			s.nextCtx++
+			if n.rn.ReadIndex(s.nextCtx) == nil {
+				s.reads[s.nextCtx] = pendingRead{node: n.id, minIndex: s.maxApplied}
+			}
+		}
+	}
+}
+
+// probeAppliedEverywhere counts the nodes whose state machine covers the
+// liveness probe (applied, or received in a snapshot).
+func (s *simulation) probeAppliedEverywhere() int {
+	if s.markerIndex == 0 {
+		return 0
+	}
+	k := 0
+	for _, n := range s.nodes {
+		if n.rn != nil && n.smIndex >= s.markerIndex {
+			k++
+		}
+	}
+	return k
+}
+
+// leader returns the up node that leads in the highest term, if any.
+func (s *simulation) leader() *simNode {
+	var best *simNode
+	for _, n := range s.nodes {
+		if n.rn == nil {
+			continue
+		}
+		st := n.rn.Status()
+		if st.Role == Leader && (best == nil || st.Term > best.rn.Status().Term) {
+			best = n
+		}
+	}
+	return best
+}
