@@ -2,8 +2,8 @@ package raft
 
 import (
 	"bytes"
-	"slices"
 	"encoding/binary"
+	"slices"
 )
 
 // injectFaults draws this tick's faults: crashes and restarts, partitions

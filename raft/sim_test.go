@@ -145,10 +145,10 @@ func newSimulation(cfg simConfig) *simulation {
 		rng: rng,
 		net: &simNetwork{rng: rand.New(rand.NewPCG(cfg.seed, 2)), cut: map[[2]uint64]bool{},
 			dropRate: cfg.dropRate, dupRate: cfg.dupRate, minDelay: 1, maxDelay: cfg.maxDelay},
-		leaders:       map[uint64]uint64{},
-		logChain:      map[[2]uint64]uint64{},
-		applied:       map[uint64]appliedEntry{},
-		reads:         map[uint64]pendingRead{},
+		leaders:  map[uint64]uint64{},
+		logChain: map[[2]uint64]uint64{},
+		applied:  map[uint64]appliedEntry{},
+		reads:    map[uint64]pendingRead{},
 	}
 	for i := 1; i <= cfg.nodes; i++ {
 		s.nodes = append(s.nodes, &simNode{id: uint64(i)})
