@@ -140,7 +140,9 @@ func (rn *RawNode) TransferLeadership(to uint64) error {
 	return rn.r.transferLeadership(to)
 }
 
-// Campaign makes this node start an election now (as on an election timeout).
+// Campaign makes this node start an election now (as on an election
+// timeout). With CheckQuorum, peers that started less than an election
+// timeout ago, or heard from a leader within one, ignore it.
 func (rn *RawNode) Campaign() {
 	rn.mustNotBePending("Campaign")
 	rn.r.hup(false)

@@ -309,6 +309,14 @@ func (s *simulation) clientOps() {
 			_, _ = n.rn.Propose(binary.LittleEndian.AppendUint64(nil, s.nextCmd))
 		}
 	}
+	if s.rng.Float64() < 0.002 {
+		// A planned hand-off, as before a restart.
+		if l := s.leader(); l != nil {
+			to := uint64(1 + s.rng.IntN(len(s.nodes)))
+			_ = l.rn.TransferLeadership(to)
+			s.logf("n%d transfers leadership to n%d", l.id, to)
+		}
+	}
 	if s.rng.Float64() < s.cfg.readRate {
 		n := s.nodes[s.rng.IntN(len(s.nodes))]
 		if n.rn != nil {
