@@ -23,7 +23,13 @@ func (s *simulation) injectFaults() {
 		}
 		if n.rn != nil {
 			n.rn = nil
-			n.downUntil = s.now + 1 + s.rng.IntN(3*s.cfg.electionTick)
+			// Short outages restart a node while the election it voted in
+			// is still running; long ones make it fall behind.
+			down := 1 + s.rng.IntN(s.cfg.electionTick/2)
+			if s.rng.IntN(2) == 0 {
+				down = 1 + s.rng.IntN(3*s.cfg.electionTick)
+			}
+			n.downUntil = s.now + down
 			s.logf("crash n%d until tick %d", n.id, n.downUntil)
 		}
 	}
@@ -104,6 +110,21 @@ func (s *simulation) handleReady(n *simNode) {
 	}
 	n.rn.Advance()
 	s.maybeCompact(n)
+	if s.cfg.voteCrashRate > 0 && !s.healed && grantsVote(rd.Messages) && s.rng.Float64() < s.cfg.voteCrashRate {
+		// Power fails right after a vote went out: the vote must survive.
+		n.rn = nil
+		n.downUntil = s.now + 1 + s.rng.IntN(3)
+		s.logf("crash n%d right after voting, until tick %d", n.id, n.downUntil)
+	}
+}
+
+func grantsVote(msgs []Message) bool {
+	for _, m := range msgs {
+		if m.Type == MsgVoteResp && !m.Reject {
+			return true
+		}
+	}
+	return false
 }
 
 // checkLeader checks Election Safety (one leader per term) and Leader

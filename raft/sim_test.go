@@ -30,6 +30,8 @@ type simConfig struct {
 	maxDelay      int
 	crashRate     float64 // per tick
 	partitionRate float64 // per tick
+	transferRate  float64 // per tick: the leader hands off leadership
+	voteCrashRate float64 // per granted vote: the voter crashes right after sending it
 	bugs          Bugs
 }
 
@@ -55,6 +57,8 @@ func randomSimConfig(seed uint64, bugs Bugs) simConfig {
 		maxDelay:      []int{1, 2, 3, 6}[rng.IntN(4)],
 		crashRate:     pick(0, 0.003, 0.01, 0.03),
 		partitionRate: pick(0, 0.005, 0.02),
+		transferRate:  pick(0, 0.002),
+		voteCrashRate: pick(0, 0.3),
 		bugs:          bugs,
 	}
 	if c.checkQuorum && rng.IntN(3) == 0 {
@@ -309,7 +313,7 @@ func (s *simulation) clientOps() {
 			_, _ = n.rn.Propose(binary.LittleEndian.AppendUint64(nil, s.nextCmd))
 		}
 	}
-	if s.rng.Float64() < 0.002 {
+	if s.rng.Float64() < s.cfg.transferRate {
 		// A planned hand-off, as before a restart.
 		if l := s.leader(); l != nil {
 			to := uint64(1 + s.rng.IntN(len(s.nodes)))
