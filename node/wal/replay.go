@@ -1,0 +1,189 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// RecoveryInfo describes what ReadAll found.
+type RecoveryInfo struct {
+	Segments int // segment files replayed
+	Records  int // records returned
+	// TruncatedSegment names the last segment when a torn tail was cut off
+	// it, and is "" otherwise. TruncatedOffset is where its valid records
+	// end and TruncatedBytes how many bytes followed them.
+	TruncatedSegment string
+	TruncatedOffset  int64
+	TruncatedBytes   int64
+}
+
+// ReadAll replays every record in log order and readies the WAL for Save.
+// It must be called after Open and before anything else, and may be called
+// again only if it failed. Each record's CRC32C is
+// verified. Damage at the end of the last segment (a partial or bad record
+// with no valid record after it, or zero bytes) is a torn write from a crash:
+// it is truncated away, logged and reported in RecoveryInfo. Any other bad
+// record fails with an error wrapping ErrCorrupt that names the file and the
+// byte offset; nothing is truncated then.
+//
+// Header records appear at the head of every segment and again wherever they
+// were saved, so the latest one of each type is the last one returned.
+func (w *WAL) ReadAll() ([]Record, RecoveryInfo, error) {
+	w.mu.Lock()
+	switch w.state {
+	case stateClosing, stateClosed:
+		w.mu.Unlock()
+		return nil, RecoveryInfo{}, fmt.Errorf("read wal %s: %w", w.dir, ErrClosed)
+	case stateReady:
+		w.mu.Unlock()
+		return nil, RecoveryInfo{}, fmt.Errorf("read wal %s: ReadAll was already called", w.dir)
+	}
+	w.acquireLocked()
+	w.mu.Unlock()
+
+	recs, info, err := w.replay()
+
+	w.mu.Lock()
+	if err == nil {
+		w.state = stateReady
+	}
+	w.releaseLocked()
+	w.mu.Unlock()
+	if err != nil {
+		return nil, RecoveryInfo{}, fmt.Errorf("read wal %s: %w", w.dir, err)
+	}
+	return recs, info, nil
+}
+
+// replay reads every segment, truncates a torn tail and opens the last
+// segment for writing. The caller owns the files.
+func (w *WAL) replay() ([]Record, RecoveryInfo, error) {
+	w.disk = disk{headers: make(map[uint8][]byte), syncs: w.disk.syncs}
+	segs, temps, err := listSegments(w.dir)
+	if err != nil {
+		return nil, RecoveryInfo{}, err
+	}
+	if err := w.removeTemps(temps); err != nil {
+		return nil, RecoveryInfo{}, err
+	}
+	if len(segs) == 0 {
+		return nil, RecoveryInfo{}, w.cut(0)
+	}
+	var recs []Record
+	var info RecoveryInfo
+	for i := range segs {
+		last := i == len(segs)-1
+		got, tornAt, err := w.replaySegment(&segs[i], last)
+		if err != nil {
+			return nil, RecoveryInfo{}, err
+		}
+		recs = append(recs, got...)
+		if tornAt >= 0 {
+			info.TruncatedSegment = segs[i].name
+			info.TruncatedOffset = segs[i].size
+			info.TruncatedBytes = tornAt
+		}
+	}
+	info.Segments, info.Records = len(segs), len(recs)
+	w.disk.segs = segs
+	if err := w.openLast(info.TruncatedBytes > 0); err != nil {
+		return nil, RecoveryInfo{}, err
+	}
+	if info.TruncatedBytes > 0 {
+		w.log.Warn("wal torn tail truncated", "dir", w.dir, "segment", info.TruncatedSegment,
+			"offset", info.TruncatedOffset, "bytes", info.TruncatedBytes)
+	}
+	return recs, info, nil
+}
+
+// replaySegment decodes the segment seg, fills in its size, maxIndex and
+// record count and updates the latest header records. tornBytes is the
+// length of the torn tail found after seg.size, or -1 if there is none.
+func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes int64, err error) {
+	path := w.path(seg.name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read segment: %w", err)
+	}
+	off := 0
+	for off < len(data) {
+		r, n, err := decodeRecord(data[off:])
+		if err != nil {
+			if cerr := checkTail(path, data, off, err, last); cerr != nil {
+				return nil, 0, cerr
+			}
+			break
+		}
+		w.account(seg, r.Type, r.Index, data[off:off+n])
+		seg.records++
+		r.Data = append([]byte(nil), r.Data...)
+		recs = append(recs, r)
+		off += n
+	}
+	seg.size = int64(off)
+	if off == len(data) {
+		return recs, -1, nil
+	}
+	return recs, int64(len(data) - off), nil
+}
+
+// checkTail decides whether the bad record at data[off:], which failed to
+// decode with cause, is a torn tail (nil) or corruption (ErrCorrupt naming
+// path and off). It is a torn tail only in the last segment and only if no
+// valid record starts anywhere after off.
+func checkTail(path string, data []byte, off int, cause error, last bool) error {
+	if !last {
+		return fmt.Errorf("%s: bad record at byte offset %d (%w) in a segment that is not the last: %w",
+			path, off, cause, ErrCorrupt)
+	}
+	for p := off + 1; p+recordHeaderBytes <= len(data); p++ {
+		if _, _, err := decodeRecord(data[p:]); err == nil {
+			return fmt.Errorf("%s: bad record at byte offset %d (%w) followed by a valid record at byte offset %d: %w",
+				path, off, cause, p, ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+// removeTemps deletes segment files left half-made by a crash during cut.
+func (w *WAL) removeTemps(temps []string) error {
+	for _, name := range temps {
+		if err := os.Remove(w.path(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove unfinished segment: %w", err)
+		}
+		w.log.Warn("wal removed unfinished segment", "dir", w.dir, "file", name)
+	}
+	if len(temps) == 0 || w.opts.NoSync {
+		return nil
+	}
+	return syncDir(w.dir)
+}
+
+// openLast opens the last segment for appending after its valid records,
+// truncating (and fsyncing) away whatever follows them if truncate is set.
+func (w *WAL) openLast(truncate bool) error {
+	seg := w.disk.segs[len(w.disk.segs)-1]
+	path := w.path(seg.name)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open segment for writing: %w", err)
+	}
+	if truncate {
+		if err := f.Truncate(seg.size); err != nil {
+			f.Close()
+			return fmt.Errorf("truncate %s to %d bytes: %w", path, seg.size, err)
+		}
+		if err := w.syncFile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("fsync %s after truncation: %w", path, err)
+		}
+	}
+	if _, err := f.Seek(seg.size, io.SeekStart); err != nil {
+		f.Close()
+		return fmt.Errorf("seek %s to %d: %w", path, seg.size, err)
+	}
+	w.disk.file = f
+	return nil
+}
