@@ -14,5 +14,6 @@ linearizability with Porcupine.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newNodeCmd())
 	return root
 }

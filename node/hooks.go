@@ -1,0 +1,216 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"chaos/node/transport"
+)
+
+// faultState is what the fault hooks have set: a drop list (an in-process
+// partition) and per-peer message faults. Both combine into the
+// transport's per-peer Faults.
+type faultState struct {
+	mu    sync.Mutex
+	drop  map[string]bool
+	net   map[string]transport.Faults // peer name -> faults; "" for every peer
+	clock clockFault
+}
+
+type clockFault struct {
+	OffsetMS int64   `json:"offset_ms"`
+	Rate     float64 `json:"rate"`
+}
+
+// netFaultBody is the body of POST /faults/net.
+type netFaultBody struct {
+	Peers     []string `json:"peers"` // empty: every peer
+	Loss      float64  `json:"loss"`
+	Duplicate float64  `json:"duplicate"`
+	Reorder   float64  `json:"reorder"`
+	DelayMS   float64  `json:"delay_ms"`
+	JitterMS  float64  `json:"jitter_ms"`
+}
+
+func (s *Server) hookRoutes(mux *http.ServeMux) {
+	fs := &faultState{drop: map[string]bool{}, net: map[string]transport.Faults{}}
+	hook := func(h func(*faultState, http.ResponseWriter, *http.Request)) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if !s.cfg.EnableFaultHooks {
+				writeError(w, http.StatusForbidden, "fault hooks are disabled; start the node with --enable-fault-hooks")
+				return
+			}
+			h(fs, w, r)
+		}
+	}
+	mux.HandleFunc("GET /faults", hook(s.getFaults))
+	mux.HandleFunc("POST /faults/clock", hook(s.setClock))
+	mux.HandleFunc("DELETE /faults/clock", hook(s.resetClock))
+	mux.HandleFunc("POST /faults/partition", hook(s.setPartition))
+	mux.HandleFunc("DELETE /faults/partition", hook(s.healPartition))
+	mux.HandleFunc("POST /faults/net", hook(s.setNet))
+	mux.HandleFunc("DELETE /faults/net", hook(s.clearNet))
+	mux.HandleFunc("DELETE /faults", hook(s.clearAll))
+}
+
+func decodeHookBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "malformed JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (s *Server) getFaults(fs *faultState, w http.ResponseWriter, _ *http.Request) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	drop := make([]string, 0, len(fs.drop))
+	for p := range fs.drop {
+		drop = append(drop, p)
+	}
+	slices.Sort(drop)
+	rate, offset := s.clock.state()
+	writeJSON(w, http.StatusOK, map[string]any{"drop": drop, "net": fs.net,
+		"clock": clockFault{OffsetMS: offset.Milliseconds(), Rate: rate}})
+}
+
+// setClock bumps the node's clock by offset_ms and sets its rate (when > 0).
+func (s *Server) setClock(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	var c clockFault
+	if !decodeHookBody(w, r, &c) {
+		return
+	}
+	if c.Rate < 0 || c.Rate > 100 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("rate %v outside (0, 100]", c.Rate))
+		return
+	}
+	s.clock.set(c.Rate, time.Duration(c.OffsetMS)*time.Millisecond)
+	s.log.Warn("clock fault", "offset_ms", c.OffsetMS, "rate", c.Rate)
+	s.getFaults(fs, w, r)
+}
+
+func (s *Server) resetClock(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	s.clock.reset()
+	s.getFaults(fs, w, r)
+}
+
+// setPartition replaces the drop list: messages to and from these peers are
+// discarded by the transport.
+func (s *Server) setPartition(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Drop []string `json:"drop"`
+	}
+	if !decodeHookBody(w, r, &body) {
+		return
+	}
+	for _, p := range body.Drop {
+		if _, ok := s.ids[p]; !ok || p == s.cfg.Name {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown peer %q", p))
+			return
+		}
+	}
+	fs.mu.Lock()
+	clear(fs.drop)
+	for _, p := range body.Drop {
+		fs.drop[p] = true
+	}
+	err := s.applyFaults(fs)
+	fs.mu.Unlock()
+	s.answerHook(fs, w, r, err)
+}
+
+func (s *Server) healPartition(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	fs.mu.Lock()
+	clear(fs.drop)
+	err := s.applyFaults(fs)
+	fs.mu.Unlock()
+	s.answerHook(fs, w, r, err)
+}
+
+// setNet sets message faults toward some or all peers.
+func (s *Server) setNet(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	var b netFaultBody
+	if !decodeHookBody(w, r, &b) {
+		return
+	}
+	f := transport.Faults{Loss: b.Loss, Duplicate: b.Duplicate, Reorder: b.Reorder,
+		Delay: time.Duration(b.DelayMS * float64(time.Millisecond)), Jitter: time.Duration(b.JitterMS * float64(time.Millisecond))}
+	if err := f.Validate(); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	targets := b.Peers
+	if len(targets) == 0 {
+		targets = []string{""}
+	}
+	for _, p := range targets {
+		if _, ok := s.ids[p]; p != "" && (!ok || p == s.cfg.Name) {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown peer %q", p))
+			return
+		}
+	}
+	fs.mu.Lock()
+	for _, p := range targets {
+		fs.net[p] = f
+	}
+	err := s.applyFaults(fs)
+	fs.mu.Unlock()
+	s.answerHook(fs, w, r, err)
+}
+
+func (s *Server) clearNet(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	fs.mu.Lock()
+	clear(fs.net)
+	err := s.applyFaults(fs)
+	fs.mu.Unlock()
+	s.answerHook(fs, w, r, err)
+}
+
+// clearAll removes every fault the hooks can set.
+func (s *Server) clearAll(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	s.clock.reset()
+	fs.mu.Lock()
+	clear(fs.net)
+	clear(fs.drop)
+	err := s.applyFaults(fs)
+	fs.mu.Unlock()
+	s.answerHook(fs, w, r, err)
+}
+
+func (s *Server) answerHook(fs *faultState, w http.ResponseWriter, r *http.Request, err error) {
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.getFaults(fs, w, r)
+}
+
+// applyFaults pushes the combined faults of every peer into the transport.
+// Called with fs.mu held.
+func (s *Server) applyFaults(fs *faultState) error {
+	s.trans.ClearFaults()
+	for name, id := range s.ids {
+		if name == s.cfg.Name {
+			continue
+		}
+		f, ok := fs.net[name]
+		if !ok {
+			f = fs.net[""]
+		}
+		f.Drop = fs.drop[name]
+		if f == (transport.Faults{}) {
+			continue
+		}
+		if err := s.trans.SetFaults(id, f); err != nil {
+			return err
+		}
+	}
+	s.log.Warn("network faults changed", "drop", len(fs.drop), "net", len(fs.net))
+	return nil
+}

@@ -1,0 +1,355 @@
+package node
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"chaos/node/kv"
+	"chaos/raft"
+)
+
+// loopState is the event loop's own bookkeeping; only the loop touches it.
+type loopState struct {
+	waiting   map[uint64]pendingProposal // log index -> the write waiting for it
+	reads     map[uint64]*readRequest    // read ctx -> request awaiting its read index
+	readReady []indexedRead              // reads with a read index, awaiting apply
+	applied   uint64
+	commit    uint64
+	snapIndex uint64
+	lastLead  uint64
+	lastRole  raft.Role
+	lastVote  [2]uint64 // term, vote
+	dirty     map[string]dirtyValue // dirty-read bug: values proposed, not yet applied
+}
+
+type pendingProposal struct {
+	term uint64
+	p    *proposal
+}
+
+type indexedRead struct {
+	index uint64
+	r     *readRequest
+}
+
+type dirtyValue struct {
+	value   string
+	deleted bool
+	index   uint64
+}
+
+// maxBatch bounds how many queued requests one loop iteration takes.
+const maxBatch = 1024
+
+// loop is the single goroutine that owns the raft core: it ticks, steps
+// messages, proposes, and handles each Ready in the order of the raft
+// persistence contract.
+func (s *Server) loop() {
+	defer s.loopWG.Done()
+	ls := &loopState{waiting: map[uint64]pendingProposal{}, reads: map[uint64]*readRequest{},
+		dirty: map[string]dirtyValue{}}
+	st := s.rn.Status()
+	ls.applied, ls.snapIndex, ls.lastRole = st.Applied, st.Applied, st.Role
+	tk := &ticker{clock: s.clock, interval: s.cfg.HeartbeatInterval}
+	poll := time.NewTicker(s.cfg.HeartbeatInterval / 4)
+	defer poll.Stop()
+	defer ls.failAll()
+	for {
+		select {
+		case <-s.stopC:
+			return
+		case <-poll.C:
+			for range tk.due() {
+				s.rn.Tick()
+			}
+		case msgs := <-s.recvC:
+			s.step(msgs)
+		case p := <-s.propC:
+			s.proposeBatch(ls, p)
+		case r := <-s.readC:
+			s.readBatch(ls, r)
+		}
+		if s.rn.HasReady() {
+			if err := s.handleReady(ls); err != nil {
+				s.log.Error("fatal: event loop stopped", "err", err)
+				s.failed <- err
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) step(msgs []raft.Message) {
+	for _, m := range msgs {
+		if err := s.rn.Step(m); err != nil {
+			s.log.Warn("dropped a peer message", "err", err)
+		}
+	}
+}
+
+// proposeBatch proposes first and everything else already queued, as one
+// batch of entries.
+func (s *Server) proposeBatch(ls *loopState, first *proposal) {
+	batch := []*proposal{first}
+	for len(batch) < maxBatch {
+		select {
+		case p := <-s.propC:
+			batch = append(batch, p)
+			continue
+		default:
+		}
+		break
+	}
+	data := make([][]byte, len(batch))
+	for i, p := range batch {
+		data[i] = p.data
+	}
+	index, err := s.rn.Propose(data...)
+	if err != nil {
+		for _, p := range batch {
+			p.done <- proposalResult{err: errNoLeader}
+		}
+		return
+	}
+	s.metrics.proposals.Add(float64(len(batch)))
+	term := s.rn.Status().Term
+	for i, p := range batch {
+		ls.waiting[index+uint64(i)] = pendingProposal{term: term, p: p}
+		if s.bugs.dirtyRead {
+			ls.dirty[p.cmd.Key] = dirtyValue{value: p.cmd.Value, deleted: p.cmd.Op == kv.OpDelete, index: index + uint64(i)}
+		}
+	}
+}
+
+// readBatch asks raft for read indexes for first and the reads queued behind it.
+func (s *Server) readBatch(ls *loopState, first *readRequest) {
+	batch := []*readRequest{first}
+	for len(batch) < maxBatch {
+		select {
+		case r := <-s.readC:
+			batch = append(batch, r)
+			continue
+		default:
+		}
+		break
+	}
+	for _, r := range batch {
+		if s.bugs.dirtyRead && s.rn.Status().Role == raft.Leader {
+			r.done <- s.dirtyRead(ls, r.key)
+			continue
+		}
+		ctx := s.nextCtx.Add(1)
+		if err := s.rn.ReadIndex(ctx); err != nil {
+			r.done <- readResult{err: errNoLeader}
+			continue
+		}
+		ls.reads[ctx] = r
+	}
+}
+
+// dirtyRead is the dirty-read planted bug: the leader answers from values
+// it proposed but that may never commit.
+func (s *Server) dirtyRead(ls *loopState, key string) readResult {
+	if d, ok := ls.dirty[key]; ok {
+		return readResult{value: d.value, found: !d.deleted}
+	}
+	v, ok := s.store.Get(key)
+	return readResult{value: v, found: ok}
+}
+
+// handleReady persists, sends, applies and advances, in that order.
+func (s *Server) handleReady(ls *loopState) error {
+	rd := s.rn.Ready()
+	s.noteSoftState(ls, rd.SoftState)
+	start := time.Now()
+	if rd.Snapshot != nil {
+		if err := s.disk.saveSnapshot(*rd.Snapshot); err != nil {
+			return fmt.Errorf("persist snapshot: %w", err)
+		}
+	}
+	if err := s.disk.save(rd.HardState, rd.Entries); err != nil {
+		return fmt.Errorf("persist: %w", err)
+	}
+	if len(rd.Entries) > 0 || !rd.HardState.IsEmpty() {
+		s.metrics.fsync.Observe(time.Since(start).Seconds())
+	}
+	s.trans.Send(rd.Messages)
+	if s.bugs.ackBeforeCommit {
+		s.ackAppended(ls, rd.Entries)
+	}
+	s.noteHardState(ls, rd.HardState)
+	if rd.Snapshot != nil {
+		if err := s.restoreSnapshot(ls, rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	if err := s.apply(ls, rd.CommittedEntries); err != nil {
+		return err
+	}
+	for _, rs := range rd.ReadStates {
+		if r, ok := ls.reads[rs.Ctx]; ok {
+			delete(ls.reads, rs.Ctx)
+			ls.readReady = append(ls.readReady, indexedRead{index: rs.Index, r: r})
+		}
+	}
+	s.serveReads(ls)
+	s.rn.Advance()
+	s.publishStatus()
+	return s.maybeSnapshot(ls)
+}
+
+// noteSoftState records role and leader changes, and fails reads whose
+// confirming leader is gone.
+func (s *Server) noteSoftState(ls *loopState, ss *raft.SoftState) {
+	if ss == nil {
+		return
+	}
+	term := s.rn.Status().Term
+	if ss.Role != ls.lastRole {
+		s.events.emit("role", slog.String("role", ss.Role.String()), slog.Uint64("term", term),
+			slog.String("leader", s.name(ss.Lead)))
+		if ss.Role == raft.Candidate {
+			s.metrics.elections.Inc()
+		}
+		ls.lastRole = ss.Role
+	}
+	s.metrics.term.Set(float64(term))
+	if ss.Role == raft.Leader {
+		s.metrics.isLeader.Set(1)
+	} else {
+		s.metrics.isLeader.Set(0)
+	}
+	if ss.Lead != ls.lastLead {
+		for ctx, r := range ls.reads {
+			r.done <- readResult{err: errLeaderChanged}
+			delete(ls.reads, ctx)
+		}
+		clear(ls.dirty)
+		ls.lastLead = ss.Lead
+	}
+}
+
+// noteHardState logs votes and commits.
+func (s *Server) noteHardState(ls *loopState, hs raft.HardState) {
+	st := s.rn.Status()
+	if v := [2]uint64{st.Term, st.Vote}; st.Vote != 0 && v != ls.lastVote {
+		s.events.emit("vote", slog.Uint64("term", st.Term), slog.String("for", s.name(st.Vote)))
+		ls.lastVote = v
+	}
+	if hs.Commit > ls.commit {
+		ls.commit = hs.Commit
+		s.events.emit("commit", slog.Uint64("index", hs.Commit))
+		s.metrics.commitIndex.Set(float64(hs.Commit))
+	}
+}
+
+// apply applies committed entries in order and answers their writers.
+func (s *Server) apply(ls *loopState, ents []raft.Entry) error {
+	for _, e := range ents {
+		var res kv.Result
+		if e.Type == raft.EntryNormal {
+			cmd, err := kv.DecodeCommand(e.Data)
+			if err != nil {
+				return fmt.Errorf("apply entry %d: %w", e.Index, err)
+			}
+			res = s.store.Apply(cmd)
+			if d, ok := ls.dirty[cmd.Key]; ok && d.index <= e.Index {
+				delete(ls.dirty, cmd.Key)
+			}
+		}
+		s.events.emit("apply", slog.Uint64("index", e.Index), slog.Uint64("term", e.Term),
+			slog.String("hash", kv.Hash(e.Data)))
+		if w, ok := ls.waiting[e.Index]; ok {
+			delete(ls.waiting, e.Index)
+			if w.term == e.Term {
+				w.p.done <- proposalResult{res: res}
+			} else {
+				w.p.done <- proposalResult{err: errLost}
+			}
+		}
+		ls.applied = e.Index
+	}
+	s.metrics.applies.Add(float64(len(ents)))
+	s.metrics.appliedIndex.Set(float64(ls.applied))
+	return nil
+}
+
+// ackAppended is the ack-before-commit planted bug: the leader answers
+// writes as soon as their entries are durable locally, before they commit.
+func (s *Server) ackAppended(ls *loopState, ents []raft.Entry) {
+	for _, e := range ents {
+		w, ok := ls.waiting[e.Index]
+		if !ok || w.term != e.Term {
+			continue
+		}
+		delete(ls.waiting, e.Index)
+		res := kv.Result{OK: true}
+		if c := w.p.cmd; c.Op == kv.OpCAS {
+			cur, found := s.store.Get(c.Key)
+			res = kv.Result{OK: found && cur == c.From, Current: cur, Found: found}
+		}
+		w.p.done <- proposalResult{res: res}
+	}
+}
+
+// serveReads answers reads whose read index has been applied. The
+// stale-read bug is served elsewhere: it never asks for a read index.
+func (s *Server) serveReads(ls *loopState) {
+	kept := ls.readReady[:0]
+	for _, ir := range ls.readReady {
+		if ir.index > ls.applied {
+			kept = append(kept, ir)
+			continue
+		}
+		v, ok := s.store.Get(ir.r.key)
+		ir.r.done <- readResult{value: v, found: ok}
+	}
+	ls.readReady = kept
+}
+
+func (s *Server) restoreSnapshot(ls *loopState, sn *raft.Snapshot) error {
+	if err := s.store.Restore(sn.Data); err != nil {
+		return err
+	}
+	ls.applied, ls.snapIndex = sn.Meta.Index, sn.Meta.Index
+	s.events.emit("restore", slog.Uint64("index", sn.Meta.Index), slog.Uint64("term", sn.Meta.Term))
+	return nil
+}
+
+// maybeSnapshot compacts the log every SnapshotEntries applied entries.
+func (s *Server) maybeSnapshot(ls *loopState) error {
+	if ls.applied < ls.snapIndex+s.cfg.SnapshotEntries {
+		return nil
+	}
+	data, err := s.store.Snapshot()
+	if err != nil {
+		return err
+	}
+	sn, err := s.rn.Compact(ls.applied, data)
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	if err := s.disk.saveSnapshot(sn); err != nil {
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	ls.snapIndex = sn.Meta.Index
+	s.events.emit("snapshot", slog.Uint64("index", sn.Meta.Index), slog.Uint64("term", sn.Meta.Term))
+	return nil
+}
+
+// failAll answers everything still waiting when the loop exits.
+func (ls *loopState) failAll() {
+	for i, w := range ls.waiting {
+		w.p.done <- proposalResult{err: errTimeout}
+		delete(ls.waiting, i)
+	}
+	for ctx, r := range ls.reads {
+		r.done <- readResult{err: errStopping}
+		delete(ls.reads, ctx)
+	}
+	for _, ir := range ls.readReady {
+		ir.r.done <- readResult{err: errStopping}
+	}
+	ls.readReady = nil
+}

@@ -1,0 +1,242 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"chaos/node/kv"
+	"chaos/node/transport"
+	"chaos/raft"
+)
+
+// ErrConfig wraps every error New returns for a bad configuration.
+var ErrConfig = errors.New("invalid configuration")
+
+// Server is one running chaos-node.
+type Server struct {
+	cfg     Config
+	bugs    bugSet
+	id      uint64
+	names   []string          // raft id i belongs to names[i-1]
+	ids     map[string]uint64 // name -> raft id
+	log     *slog.Logger
+	events  *eventLog
+	metrics *metrics
+	store   *kv.Store
+	disk    *storage
+	rn      *raft.RawNode // owned by the event loop goroutine
+	clock   *skewClock
+	trans   *transport.Transport
+	httpLn  net.Listener
+	http    *http.Server
+	fwd     *http.Client
+
+	propC  chan *proposal
+	readC  chan *readRequest
+	recvC  chan []raft.Message
+	stopC  chan struct{}
+	loopWG sync.WaitGroup
+
+	status  atomic.Pointer[Status]
+	nextCtx atomic.Uint64
+	stopped atomic.Bool
+	failed  chan error // the event loop's fatal error, if any
+}
+
+// Status is what GET /status answers.
+type Status struct {
+	ID        string `json:"id"`
+	Role      string `json:"role"`
+	Term      uint64 `json:"term"`
+	Leader    string `json:"leader"`
+	Commit    uint64 `json:"commit"`
+	Applied   uint64 `json:"applied"`
+	LastIndex uint64 `json:"last_index"`
+}
+
+// New opens the node's data directory (locking it), recovers its state and
+// binds its listeners. Start runs it.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	bugs, _ := parseBugs(cfg.Bugs)
+	s := &Server{cfg: cfg, bugs: bugs, log: cfg.Logger.With("node", cfg.Name), metrics: newMetrics(),
+		store: kv.NewStore(), clock: newSkewClock(time.Now),
+		propC: make(chan *proposal, 4096), readC: make(chan *readRequest, 4096),
+		recvC: make(chan []raft.Message, 1024), stopC: make(chan struct{}), failed: make(chan error, 1)}
+	s.names, s.ids = members(cfg.Peers)
+	s.id = s.ids[cfg.Name]
+	if err := s.open(); err != nil {
+		s.closeResources()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) open() error {
+	var err error
+	if s.disk, err = openStorage(s.cfg.DataDir); err != nil {
+		return err
+	}
+	if s.events, err = openEventLog(s.cfg.LogDir, s.cfg.Name); err != nil {
+		return err
+	}
+	if err := s.recover(); err != nil {
+		return err
+	}
+	if s.httpLn, err = net.Listen("tcp", s.cfg.ClientAddr); err != nil {
+		return fmt.Errorf("client listener: %w", err)
+	}
+	peerLn, err := net.Listen("tcp", s.cfg.PeerAddr)
+	if err != nil {
+		return fmt.Errorf("peer listener: %w", err)
+	}
+	peers := map[uint64]string{}
+	for name, addr := range s.cfg.Peers {
+		peers[s.ids[name]] = addr
+	}
+	host, _, _ := net.SplitHostPort(s.cfg.PeerAddr)
+	s.trans, err = transport.New(transport.Config{ID: s.id, Listener: peerLn, Peers: peers,
+		LocalIP: net.ParseIP(host), Handler: s.receive, Logger: s.log,
+		Rand: rand.New(rand.NewPCG(s.seed(), 7)), KeepAlive: s.cfg.HeartbeatInterval})
+	if err != nil {
+		peerLn.Close()
+		return err
+	}
+	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.fwd = &http.Client{Timeout: s.cfg.RequestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	return nil
+}
+
+func (s *Server) seed() uint64 {
+	if s.cfg.Seed != 0 {
+		return s.cfg.Seed
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+// recover rebuilds the state machine and the raft core from disk.
+func (s *Server) recover() error {
+	voters := make([]uint64, len(s.names))
+	for i := range voters {
+		voters[i] = uint64(i + 1)
+	}
+	st, info, err := s.disk.recover(voters)
+	if err != nil {
+		return fmt.Errorf("recover %s: %w", s.cfg.DataDir, err)
+	}
+	if info.TruncatedBytes > 0 {
+		s.log.Warn("truncated a torn WAL tail", "segment", info.TruncatedSegment, "bytes", info.TruncatedBytes)
+	}
+	if st.Snapshot != nil {
+		if err := s.store.Restore(st.Snapshot.Data); err != nil {
+			return err
+		}
+	}
+	ticks := int(s.cfg.ElectionTimeout / s.cfg.HeartbeatInterval)
+	rc := raft.Config{ID: s.id, Peers: voters, ElectionTick: ticks, HeartbeatTick: 1, Seed: s.seed(),
+		PreVote: true, CheckQuorum: true, Bugs: s.bugs.raft, Logger: s.log}
+	if s.bugs.leaseRead {
+		rc.ReadOnly = raft.ReadLeaseBased
+	}
+	if s.rn, err = raft.NewRawNode(rc, st); err != nil {
+		return err
+	}
+	attrs := []slog.Attr{slog.Uint64("term", st.HardState.Term), slog.Int("entries", len(st.Entries)),
+		slog.String("bugs", strings.Join(s.cfg.Bugs, ","))}
+	s.events.emit("start", attrs...)
+	if st.Snapshot != nil {
+		s.events.emit("restore", slog.Uint64("index", st.Snapshot.Meta.Index), slog.Uint64("term", st.Snapshot.Meta.Term))
+	}
+	if len(s.cfg.Bugs) > 0 {
+		s.log.Warn("PLANTED BUGS ENABLED: this node is deliberately unsafe", "bugs", strings.Join(s.cfg.Bugs, ","))
+	}
+	s.publishStatus()
+	return nil
+}
+
+// Start runs the event loop, the peer transport and the client API.
+func (s *Server) Start() error {
+	if err := s.trans.Start(); err != nil {
+		return err
+	}
+	s.loopWG.Add(1)
+	go s.loop()
+	go func() {
+		if err := s.http.Serve(s.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("client API stopped", "err", err)
+		}
+	}()
+	s.log.Info("started", "client", s.cfg.ClientAddr, "peer", s.cfg.PeerAddr, "id", s.id)
+	return nil
+}
+
+// Failed returns a channel that yields the event loop's fatal error (a
+// failed fsync, say), after which the node must exit.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// Stop shuts the node down: client API, event loop, transport, storage.
+func (s *Server) Stop(ctx context.Context) error {
+	if !s.stopped.CompareAndSwap(false, true) {
+		return nil
+	}
+	var errs []error
+	if s.http != nil {
+		errs = append(errs, s.http.Shutdown(ctx))
+	}
+	close(s.stopC)
+	s.loopWG.Wait()
+	s.events.emit("stop")
+	errs = append(errs, s.closeResources())
+	return errors.Join(errs...)
+}
+
+func (s *Server) closeResources() error {
+	var errs []error
+	if s.trans != nil {
+		errs = append(errs, s.trans.Close())
+	} else if s.httpLn != nil {
+		s.httpLn.Close()
+	}
+	if s.disk != nil {
+		errs = append(errs, s.disk.close())
+	}
+	if s.events != nil {
+		errs = append(errs, s.events.close())
+	}
+	return errors.Join(errs...)
+}
+
+// receive is the transport's handler: batches go to the event loop.
+func (s *Server) receive(msgs []raft.Message) {
+	select {
+	case s.recvC <- msgs:
+	case <-s.stopC:
+	}
+}
+
+func (s *Server) name(id uint64) string {
+	if id == 0 || int(id) > len(s.names) {
+		return ""
+	}
+	return s.names[id-1]
+}
+
+func (s *Server) publishStatus() {
+	st := s.rn.Status()
+	s.status.Store(&Status{ID: s.cfg.Name, Role: st.Role.String(), Term: st.Term, Leader: s.name(st.Lead),
+		Commit: st.Commit, Applied: st.Applied, LastIndex: st.LastIndex})
+}
+
+// Status returns the node's last published status.
+func (s *Server) Status() Status { return *s.status.Load() }

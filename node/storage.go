@@ -1,0 +1,165 @@
+package node
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"chaos/node/snap"
+	"chaos/node/wal"
+	"chaos/raft"
+)
+
+// WAL record types. Hard state and snapshot markers are rewritten at the
+// head of every segment, so old segments can be deleted after a snapshot.
+const (
+	recEntry     uint8 = 1 // Index: the entry's index; Data: term, type, command
+	recHardState uint8 = 2 // Data: term, vote, commit
+	recSnapshot  uint8 = 3 // Index: snapshot index; Data: its term
+)
+
+// storage is the node's durable state: the WAL and the snapshot files. It
+// is used by the event loop goroutine only.
+type storage struct {
+	wal   *wal.WAL
+	snaps *snap.Snapshotter
+}
+
+func openStorage(dataDir string) (*storage, error) {
+	w, err := wal.Open(filepath.Join(dataDir, "wal"), wal.Options{HeaderTypes: []uint8{recHardState, recSnapshot}})
+	if err != nil {
+		return nil, err
+	}
+	s, err := snap.New(filepath.Join(dataDir, "snap"))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &storage{wal: w, snaps: s}, nil
+}
+
+// recover reads the newest snapshot and replays the WAL into the state the
+// raft core restarts from. Later entry records replace earlier ones at the
+// same or higher indexes, exactly as Ready's truncation rule demands.
+func (s *storage) recover(voters []uint64) (raft.State, wal.RecoveryInfo, error) {
+	var st raft.State
+	term, index, data, err := s.snaps.Load()
+	switch {
+	case errors.Is(err, snap.ErrNoSnapshot):
+	case err != nil:
+		return st, wal.RecoveryInfo{}, err
+	default:
+		st.Snapshot = &raft.Snapshot{Meta: raft.SnapshotMeta{Index: index, Term: term,
+			ConfState: raft.ConfState{Voters: voters}}, Data: data}
+	}
+	recs, info, err := s.wal.ReadAll()
+	if err != nil {
+		return st, info, err
+	}
+	for _, r := range recs {
+		switch r.Type {
+		case recHardState:
+			if st.HardState, err = decodeHardState(r.Data); err != nil {
+				return st, info, err
+			}
+		case recEntry:
+			e, err := decodeEntry(r.Index, r.Data)
+			if err != nil {
+				return st, info, err
+			}
+			if n := len(st.Entries); n > 0 && e.Index <= st.Entries[n-1].Index {
+				st.Entries = truncateAt(st.Entries, e.Index)
+			}
+			st.Entries = append(st.Entries, e)
+		}
+	}
+	if st.Snapshot != nil {
+		st.Entries = dropThrough(st.Entries, st.Snapshot.Meta.Index)
+	}
+	if n := len(st.Entries); n > 0 && st.HardState.Commit > st.Entries[n-1].Index {
+		st.HardState.Commit = st.Entries[n-1].Index
+	}
+	return st, info, nil
+}
+
+func truncateAt(ents []raft.Entry, index uint64) []raft.Entry {
+	for i, e := range ents {
+		if e.Index >= index {
+			return ents[:i]
+		}
+	}
+	return ents
+}
+
+func dropThrough(ents []raft.Entry, index uint64) []raft.Entry {
+	for i, e := range ents {
+		if e.Index > index {
+			return ents[i:]
+		}
+	}
+	return nil
+}
+
+// save makes a Ready's hard state and entries durable with one group commit.
+func (s *storage) save(hs raft.HardState, ents []raft.Entry) error {
+	recs := make([]wal.Record, 0, len(ents)+1)
+	if !hs.IsEmpty() {
+		recs = append(recs, wal.Record{Type: recHardState, Data: encodeHardState(hs)})
+	}
+	for _, e := range ents {
+		recs = append(recs, wal.Record{Type: recEntry, Index: e.Index, Data: encodeEntry(e)})
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	return s.wal.Save(recs...)
+}
+
+// saveSnapshot makes a snapshot durable, then records it in the WAL, then
+// lets the WAL drop segments it covers: the order the raft package's
+// persistence contract requires.
+func (s *storage) saveSnapshot(sn raft.Snapshot) error {
+	if err := s.snaps.Save(sn.Meta.Term, sn.Meta.Index, sn.Data); err != nil {
+		return err
+	}
+	marker := wal.Record{Type: recSnapshot, Index: sn.Meta.Index, Data: binary.AppendUvarint(nil, sn.Meta.Term)}
+	if err := s.wal.Save(marker); err != nil {
+		return err
+	}
+	return s.wal.Compact(sn.Meta.Index)
+}
+
+func (s *storage) close() error { return s.wal.Close() }
+
+func encodeHardState(hs raft.HardState) []byte {
+	b := binary.AppendUvarint(nil, hs.Term)
+	b = binary.AppendUvarint(b, hs.Vote)
+	return binary.AppendUvarint(b, hs.Commit)
+}
+
+func decodeHardState(b []byte) (raft.HardState, error) {
+	var v [3]uint64
+	for i := range v {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			return raft.HardState{}, fmt.Errorf("wal: hard state record is malformed")
+		}
+		v[i], b = x, b[n:]
+	}
+	return raft.HardState{Term: v[0], Vote: v[1], Commit: v[2]}, nil
+}
+
+func encodeEntry(e raft.Entry) []byte {
+	b := binary.AppendUvarint(make([]byte, 0, len(e.Data)+11), e.Term)
+	b = append(b, byte(e.Type))
+	return append(b, e.Data...)
+}
+
+func decodeEntry(index uint64, b []byte) (raft.Entry, error) {
+	term, n := binary.Uvarint(b)
+	if n <= 0 || len(b) < n+1 {
+		return raft.Entry{}, fmt.Errorf("wal: entry %d record is malformed", index)
+	}
+	return raft.Entry{Index: index, Term: term, Type: raft.EntryType(b[n]), Data: b[n+1:]}, nil
+}
