@@ -19,7 +19,7 @@ type loopState struct {
 	snapIndex uint64
 	lastLead  uint64
 	lastRole  raft.Role
-	lastVote  [2]uint64 // term, vote
+	lastVote  [2]uint64             // term, vote
 	dirty     map[string]dirtyValue // dirty-read bug: values proposed, not yet applied
 }
 

@@ -18,11 +18,11 @@ import (
 
 type nodeOptions struct {
 	id, dataDir, logDir, clientAddr, peerAddr, peers, clientPeers string
-	heartbeat, election, requestTimeout                          time.Duration
-	snapshotEntries                                              uint64
-	bugs                                                         []string
-	faultHooks                                                   bool
-	seed                                                         uint64
+	heartbeat, election, requestTimeout                           time.Duration
+	snapshotEntries                                               uint64
+	bugs                                                          []string
+	faultHooks                                                    bool
+	seed                                                          uint64
 }
 
 func newNodeCmd() *cobra.Command {
