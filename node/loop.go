@@ -313,6 +313,14 @@ func (s *Server) restoreSnapshot(ls *loopState, sn *raft.Snapshot) error {
 		return err
 	}
 	ls.applied, ls.snapIndex = sn.Meta.Index, sn.Meta.Index
+	// Writes waiting at indexes the snapshot covers will never be applied
+	// one by one here; whether they made it is unknown to this node.
+	for i, w := range ls.waiting {
+		if i <= sn.Meta.Index {
+			w.p.done <- proposalResult{err: errTimeout}
+			delete(ls.waiting, i)
+		}
+	}
 	s.events.emit("restore", slog.Uint64("index", sn.Meta.Index), slog.Uint64("term", sn.Meta.Term))
 	return nil
 }
