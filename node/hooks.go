@@ -115,22 +115,16 @@ func (s *Server) setPartition(fs *faultState, w http.ResponseWriter, r *http.Req
 			return
 		}
 	}
-	fs.mu.Lock()
-	clear(fs.drop)
-	for _, p := range body.Drop {
-		fs.drop[p] = true
-	}
-	err := s.applyFaults(fs)
-	fs.mu.Unlock()
-	s.answerHook(fs, w, r, err)
+	s.updateFaults(fs, w, r, func() {
+		clear(fs.drop)
+		for _, p := range body.Drop {
+			fs.drop[p] = true
+		}
+	})
 }
 
 func (s *Server) healPartition(fs *faultState, w http.ResponseWriter, r *http.Request) {
-	fs.mu.Lock()
-	clear(fs.drop)
-	err := s.applyFaults(fs)
-	fs.mu.Unlock()
-	s.answerHook(fs, w, r, err)
+	s.updateFaults(fs, w, r, func() { clear(fs.drop) })
 }
 
 // setNet sets message faults toward some or all peers.
@@ -155,35 +149,33 @@ func (s *Server) setNet(fs *faultState, w http.ResponseWriter, r *http.Request) 
 			return
 		}
 	}
-	fs.mu.Lock()
-	for _, p := range targets {
-		fs.net[p] = f
-	}
-	err := s.applyFaults(fs)
-	fs.mu.Unlock()
-	s.answerHook(fs, w, r, err)
+	s.updateFaults(fs, w, r, func() {
+		for _, p := range targets {
+			fs.net[p] = f
+		}
+	})
 }
 
 func (s *Server) clearNet(fs *faultState, w http.ResponseWriter, r *http.Request) {
-	fs.mu.Lock()
-	clear(fs.net)
-	err := s.applyFaults(fs)
-	fs.mu.Unlock()
-	s.answerHook(fs, w, r, err)
+	s.updateFaults(fs, w, r, func() { clear(fs.net) })
 }
 
 // clearAll removes every fault the hooks can set.
 func (s *Server) clearAll(fs *faultState, w http.ResponseWriter, r *http.Request) {
 	s.clock.reset()
-	fs.mu.Lock()
-	clear(fs.net)
-	clear(fs.drop)
-	err := s.applyFaults(fs)
-	fs.mu.Unlock()
-	s.answerHook(fs, w, r, err)
+	s.updateFaults(fs, w, r, func() {
+		clear(fs.net)
+		clear(fs.drop)
+	})
 }
 
-func (s *Server) answerHook(fs *faultState, w http.ResponseWriter, r *http.Request, err error) {
+// updateFaults changes the fault state with change, pushes it into the
+// transport and answers with the new state.
+func (s *Server) updateFaults(fs *faultState, w http.ResponseWriter, r *http.Request, change func()) {
+	fs.mu.Lock()
+	change()
+	err := s.applyFaults(fs)
+	fs.mu.Unlock()
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
