@@ -48,3 +48,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeAgrees checks the decoder's fast path against encoding/json:
+// every line the fast path accepts must decode to the same op both ways.
+func FuzzDecodeAgrees(f *testing.F) {
+	for _, line := range bytes.Split([]byte(contractExample), []byte("\n")) {
+		f.Add(line)
+	}
+	f.Add([]byte(`{"index":0,"time":-0,"process":0,"type":"invoke","f":"read","value":null}`))
+	f.Add([]byte(` { "index" : 9223372036854775807 , "time":1,"process":"nemesis","type":"info","f":"kill","value":[ "n1" , {"a":"}"} ] } `))
+	f.Add([]byte(`{"index":1,"time":2,"process":3,"type":"ok","f":"wr\u00e9","Key":"k","value":"x\"y"}`))
+	f.Add([]byte(`{"index":01,"time":2,"process":3,"type":"ok","f":"ünï","key":"k","error":""}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := newDecoder().fast(line)
+		if !ok {
+			return
+		}
+		slow, err := decodeOp(line)
+		if err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json says %v", line, err)
+		}
+		if fast.Index != slow.Index || fast.Time != slow.Time || fast.Process != slow.Process ||
+			fast.Type != slow.Type || fast.F != slow.F || fast.Key != slow.Key || fast.Node != slow.Node ||
+			fast.Error != slow.Error || !bytes.Equal(fast.Value, slow.Value) {
+			t.Fatalf("%q: fast path %+v, encoding/json %+v", line, fast, slow)
+		}
+	})
+}

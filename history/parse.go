@@ -54,6 +54,7 @@ func Parse(r io.Reader) (History, []Warning, error) {
 		h        History
 		warnings []Warning
 		v        Validator
+		dec      = newDecoder()
 	)
 	for line := 1; ; line++ {
 		text, complete, err := readLine(br)
@@ -63,7 +64,7 @@ func Parse(r io.Reader) (History, []Warning, error) {
 		if err != nil {
 			return nil, nil, &ParseError{Line: line, Err: err}
 		}
-		op, err := decodeOp(text)
+		op, err := dec.decode(text)
 		if err != nil && !complete && isSyntaxError(err) {
 			warnings = append(warnings, Warning{Line: line,
 				Msg: fmt.Sprintf("torn final line skipped (%d bytes without a newline: %v)", len(text), err)})
