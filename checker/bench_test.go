@@ -1,0 +1,94 @@
+package checker
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"chaos/history"
+)
+
+// millionOps is the history of the performance target: 1,000,000 register
+// operations over 1,000 keys from 50 clients, 1% of them info.
+func millionOps() simConfig {
+	return simConfig{seed: 1, ops: 1_000_000, keys: 1000, clients: 50, infoRate: 0.01, failRate: 0.01,
+		casRate: 0.2, nemesis: true}
+}
+
+// BenchmarkCheckLinearizable1M checks the target history end to end, as
+// `chaos check` does: parse history.jsonl (2,000,000 lines), then search.
+// Target: under 30 s and 2 GB on 2 cores. Reports parse and check seconds
+// and the peak heap.
+func BenchmarkCheckLinearizable1M(b *testing.B) {
+	var file bytes.Buffer
+	for _, op := range simulate(millionOps()) {
+		line, err := op.MarshalJSON()
+		if err != nil {
+			b.Fatal(err)
+		}
+		file.Write(line)
+		file.WriteByte('\n')
+	}
+	runtime.GC()
+	b.ResetTimer()
+	for range b.N {
+		peak := watchHeap()
+		start := time.Now()
+		h, _, err := history.Parse(bytes.NewReader(file.Bytes()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		parsed := time.Now()
+		res, err := Linearizable(context.Background(), h, LinearizableOptions{Timeout: 60 * time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Valid != Valid {
+			b.Fatalf("verdict %v: %+v", res.Valid, res.Details)
+		}
+		b.ReportMetric(parsed.Sub(start).Seconds(), "parse-s")
+		b.ReportMetric(time.Since(parsed).Seconds(), "check-s")
+		b.ReportMetric(time.Since(start).Seconds(), "total-s")
+		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.Sys)/(1<<20), "sys-MB")
+	}
+}
+
+// watchHeap samples the live heap every 10 ms until the returned function
+// is called, which returns the highest sample (and the final heap).
+func watchHeap() func() uint64 {
+	var peak atomic.Uint64
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > peak.Load() {
+			peak.Store(ms.HeapAlloc)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	})
+	return func() uint64 {
+		close(stop)
+		wg.Wait()
+		sample()
+		return peak.Load()
+	}
+}

@@ -1,0 +1,136 @@
+package checker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// WriteResults writes r into the results.json at path and returns the
+// verdict the file now holds.
+//
+// A results.json already there (a run's, with fields such as name and seed
+// and checks this package does not own, such as raft) is updated, not
+// replaced: r's checks replace those of the same name, r's ops replace ops,
+// every other field and check is kept, and valid is merged again over all
+// checks (a check without a readable verdict counts as unknown). The file
+// is replaced atomically. A results.json that is not a JSON object is an
+// error wrapping ErrMalformed, and is left alone.
+func WriteResults(path string, r Report) (Validity, error) {
+	fields, checks, err := readResults(path)
+	if err != nil {
+		return Unknown, err
+	}
+	for name, res := range r.Checks {
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return Unknown, fmt.Errorf("results: check %s: %w", name, err)
+		}
+		checks[name] = raw
+	}
+	verdicts := make([]Validity, 0, len(checks))
+	for _, raw := range checks {
+		var c struct {
+			Valid Validity `json:"valid"`
+		}
+		if json.Unmarshal(raw, &c) != nil {
+			c.Valid = Unknown
+		}
+		verdicts = append(verdicts, c.Valid)
+	}
+	valid := Merge(verdicts...)
+	if fields["ops"], err = json.Marshal(r.Ops); err != nil {
+		return Unknown, fmt.Errorf("results: %w", err)
+	}
+	if fields["checks"], err = json.Marshal(checks); err != nil {
+		return Unknown, fmt.Errorf("results: %w", err)
+	}
+	fields["valid"], _ = valid.MarshalJSON()
+	return valid, writeFileAtomic(path, encodeResults(fields))
+}
+
+// readResults returns the top-level fields and the checks of the
+// results.json at path, empty when there is none.
+func readResults(path string) (fields, checks map[string]json.RawMessage, err error) {
+	fields = make(map[string]json.RawMessage)
+	checks = make(map[string]json.RawMessage)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fields, checks, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("results: %w", err)
+	}
+	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
+		return nil, nil, fmt.Errorf("%w: %s exists but is not a JSON object; move it away to check again", ErrMalformed, path)
+	}
+	if raw, ok := fields["checks"]; ok && json.Unmarshal(raw, &checks) != nil {
+		return nil, nil, fmt.Errorf("%w: %s: \"checks\" is not a JSON object; move the file away to check again", ErrMalformed, path)
+	}
+	if checks == nil { // "checks": null
+		checks = make(map[string]json.RawMessage)
+	}
+	return fields, checks, nil
+}
+
+// encodeResults writes fields as an indented JSON object, "valid" first and
+// the rest by name.
+func encodeResults(fields map[string]json.RawMessage) []byte {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		if name != "valid" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var compact bytes.Buffer
+	compact.WriteString(`{"valid":`)
+	compact.Write(fields["valid"])
+	for _, name := range names {
+		key, _ := json.Marshal(name)
+		compact.WriteByte(',')
+		compact.Write(key)
+		compact.WriteByte(':')
+		compact.Write(fields[name])
+	}
+	compact.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+		return compact.Bytes() // every part is valid JSON, so this does not happen
+	}
+	out.WriteByte('\n')
+	return out.Bytes()
+}
+
+// writeFileAtomic replaces path with data: a reader sees the old file or
+// the new one, never a part.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".results-*.json")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
