@@ -15,5 +15,6 @@ linearizability with Porcupine.`,
 	}
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newNodeCmd())
+	root.AddCommand(newCheckCmd())
 	return root
 }

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"chaos/checker"
+	"chaos/history"
+)
+
+// checkOptions are the flags of `chaos check`.
+type checkOptions struct {
+	timeout  time.Duration
+	workload string
+}
+
+func newCheckCmd() *cobra.Command {
+	var o checkOptions
+	cmd := &cobra.Command{
+		Use:   "check PATH",
+		Short: "Re-check a stored run directory or a history.jsonl, offline",
+		Long: `check runs every checker again on a recorded history: PATH is a run
+directory holding history.jsonl, or a history.jsonl itself. It writes
+results.json beside the history (keeping the fields and checks of a run's
+results.json it does not recompute) and, for keys that are not
+linearizable, porcupine visualizations into linearizable/.
+
+Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad input.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd, args[0], o)
+		},
+	}
+	cmd.Flags().DurationVar(&o.timeout, "checker-timeout", 60*time.Second,
+		"bound on the linearizability search; keys it does not decide are unknown (0: no bound)")
+	cmd.Flags().StringVar(&o.workload, "workload", "",
+		"register or set (default: detect from the ops' f values)")
+	return cmd
+}
+
+func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
+	if o.timeout < 0 {
+		return usageErrorf("--checker-timeout %v is negative: give a duration such as 60s, or 0 for no bound", o.timeout)
+	}
+	if o.workload != "" && o.workload != checker.WorkloadRegister && o.workload != checker.WorkloadSet {
+		return usageErrorf("--workload %q: want %s or %s, or leave it out to detect", o.workload, checker.WorkloadRegister, checker.WorkloadSet)
+	}
+	historyPath, err := locateHistory(path)
+	if err != nil {
+		return err
+	}
+	h, err := readHistory(historyPath, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	dir := filepath.Dir(historyPath)
+	report, err := checker.CheckAll(ctx, h, checker.Options{
+		Workload:     o.workload,
+		Linearizable: checker.LinearizableOptions{Timeout: o.timeout, VisualizationDir: filepath.Join(dir, "linearizable")},
+	})
+	if err != nil {
+		return checkFailure(historyPath, err)
+	}
+	resultsPath := filepath.Join(dir, "results.json")
+	valid, err := checker.WriteResults(resultsPath, report)
+	if err != nil {
+		return checkFailure(resultsPath, err)
+	}
+	printReport(cmd.OutOrStdout(), report, valid, resultsPath)
+	switch valid {
+	case checker.Valid:
+		return nil
+	case checker.Invalid:
+		return &exitError{code: exitInvalid}
+	default:
+		return &exitError{code: exitUnknown}
+	}
+}
+
+// locateHistory returns the history.jsonl that path names: path itself, or
+// the history.jsonl of the run directory path.
+func locateHistory(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		path = filepath.Join(path, "history.jsonl")
+		st, err = os.Stat(path)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", usageErrorf("%s does not exist: give a run directory holding history.jsonl, or a history.jsonl", path)
+	case err != nil:
+		return "", usageErrorf("%v", err)
+	case st.IsDir():
+		return "", usageErrorf("%s is a directory, want a history.jsonl file", path)
+	}
+	return path, nil
+}
+
+// readHistory parses the history, printing what it recovered from to warn.
+func readHistory(path string, warn io.Writer) (history.History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	defer f.Close()
+	h, warnings, err := history.Parse(f)
+	for _, w := range warnings {
+		fmt.Fprintf(warn, "chaos: warning: %s:%d: %s\n", path, w.Line, w.Msg)
+	}
+	var pe *history.ParseError
+	switch {
+	case errors.As(err, &pe) && pe.Line > 0:
+		return nil, usageErrorf("%s:%d: %v", path, pe.Line, pe.Err)
+	case err != nil:
+		return nil, usageErrorf("%s: %v", path, err)
+	}
+	return h, nil
+}
+
+// checkFailure classifies a checker error: input the checkers cannot use is
+// bad input (254), anything else (a file that cannot be written) a setup
+// failure (255).
+func checkFailure(path string, err error) error {
+	if errors.Is(err, checker.ErrMalformed) {
+		return usageErrorf("%s: %v", path, err)
+	}
+	return setupError(err)
+}
+
+// printReport writes a verdict per check, what each found, and the overall
+// verdict.
+func printReport(w io.Writer, r checker.Report, valid checker.Validity, resultsPath string) {
+	names := make([]string, 0, len(r.Checks))
+	for name := range r.Checks {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "ops: %d invoked, %d ok, %d fail, %d info\n", r.Ops.Invoke, r.Ops.OK, r.Ops.Fail, r.Ops.Info)
+	for _, name := range names {
+		res := r.Checks[name]
+		fmt.Fprintf(w, "%s: %v\n", name, res.Valid)
+		for _, line := range findings(res.Details) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	fmt.Fprintf(w, "valid: %v (%s)\n", valid, resultsPath)
+}
+
+// findings says in a few lines what a check found.
+func findings(details any) []string {
+	var lines []string
+	switch d := details.(type) {
+	case *checker.LinearizableDetails:
+		lines = append(lines, fmt.Sprintf("%d keys, %d operations searched in %.1f s", d.Partitions, d.Searched, d.DurationS))
+		for _, f := range d.Failures {
+			lines = append(lines, f.Explanation)
+			if f.Visualization != "" {
+				lines = append(lines, "  see "+f.Visualization)
+			}
+		}
+		if n := len(d.InvalidKeys) - len(d.Failures); n > 0 {
+			lines = append(lines, fmt.Sprintf("and %d more keys that are not linearizable (see results.json)", n))
+		}
+		if d.Reason != "" {
+			lines = append(lines, d.Reason)
+		}
+	case *checker.SetDetails:
+		lines = append(lines, fmt.Sprintf("%d lost, %d unexpected, %d duplicated, %d recovered of %d acknowledged adds",
+			len(d.Lost), len(d.Unexpected), len(d.Duplicates), len(d.Recovered), d.Acknowledged))
+		if d.Reason != "" {
+			lines = append(lines, d.Reason)
+		}
+	case *checker.StatsDetails:
+		if len(d.NeverSucceeded) > 0 {
+			lines = append(lines, fmt.Sprintf("never succeeded: %v", d.NeverSucceeded))
+		}
+		if d.Reason != "" {
+			lines = append(lines, d.Reason)
+		}
+	}
+	return lines
+}
