@@ -119,12 +119,12 @@ func Linearizable(ctx context.Context, h history.History, opts LinearizableOptio
 	if memory == 0 {
 		memory = DefaultSearchMemory
 	}
-	s := &searcher{ctx: ctx, budget: budget, memoryLimit: liveHeap() + memory, parallelism: opts.Parallelism,
-		onSearch: opts.onSearch}
+	s := newSearcher(ctx, budget, memory, opts.Parallelism)
+	s.onSearch = opts.onSearch
 	s.run(parts)
 	d.SearchMemoryExceeded = s.outOfMemory.Load()
 
-	valid, err := judge(parts, rh, d, opts, budget)
+	valid, err := judge(parts, rh, d, opts, s)
 	d.DurationS = now().Sub(start).Seconds()
 	return Result{Valid: valid, Details: d}, err
 }
@@ -173,7 +173,7 @@ func searchDeadline(ctx context.Context, start time.Time, timeout time.Duration)
 // prove the keys whose search did not finish, and explains (and visualizes)
 // the failing keys.
 func judge(parts []*partition, rh *registerHistory, d *LinearizableDetails, opts LinearizableOptions,
-	budget func() (time.Duration, bool)) (Validity, error) {
+	s *searcher) (Validity, error) {
 	sort.Slice(parts, func(i, j int) bool { return parts[i].key < parts[j].key })
 	maxExplained := opts.MaxExplained
 	if maxExplained <= 0 {
@@ -204,7 +204,7 @@ func judge(parts []*partition, rh *registerHistory, d *LinearizableDetails, opts
 		default:
 			d.InvalidKeys = append(d.InvalidKeys, p.key)
 			if len(d.Failures) < maxExplained {
-				f, err := explain(p, viz, budget)
+				f, err := explain(p, viz, s)
 				if err != nil {
 					return Unknown, err
 				}
@@ -232,16 +232,16 @@ const minExplainTime = time.Second
 // explain explains a key porcupine found not linearizable and writes its
 // visualization. The search is run again, verbosely, when a visualization
 // is wanted or prove has no short argument.
-func explain(p *partition, viz *visualizer, budget func() (time.Duration, bool)) (KeyFailure, error) {
+func explain(p *partition, viz *visualizer, s *searcher) (KeyFailure, error) {
 	pr, proven := prove(p.search)
 	if proven && viz == nil {
 		return pr.failure(p.key, false), nil
 	}
-	timeout, ok := budget()
+	timeout, ok := s.budget()
 	if !ok || timeout > 0 && timeout < minExplainTime {
 		timeout = minExplainTime
 	}
-	_, info := porcupine.CheckOperationsVerbose(registerModel(), porcupineOps(p.search, true), timeout)
+	info := s.verbose(p, timeout)
 	if !proven {
 		pr = explainPartial(p.search, info)
 	}

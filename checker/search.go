@@ -47,28 +47,28 @@ type searcher struct {
 	outOfMemory atomic.Bool
 }
 
+func newSearcher(ctx context.Context, budget func() (time.Duration, bool), memory uint64, parallelism int) *searcher {
+	if parallelism <= 0 {
+		parallelism = runtime.GOMAXPROCS(0)
+	}
+	return &searcher{ctx: ctx, budget: budget, memoryLimit: liveHeap() + memory, parallelism: parallelism,
+		aborts: make([]atomic.Bool, parallelism)}
+}
+
 // run searches every partition and sets its result.
 func (s *searcher) run(parts []*partition) {
-	if s.parallelism <= 0 {
-		s.parallelism = runtime.GOMAXPROCS(0)
-	}
-	s.aborts = make([]atomic.Bool, s.parallelism)
-	stop := make(chan struct{})
-	var watchdog sync.WaitGroup
-	watchdog.Go(func() { s.watch(stop) })
-
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range s.parallelism {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(parts); i = int(next.Add(1)) - 1 {
-				parts[i].result = s.search(parts[i], &s.aborts[w])
-			}
-		})
-	}
-	wg.Wait()
-	close(stop)
-	watchdog.Wait()
+	s.watched(true, func() {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := range s.parallelism {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < len(parts); i = int(next.Add(1)) - 1 {
+					parts[i].result = s.search(parts[i], &s.aborts[w])
+				}
+			})
+		}
+		wg.Wait()
+	})
 }
 
 // search runs porcupine on one partition.
@@ -81,6 +81,29 @@ func (s *searcher) search(p *partition, abort *atomic.Bool) porcupine.CheckResul
 	if s.onSearch != nil {
 		s.onSearch(p.key)
 	}
+	res := porcupine.CheckOperationsTimeout(abortableModel(abort), porcupineOps(p.search, false), timeout)
+	if res == porcupine.Illegal && abort.Load() {
+		return porcupine.Unknown
+	}
+	return res
+}
+
+// verbose searches a partition again, collecting the partial
+// linearizations that explanations and visualizations need, for at most
+// timeout (0: no bound). The deadline of the check does not stop it, the
+// context and the memory budget do; what it found until then is returned.
+func (s *searcher) verbose(p *partition, timeout time.Duration) porcupine.LinearizationInfo {
+	var info porcupine.LinearizationInfo
+	s.watched(false, func() {
+		s.aborts[0].Store(s.ctx.Err() != nil)
+		_, info = porcupine.CheckOperationsVerbose(abortableModel(&s.aborts[0]), porcupineOps(p.search, true), timeout)
+	})
+	return info
+}
+
+// abortableModel is the register model with every step failing once abort
+// is set.
+func abortableModel(abort *atomic.Bool) porcupine.Model {
 	model := registerModel()
 	model.Step = func(state, input, _ any) (bool, any) {
 		if abort.Load() {
@@ -88,41 +111,45 @@ func (s *searcher) search(p *partition, abort *atomic.Bool) porcupine.CheckResul
 		}
 		return step(state.(regValue), input.(*regOp))
 	}
-	res := porcupine.CheckOperationsTimeout(model, porcupineOps(p.search, false), timeout)
-	if res == porcupine.Illegal && abort.Load() {
-		return porcupine.Unknown
-	}
-	return res
+	return model
 }
 
-// watch aborts the running searches when the context is done, the deadline
-// has passed, or the heap exceeds the memory limit. The heap counts garbage
-// until the next collection, so before aborting the watchdog collects and
-// looks again: it judges what is really live, and it keeps the heap itself,
-// not only the live part, near the limit.
-func (s *searcher) watch(stop <-chan struct{}) {
-	tick := time.NewTicker(watchInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-s.ctx.Done():
-			s.abortAll() // and no search starts any more: budget says so
-			<-stop
-			return
-		case <-tick.C:
-			if _, ok := s.budget(); !ok {
-				s.abortAll()
-			} else if heapBytes() > s.memoryLimit {
-				runtime.GC()
-				if heapBytes() > s.memoryLimit {
-					s.outOfMemory.Store(true)
+// watched runs searches under a watchdog that aborts them when the context
+// is done, the heap exceeds the memory limit, or (if deadline is set) the
+// budget has run out. The heap counts garbage until the next collection, so
+// before aborting for memory the watchdog collects and looks again: it
+// judges what is really live, and keeps the heap itself, not only its live
+// part, near the limit.
+func (s *searcher) watched(deadline bool, searches func()) {
+	stop := make(chan struct{})
+	var watchdog sync.WaitGroup
+	watchdog.Go(func() {
+		tick := time.NewTicker(watchInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-s.ctx.Done():
+				s.abortAll() // and no search starts any more: budget says so
+				<-stop
+				return
+			case <-tick.C:
+				if _, ok := s.budget(); deadline && !ok {
 					s.abortAll()
+				} else if heapBytes() > s.memoryLimit {
+					runtime.GC()
+					if heapBytes() > s.memoryLimit {
+						s.outOfMemory.Store(true)
+						s.abortAll()
+					}
 				}
 			}
 		}
-	}
+	})
+	searches()
+	close(stop)
+	watchdog.Wait()
 }
 
 func (s *searcher) abortAll() {

@@ -19,15 +19,12 @@ type visualizer struct {
 	annotations []porcupine.Annotation
 }
 
-// newVisualizer prepares dir for this check's visualizations: it creates
-// it and removes key-*.html files an earlier check left. A nil visualizer
-// (dir empty) writes nothing.
+// newVisualizer prepares dir for this check's visualizations: it removes
+// key-*.html files an earlier check left. The directory is created with the
+// first visualization. A nil visualizer (dir empty) writes nothing.
 func newVisualizer(dir string, rh *registerHistory) (*visualizer, error) {
 	if dir == "" {
 		return nil, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("visualizations: %w", err)
 	}
 	old, err := filepath.Glob(filepath.Join(dir, "key-*.html"))
 	if err != nil {
@@ -48,6 +45,9 @@ func (v *visualizer) write(key string, info porcupine.LinearizationInfo) (string
 		return "", nil
 	}
 	info.AddAnnotations(v.annotations)
+	if err := os.MkdirAll(v.dir, 0o755); err != nil {
+		return "", fmt.Errorf("visualize key %q: %w", key, err)
+	}
 	name := visualizationFile(key)
 	if err := porcupine.VisualizePath(registerModel(), info, filepath.Join(v.dir, name)); err != nil {
 		return "", fmt.Errorf("visualize key %q: %w", key, err)

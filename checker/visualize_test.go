@@ -67,3 +67,10 @@ func TestNemesisAnnotations(t *testing.T) {
 		assert.Equal(t, "nemesis", x.Tag)
 	}
 }
+
+func TestNoVisualizationDirectoryWhenNothingFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "linearizable")
+	valid, _ := checkLinearizable(t, load(t, "register/valid-sequential.jsonl"), LinearizableOptions{VisualizationDir: dir})
+	assert.Equal(t, Valid, valid)
+	assert.NoDirExists(t, dir)
+}

@@ -19,22 +19,35 @@ const (
 	Info                   // its outcome is unknown: it may take effect at any later time, or never
 )
 
-var typeNames = [...]string{Invoke: "invoke", OK: "ok", Fail: "fail", Info: "info"}
-
 // ParseType returns the Type named s ("invoke", "ok", "fail" or "info").
 func ParseType(s string) (Type, error) {
 	for t := Invoke; t <= Info; t++ {
-		if typeNames[t] == s {
+		if t.name() == s {
 			return t, nil
 		}
 	}
 	return 0, fmt.Errorf("unknown type %q (want invoke, ok, fail or info)", s)
 }
 
+// name is the name history.jsonl uses for t, or "" for an invalid type.
+func (t Type) name() string {
+	switch t {
+	case Invoke:
+		return "invoke"
+	case OK:
+		return "ok"
+	case Fail:
+		return "fail"
+	case Info:
+		return "info"
+	}
+	return ""
+}
+
 // String returns the name history.jsonl uses for t.
 func (t Type) String() string {
-	if t >= Invoke && t <= Info {
-		return typeNames[t]
+	if n := t.name(); n != "" {
+		return n
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
@@ -47,7 +60,7 @@ func (t Type) MarshalJSON() ([]byte, error) {
 	if t < Invoke || t > Info {
 		return nil, fmt.Errorf("marshal %v: not a valid type", t)
 	}
-	return strconv.AppendQuote(nil, typeNames[t]), nil
+	return strconv.AppendQuote(nil, t.name()), nil
 }
 
 // UnmarshalJSON accepts exactly the four type names.
@@ -162,7 +175,7 @@ func (op *Op) appendJSON(b []byte) []byte {
 	b = append(b, `,"process":`...)
 	b = op.Process.appendJSON(b)
 	b = append(b, `,"type":"`...)
-	b = append(b, typeNames[op.Type]...)
+	b = append(b, op.Type.name()...)
 	b = append(b, `","f":`...)
 	b = appendString(b, op.F)
 	if op.Key != "" {
