@@ -27,8 +27,9 @@ func (pr proof) failure(key string, proven bool) KeyFailure {
 
 // prove looks for one of the common anomalies whose argument is short
 // enough to state: a value nobody wrote, a value read before its write
-// began, an empty read after an acknowledged write, and a stale read (a
-// value read after another one certainly replaced it). Each argument is a
+// began, an empty read after an acknowledged write, a stale read (a value
+// read after a later write certainly replaced it), and a value coming back
+// (read again after another value was read). Each argument is a
 // proof that no linearization exists, so prove may also decide a key whose
 // search timed out. It returns false when none applies; that proves nothing.
 //

@@ -215,12 +215,21 @@ func judge(parts []*partition, rh *registerHistory, d *LinearizableDetails, opts
 	}
 	valid := Merge(verdicts...)
 	if valid == Unknown {
-		d.Reason = fmt.Sprintf("the search did not finish for %d of %d keys within the timeout", len(d.UnknownKeys), len(parts))
-		if d.SearchMemoryExceeded {
-			d.Reason = fmt.Sprintf("the search did not finish for %d of %d keys: it ran out of time or exceeded its memory budget", len(d.UnknownKeys), len(parts))
-		}
+		d.Reason = unknownReason(len(d.UnknownKeys), len(parts), s)
 	}
 	return valid, nil
+}
+
+// unknownReason says why n of total keys were not decided.
+func unknownReason(n, total int, s *searcher) string {
+	why := "within the timeout"
+	switch {
+	case s.ctx.Err() != nil:
+		why = "before the check was canceled"
+	case s.outOfMemory.Load():
+		why = "within the timeout and the memory budget (it exceeded its memory budget)"
+	}
+	return fmt.Sprintf("the search did not finish for %d of %d keys %s", n, total, why)
 }
 
 // minExplainTime is the least a failing key's second search gets, when it

@@ -234,6 +234,7 @@ func TestLinearizableCancelStopsARunningSearch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Unknown, res.Valid)
 	assert.Equal(t, []string{"k"}, res.Details.(*LinearizableDetails).UnknownKeys)
+	assert.Contains(t, res.Details.(*LinearizableDetails).Reason, "before the check was canceled")
 }
 
 func TestLinearizableMemoryBudgetStopsASearch(t *testing.T) {

@@ -11,14 +11,15 @@ package checker
 //  1. Drop an info write or cas whose value no remaining op observes (no
 //     successful read returned it, no successful or unknown cas expected
 //     it). Proof: given a linearization with the op, remove it. Until the
-//     next op that sets the register, the value differs from what it was;
-//     the ops in that stretch cannot be reads of it or successful cases
-//     expecting it (nothing observes it), so they are unknown cases that did
-//     nothing; move those to the very end, where an unknown op may always
-//     go and where doing nothing or something changes nothing that follows.
-//     Conversely, an op that never took effect is placed at the end. Repeat
-//     until no such op is left: dropping an unknown cas may leave the value
-//     it expected unobserved.
+//     next op that sets the register, the register now holds something
+//     else. The ops in that stretch cannot be reads of the value or cas ops
+//     expecting it (nothing observes it), and a successful cas expecting
+//     anything else could not have succeeded there; so they are unknown cas
+//     ops that did nothing. Move those to the very end, where an unknown op
+//     may always go and where its effect, if any, changes nothing that
+//     follows. Conversely, an op that never took effect is placed at the
+//     end. Repeat until no such op is left: dropping an unknown cas may
+//     leave the value it expected unobserved.
 //  2. An info op that is the only writer of a value some successful op
 //     observed certainly took effect, before that observer returned: give
 //     it, as its deadline, the earliest return among its observers. Any
