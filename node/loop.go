@@ -60,6 +60,11 @@ func (s *Server) loop() {
 		case <-s.stopC:
 			return
 		case <-poll.C:
+			// Messages that arrived while the loop was busy (a slow fsync,
+			// say) go in before the ticks that piled up meanwhile, so a
+			// stalled loop does not mistake its own delay for a silent
+			// quorum or a dead leader.
+			s.drainReceived()
 			for range tk.due() {
 				s.rn.Tick()
 			}
@@ -76,6 +81,18 @@ func (s *Server) loop() {
 				s.failed <- err
 				return
 			}
+		}
+	}
+}
+
+// drainReceived steps every message batch already queued.
+func (s *Server) drainReceived() {
+	for range cap(s.recvC) {
+		select {
+		case msgs := <-s.recvC:
+			s.step(msgs)
+		default:
+			return
 		}
 	}
 }
