@@ -101,20 +101,3 @@ func decode(f file, contents []byte) ([]byte, error) {
 	}
 	return data, nil
 }
-
-// syncDir fsyncs the directory dir so that renames and removals in it
-// survive a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s for fsync: %w", dir, err)
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return fmt.Errorf("fsync dir %s: %w", dir, err)
-	}
-	if err := d.Close(); err != nil {
-		return fmt.Errorf("close dir %s: %w", dir, err)
-	}
-	return nil
-}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"chaos/node/wal"
 )
 
 var (
@@ -101,7 +103,7 @@ func (s *Snapshotter) write(name string, contents []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return syncDir(s.dir)
+	return wal.SyncDir(s.dir)
 }
 
 // prune deletes every snapshot file but the Keep newest.
@@ -115,7 +117,7 @@ func (s *Snapshotter) prune() error {
 			return err
 		}
 	}
-	return syncDir(s.dir)
+	return wal.SyncDir(s.dir)
 }
 
 // Load returns the newest snapshot that passes its checksum. A corrupt one is

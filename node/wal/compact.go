@@ -49,7 +49,7 @@ func (w *WAL) compact(index uint64) (removed int, err error) {
 		}
 		removed++
 		if !w.opts.NoSync {
-			if err := syncDir(w.dir); err != nil {
+			if err := SyncDir(w.dir); err != nil {
 				return removed, err
 			}
 		}

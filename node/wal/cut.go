@@ -74,7 +74,7 @@ func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 		return fail(fmt.Errorf("rename %s: %w", tmp, err))
 	}
 	if !w.opts.NoSync {
-		if err := syncDir(w.dir); err != nil {
+		if err := SyncDir(w.dir); err != nil {
 			f.Close()
 			return nil, err
 		}

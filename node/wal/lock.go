@@ -31,9 +31,9 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// syncDir fsyncs the directory dir so that file creations, renames and
-// removals in it survive a crash.
-func syncDir(dir string) error {
+// SyncDir fsyncs the directory dir so that file creations, renames and
+// removals in it survive a crash. node/snap uses it too.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("open dir %s for fsync: %w", dir, err)

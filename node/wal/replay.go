@@ -158,7 +158,7 @@ func (w *WAL) removeTemps(temps []string) error {
 	if len(temps) == 0 || w.opts.NoSync {
 		return nil
 	}
-	return syncDir(w.dir)
+	return SyncDir(w.dir)
 }
 
 // openLast opens the last segment for appending after its valid records,
