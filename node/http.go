@@ -164,12 +164,19 @@ func writeValue(w http.ResponseWriter, v string, found bool) {
 	writeJSON(w, http.StatusOK, map[string]string{"value": v})
 }
 
-func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
+// keyAndBody validates the key and decodes the body of a write, answering
+// the error itself when either is bad.
+func keyAndBody(w http.ResponseWriter, r *http.Request) (string, writeBody, []byte, bool) {
 	key, ok := checkKey(w, r)
 	if !ok {
-		return
+		return "", writeBody{}, nil, false
 	}
 	b, raw, ok := readBody(w, r)
+	return key, b, raw, ok
+}
+
+func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
+	key, b, raw, ok := keyAndBody(w, r)
 	if !ok {
 		return
 	}
@@ -181,11 +188,7 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCAS(w http.ResponseWriter, r *http.Request) {
-	key, ok := checkKey(w, r)
-	if !ok {
-		return
-	}
-	b, raw, ok := readBody(w, r)
+	key, b, raw, ok := keyAndBody(w, r)
 	if !ok {
 		return
 	}
