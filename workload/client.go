@@ -1,0 +1,53 @@
+// Package workload drives concurrent clients against a system under test and
+// records what they saw: generators of operations (register, set), a
+// runner of workers with a rate limit and a time limit, and one Client per
+// system under test (chaos-node over its HTTP API, etcd over its v3 JSON
+// gateway).
+package workload
+
+import (
+	"context"
+
+	"chaos/history"
+)
+
+// The operation names of CONTRACT.md's history.
+const (
+	FRead  = "read"
+	FWrite = "write"
+	FCAS   = "cas"
+	FAdd   = "add"
+)
+
+// Op is one operation a worker asks a client to perform.
+//
+//   - read (register): Key; the outcome's Value is *int64, nil when absent.
+//   - write: Key, Value int64 (unique per test).
+//   - cas: Key, Value [2]int64{expected, new}; Fail when the current value differs
+//     or the key is absent.
+//   - add (set): Value int64 (unique per test).
+//   - read (set, the final read): Key is empty; the outcome's Value is the
+//     sorted []int64 of elements present. Attempted lists every element ever
+//     added, for clients whose store cannot enumerate the set.
+type Op struct {
+	F         string
+	Key       string
+	Value     any
+	Attempted []int64
+}
+
+// Client performs operations against one node of a system under test. Do
+// must classify its result honestly (CONTRACT.md):
+//
+//   - history.OK: the operation certainly happened;
+//   - history.Fail: it certainly did not happen (a refused request, a cas
+//     mismatch, no leader);
+//   - history.Info: unknown (a timeout, a lost connection, a 5xx that may
+//     have applied). Reads may answer Fail instead, as they change nothing.
+//
+// Do returns when ctx is done at the latest. The outcome's Node names the
+// node that served the request. A Client is used by one worker at a time.
+type Client interface {
+	Do(ctx context.Context, op Op) history.Outcome
+	Close() error
+}
