@@ -16,5 +16,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newNodeCmd())
 	root.AddCommand(newCheckCmd())
+	root.AddCommand(newTestbedCmd())
 	return root
 }

@@ -1,0 +1,11 @@
+set -eu
+mount --make-rprivate /
+mount -t proc proc /proc
+printf %s "$1" > /proc/sys/kernel/hostname
+mount -t tmpfs -o mode=0755,size=16m tmpfs /run
+mkdir -m 0755 /run/sshd "$2"
+mount --bind . "$2"
+mount --bind "hosts/$1/opt-chaos" /opt/chaos
+mount --bind "hosts/$1/var-lib-chaos" /var/lib/chaos
+mount --bind "hosts/$1/tmp" /tmp
+exec "$4" -D -e -f "$3"
