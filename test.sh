@@ -20,7 +20,8 @@ need() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
 }
 
-# Packages the tests use; none yet beyond Go itself.
+# Packages the tests use beyond Go itself; more as PACKAGE:COMMAND in TEST_DEPS.
+need etcd-server etcd # workload's TestEtcdRealServer (etcd 3.4+, v3 JSON gateway)
 for dep in ${TEST_DEPS:-}; do
 	need "${dep%%:*}" "${dep##*:}"
 done
