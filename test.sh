@@ -21,7 +21,10 @@ need() {
 }
 
 # Packages the tests use beyond Go itself; more as PACKAGE:COMMAND in TEST_DEPS.
-need etcd-server etcd # workload's TestEtcdRealServer (etcd 3.4+, v3 JSON gateway)
+need etcd-server etcd       # workload's TestEtcdRealServer (etcd 3.4+, v3 JSON gateway)
+need iproute2 ip             # testbed: network namespaces, veth, bridge
+need openssh-server sshd     # testbed hosts and the control plane's SSH tests
+need iptables iptables       # testbed firewall checks and, later, partitions
 for dep in ${TEST_DEPS:-}; do
 	need "${dep%%:*}" "${dep##*:}"
 done
