@@ -1,0 +1,84 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"chaos/history"
+)
+
+// worker is one of a Runner's workers. It is used by one goroutine.
+type worker struct {
+	r       *Runner
+	client  Client
+	rng     *rand.Rand
+	process int // the current process; retired by an info
+	stride  int // the concurrency: how far the process moves on when retired
+}
+
+func newWorker(r *Runner, i int) *worker {
+	return &worker{r: r, client: r.cfg.Clients[i], process: i, stride: len(r.cfg.Clients),
+		rng: rand.New(rand.NewPCG(r.cfg.Seed, uint64(i)))}
+}
+
+// run invokes operations one at a time until stop is done or MaxOps is
+// reached. Requests run under load (the caller's ctx), not stop: reaching
+// the time limit lets the operation in flight finish.
+func (w *worker) run(load, stop context.Context) error {
+	for stop.Err() == nil && w.r.claim() {
+		if w.r.wait != nil {
+			if err := w.r.wait(stop); err != nil {
+				return nil // stopped while waiting for the rate limit
+			}
+		}
+		if err := w.step(load); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step performs and records one operation.
+func (w *worker) step(load context.Context) error {
+	rec := w.r.cfg.Recorder
+	op := w.r.cfg.Generator.Next(w.rng)
+	p, err := rec.Invoke(w.process, op.F, op.Key, op.Value)
+	if err != nil {
+		return fmt.Errorf("record invoke of %s: %w", strings.TrimSpace(op.F+" "+op.Key), err)
+	}
+	w.r.progress.invoked.Add(1)
+
+	ctx, cancel := context.WithTimeout(load, w.r.cfg.RequestTimeout)
+	out := recordable(w.client.Do(ctx, op))
+	cancel()
+
+	if err := rec.Complete(p, out); err != nil {
+		return fmt.Errorf("record %v of op %d: %w", out.Type, p.Index, err)
+	}
+	w.r.progress.completed(out.Type)
+	if out.Type == history.Info {
+		w.process += w.stride
+	}
+	return nil
+}
+
+// recordable makes a client's outcome fit the history: a *int64 value (a
+// register read) becomes the integer or nil, and an outcome of no valid
+// completion type, which a correct client never returns, becomes info so
+// the operation is still closed.
+func recordable(out history.Outcome) history.Outcome {
+	if !out.Type.Completes() {
+		out.Error = fmt.Sprintf("client returned outcome type %v (recorded as info): %s", out.Type, out.Error)
+		out.Type = history.Info
+	}
+	if v, ok := out.Value.(*int64); ok {
+		if v == nil {
+			out.Value = nil
+		} else {
+			out.Value = *v
+		}
+	}
+	return out
+}
