@@ -1,0 +1,174 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"chaos/control"
+)
+
+// ChaosNode deploys chaos-node: the `chaos` binary itself, run as
+// `chaos node`.
+type ChaosNode struct {
+	// Binary is the local chaos binary to upload; empty means this process's
+	// own executable.
+	Binary string
+	// Upload copies Binary to Layout.BinDir on each host. Local mode runs
+	// Binary in place instead.
+	Upload bool
+	Layout Layout
+	// Nodes are all members, for the --peers list.
+	Nodes []Node
+	// ClientPort and PeerPort default to 7000 and 7001.
+	ClientPort, PeerPort int
+	// Heartbeat and Election are the raft timings (defaults 50ms and 500ms).
+	Heartbeat, Election time.Duration
+	// Bugs are planted bugs passed as --bug.
+	Bugs []string
+	// FaultHooks starts nodes with --enable-fault-hooks.
+	FaultHooks bool
+}
+
+const chaosNodeName = "chaos-node"
+
+func (c *ChaosNode) Name() string { return chaosNodeName }
+
+func (c *ChaosNode) ports() (client, peer int) {
+	client, peer = c.ClientPort, c.PeerPort
+	if client == 0 {
+		client = 7000
+	}
+	if peer == 0 {
+		peer = 7001
+	}
+	return client, peer
+}
+
+func (c *ChaosNode) ClientAddr(n Node) string {
+	client, _ := c.ports()
+	return net.JoinHostPort(n.Addr, strconv.Itoa(client))
+}
+
+func (c *ChaosNode) peerAddr(n Node) string {
+	_, peer := c.ports()
+	return net.JoinHostPort(n.Addr, strconv.Itoa(peer))
+}
+
+func (c *ChaosNode) daemon(n Node) daemon {
+	return daemon{dir: c.Layout.nodeDir(chaosNodeName, n), name: "node"}
+}
+
+func (c *ChaosNode) localBinary() (string, error) {
+	if c.Binary != "" {
+		return c.Binary, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the chaos binary to deploy: %w (pass --binary)", err)
+	}
+	return exe, nil
+}
+
+// remoteBinary is the path of the binary on the host.
+func (c *ChaosNode) remoteBinary() (string, error) {
+	if !c.Upload {
+		return c.localBinary()
+	}
+	return path.Join(c.Layout.BinDir, "chaos"), nil
+}
+
+func (c *ChaosNode) Install(ctx context.Context, r control.Remote, n Node) error {
+	dirs := []string{c.Layout.nodeDir(chaosNodeName, n)}
+	if c.Upload {
+		dirs = append(dirs, c.Layout.BinDir)
+	}
+	for i, d := range dirs {
+		dirs[i] = control.ShellQuote(d)
+	}
+	if err := run(ctx, r, "mkdir -p "+strings.Join(dirs, " ")); err != nil {
+		return wrap(n, "install", err)
+	}
+	if !c.Upload {
+		return nil
+	}
+	local, err := c.localBinary()
+	if err != nil {
+		return err
+	}
+	remote, _ := c.remoteBinary()
+	return wrap(n, "upload chaos", r.Upload(ctx, local, remote, 0o755))
+}
+
+// argv is the command line of node n.
+func (c *ChaosNode) argv(n Node) ([]string, error) {
+	bin, err := c.remoteBinary()
+	if err != nil {
+		return nil, err
+	}
+	peers := make([]string, len(c.Nodes))
+	for i, p := range c.Nodes {
+		peers[i] = p.Name + "=" + c.peerAddr(p)
+	}
+	hb, el := c.Heartbeat, c.Election
+	if hb == 0 {
+		hb = 50 * time.Millisecond
+	}
+	if el == 0 {
+		el = 500 * time.Millisecond
+	}
+	dir := c.Layout.nodeDir(chaosNodeName, n)
+	argv := []string{bin, "node", "--id", n.Name, "--data-dir", path.Join(dir, "data"), "--log-dir", dir,
+		"--client-addr", c.ClientAddr(n), "--peer-addr", c.peerAddr(n), "--peers", strings.Join(peers, ","),
+		"--heartbeat-interval", hb.String(), "--election-timeout", el.String()}
+	for _, b := range c.Bugs {
+		argv = append(argv, "--bug", b)
+	}
+	if c.FaultHooks {
+		argv = append(argv, "--enable-fault-hooks")
+	}
+	return argv, nil
+}
+
+func (c *ChaosNode) Start(ctx context.Context, r control.Remote, n Node) error {
+	argv, err := c.argv(n)
+	if err != nil {
+		return err
+	}
+	return wrap(n, "start chaos-node", c.daemon(n).start(ctx, r, argv))
+}
+
+func (c *ChaosNode) Ready(ctx context.Context, n Node) error {
+	return wrap(n, "wait for chaos-node", waitHTTP(ctx, "http://"+c.ClientAddr(n)+"/status", nil))
+}
+
+func (c *ChaosNode) Kill(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "kill", run(ctx, r, c.daemon(n).signalCmd("KILL")))
+}
+
+func (c *ChaosNode) Pause(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "pause", run(ctx, r, c.daemon(n).signalCmd("STOP")))
+}
+
+func (c *ChaosNode) Resume(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "resume", run(ctx, r, c.daemon(n).signalCmd("CONT")))
+}
+
+func (c *ChaosNode) Stop(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "stop", run(ctx, r, c.daemon(n).stopCmd(5)))
+}
+
+func (c *ChaosNode) Wipe(ctx context.Context, r control.Remote, n Node) error {
+	dir := c.Layout.nodeDir(chaosNodeName, n)
+	return wrap(n, "wipe", run(ctx, r, "rm -rf "+control.ShellQuote(path.Join(dir, "data"))))
+}
+
+func (c *ChaosNode) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
+	nd := c.Layout.nodeDir(chaosNodeName, n)
+	return collect(ctx, r, n, dir, path.Join(nd, "node.log"), path.Join(nd, "events.jsonl"))
+}

@@ -1,0 +1,131 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+
+	"chaos/control"
+)
+
+// Etcd deploys etcd members from an etcd binary on the hosts (Debian's
+// etcd-server package puts it at /usr/bin/etcd) or an uploaded one.
+type Etcd struct {
+	// Binary is a local etcd binary to upload; empty means `etcd` on the
+	// hosts' PATH.
+	Binary string
+	Layout Layout
+	// Nodes are all members, for --initial-cluster.
+	Nodes []Node
+	// ClientPort and PeerPort default to 2379 and 2380.
+	ClientPort, PeerPort int
+}
+
+const etcdName = "etcd"
+
+func (e *Etcd) Name() string { return etcdName }
+
+func (e *Etcd) ports() (client, peer int) {
+	client, peer = e.ClientPort, e.PeerPort
+	if client == 0 {
+		client = 2379
+	}
+	if peer == 0 {
+		peer = 2380
+	}
+	return client, peer
+}
+
+func (e *Etcd) ClientAddr(n Node) string {
+	client, _ := e.ports()
+	return net.JoinHostPort(n.Addr, strconv.Itoa(client))
+}
+
+func (e *Etcd) peerURL(n Node) string {
+	_, peer := e.ports()
+	return "http://" + net.JoinHostPort(n.Addr, strconv.Itoa(peer))
+}
+
+func (e *Etcd) daemon(n Node) daemon { return daemon{dir: e.Layout.nodeDir(etcdName, n), name: "etcd"} }
+
+func (e *Etcd) remoteBinary() string {
+	if e.Binary == "" {
+		return "etcd"
+	}
+	return path.Join(e.Layout.BinDir, "etcd")
+}
+
+func (e *Etcd) Install(ctx context.Context, r control.Remote, n Node) error {
+	if err := run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.nodeDir(etcdName, n))); err != nil {
+		return wrap(n, "install", err)
+	}
+	if e.Binary != "" {
+		if err := run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.BinDir)); err != nil {
+			return wrap(n, "install", err)
+		}
+		return wrap(n, "upload etcd", r.Upload(ctx, e.Binary, e.remoteBinary(), 0o755))
+	}
+	res, err := r.Run(ctx, "command -v etcd")
+	if err != nil {
+		return wrap(n, "install", err)
+	}
+	if res.ExitCode != 0 {
+		return wrap(n, "install", errNoEtcd)
+	}
+	return nil
+}
+
+// errNoEtcd says how to get etcd onto a host.
+var errNoEtcd = errors.New("no etcd binary on the host; install Debian's etcd-server package (apt-get install -y etcd-server) or pass --binary")
+
+func (e *Etcd) argv(n Node) []string {
+	cluster := make([]string, len(e.Nodes))
+	for i, m := range e.Nodes {
+		cluster[i] = m.Name + "=" + e.peerURL(m)
+	}
+	client := "http://" + e.ClientAddr(n)
+	return []string{e.remoteBinary(), "--name", n.Name, "--data-dir", path.Join(e.Layout.nodeDir(etcdName, n), "data"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-peer-urls", e.peerURL(n), "--initial-advertise-peer-urls", e.peerURL(n),
+		"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-state", "new",
+		"--initial-cluster-token", "chaos"}
+}
+
+func (e *Etcd) Start(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "start etcd", e.daemon(n).start(ctx, r, e.argv(n)))
+}
+
+// Ready waits until the member reports itself healthy (it has a leader).
+func (e *Etcd) Ready(ctx context.Context, n Node) error {
+	healthy := func(b []byte) bool { return bytes.Contains(b, []byte(`"health":"true"`)) }
+	return wrap(n, "wait for etcd", waitHTTP(ctx, "http://"+e.ClientAddr(n)+"/health", healthy))
+}
+
+func (e *Etcd) Kill(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "kill", run(ctx, r, e.daemon(n).signalCmd("KILL")))
+}
+
+func (e *Etcd) Pause(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "pause", run(ctx, r, e.daemon(n).signalCmd("STOP")))
+}
+
+func (e *Etcd) Resume(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "resume", run(ctx, r, e.daemon(n).signalCmd("CONT")))
+}
+
+func (e *Etcd) Stop(ctx context.Context, r control.Remote, n Node) error {
+	return wrap(n, "stop", run(ctx, r, e.daemon(n).stopCmd(5)))
+}
+
+func (e *Etcd) Wipe(ctx context.Context, r control.Remote, n Node) error {
+	dir := path.Join(e.Layout.nodeDir(etcdName, n), "data")
+	return wrap(n, "wipe", run(ctx, r, "rm -rf "+control.ShellQuote(dir)))
+}
+
+func (e *Etcd) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
+	return collect(ctx, r, n, dir, e.daemon(n).logfile())
+}

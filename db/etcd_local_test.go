@@ -1,0 +1,52 @@
+package db
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"chaos/control"
+)
+
+// A three-member etcd cluster through the local Remote: start, health,
+// kill and restart a member, logs, stop. Needs Debian's etcd-server.
+func TestEtcdLifecycleLocally(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	if _, err := exec.LookPath("etcd"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("etcd is missing; test.sh installs it with apt-get install -y etcd-server")
+		}
+		t.Skip("etcd is not installed (apt-get install -y etcd-server)")
+	}
+	nodes := []Node{{"n1", "127.0.0.65"}, {"n2", "127.0.0.66"}, {"n3", "127.0.0.67"}}
+	d := &Etcd{Layout: Layout{DataDir: t.TempDir()}, Nodes: nodes, ClientPort: 2479, PeerPort: 2480}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	remotes := map[string]control.Remote{}
+	for _, n := range nodes {
+		remotes[n.Name] = control.NewLocal(n.Name)
+		require.NoError(t, d.Install(ctx, remotes[n.Name], n))
+		require.NoError(t, d.Start(ctx, remotes[n.Name], n))
+		t.Cleanup(func() { _ = d.Stop(context.Background(), remotes[n.Name], n) })
+	}
+	for _, n := range nodes {
+		require.NoError(t, d.Ready(ctx, n))
+	}
+	require.NoError(t, d.Kill(ctx, remotes["n2"], nodes[1]))
+	require.NoError(t, d.Start(ctx, remotes["n2"], nodes[1]))
+	require.NoError(t, d.Ready(ctx, nodes[1]))
+
+	logs := t.TempDir()
+	require.NoError(t, d.CollectLogs(ctx, remotes["n2"], nodes[1], logs))
+	require.FileExists(t, filepath.Join(logs, "etcd.log"))
+	for _, n := range nodes {
+		require.NoError(t, d.Stop(ctx, remotes[n.Name], n))
+	}
+}
