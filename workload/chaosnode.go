@@ -40,11 +40,14 @@ type ChaosNodeOptions struct {
 // set elements are decimal strings in the store; set element v is the key
 // s<v>.
 //
-// Outcomes, in short: a 200 is ok; a 503 (no leader, not applied) is fail;
-// a cas answered 409 is fail; another 4xx means chaos sent a bad request
-// and is fail with the error; anything else (504, another status, a
+// Outcomes, in short: a 200 is ok, and so is a read answered 404 (the key
+// is absent: the value is nil); a 503 (no leader, not applied) is fail; a
+// cas answered 409 is fail (mismatch); another 4xx means chaos sent a bad
+// request and is fail with the error; anything else (504, another status, a
 // timeout, a lost connection) is info for writes and fail for reads, since
-// a read changes nothing. Every outcome names the node.
+// a read changes nothing. A value that is not an integer fails the read
+// with an error saying what the node returned. Every outcome names the
+// node.
 type ChaosNodeClient struct {
 	node      string
 	base      string // http://host:port

@@ -168,8 +168,8 @@ func (r *Runner) claim() bool {
 // and each stays bound to one. On error the clients already made are
 // closed.
 func BindClients(concurrency, nodes int, dial func(node int) (Client, error)) ([]Client, error) {
-	if nodes < 1 {
-		return nil, fmt.Errorf("bind clients: %d nodes", nodes)
+	if concurrency < 1 || nodes < 1 {
+		return nil, fmt.Errorf("bind clients: %d workers over %d nodes; both must be at least 1", concurrency, nodes)
 	}
 	clients := make([]Client, 0, concurrency)
 	for i := range concurrency {

@@ -328,6 +328,10 @@ func TestBindClientsSpreadsWorkersOverNodes(t *testing.T) {
 		return c, nil
 	})
 	require.ErrorContains(t, err, "client 4 for node 1: unreachable")
+	_, err = BindClients(0, 3, nil)
+	assert.ErrorContains(t, err, "0 workers over 3 nodes")
+	_, err = BindClients(3, 0, nil)
+	assert.ErrorContains(t, err, "3 workers over 0 nodes")
 	for _, c := range made {
 		assert.True(t, c.closed, "clients made before the error are closed")
 	}
