@@ -1,0 +1,153 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestLocalRunReportsExitAndOutput(t *testing.T) {
+	r := NewLocal("n1")
+	require.Equal(t, "n1", r.Host())
+	ctx := context.Background()
+
+	res, err := r.Run(ctx, "echo out; echo err >&2")
+	require.NoError(t, err)
+	require.Equal(t, Result{ExitCode: 0, Stdout: []byte("out\n"), Stderr: []byte("err\n")}, res)
+
+	res, err = r.Run(ctx, "echo partial; exit 3")
+	require.NoError(t, err, "a non-zero exit is not an error of Run")
+	require.Equal(t, 3, res.ExitCode)
+	require.Equal(t, "partial\n", string(res.Stdout))
+
+	res, err = r.Run(ctx, "kill -TERM $$")
+	require.NoError(t, err)
+	require.Equal(t, 143, res.ExitCode, "128+SIGTERM, as a shell reports it")
+}
+
+// procsWith lists the command lines of live processes containing marker.
+func procsWith(t *testing.T, marker string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	var found []string
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the process exited meanwhile
+		}
+		if cmd := string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})); strings.Contains(cmd, marker) {
+			found = append(found, cmd)
+		}
+	}
+	return found
+}
+
+func TestLocalRunTimeoutKillsTheProcessGroup(t *testing.T) {
+	const marker = "876.54321"
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := NewLocal("n1").Run(ctx, "sleep "+marker+" & sleep "+marker+"; wait")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.True(t, strings.HasPrefix(err.Error(), "n1: `sleep "+marker), err.Error())
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Eventually(t, func() bool { return len(procsWith(t, marker)) == 0 },
+		5*time.Second, 20*time.Millisecond, "the shell and both sleeps are killed")
+}
+
+// randomFile writes n random bytes to a new file in dir.
+func randomFile(t *testing.T, dir string, n int) (string, []byte) {
+	t.Helper()
+	data := make([]byte, n)
+	_, err := rand.Read(data)
+	require.NoError(t, err)
+	return writeFile(t, dir, "src", string(data)), data
+}
+
+func TestLocalUploadDownloadRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	src, data := randomFile(t, dir, 8<<20)
+	r := NewLocal("n1")
+	ctx := context.Background()
+
+	dst := filepath.Join(dir, "uploaded")
+	require.NoError(t, os.WriteFile(dst, []byte("old"), 0o600))
+	require.NoError(t, r.Upload(ctx, src, dst, 0o750))
+	got, err := os.ReadFile(dst)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(data, got))
+	info, err := os.Stat(dst)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o750), info.Mode().Perm())
+	require.NoFileExists(t, dst+".tmp")
+
+	back := filepath.Join(dir, "back")
+	require.NoError(t, r.Download(ctx, dst, back))
+	got, err = os.ReadFile(back)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(data, got))
+	info, err = os.Stat(back)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+}
+
+func TestLocalTransferErrorsNameHostAndPath(t *testing.T) {
+	dir := t.TempDir()
+	src := writeFile(t, dir, "src", "data")
+	r := NewLocal("n1")
+	ctx := context.Background()
+
+	dst := filepath.Join(dir, "no", "such", "dir", "f")
+	err := r.Upload(ctx, src, dst, 0o644)
+	require.EqualError(t, err, "n1: upload "+src+" to "+dst+": open "+dst+".tmp: no such file or directory")
+
+	missing := filepath.Join(dir, "missing")
+	require.EqualError(t, r.Upload(ctx, missing, filepath.Join(dir, "x"), 0o644),
+		"n1: upload: open "+missing+": no such file or directory")
+	require.EqualError(t, r.Download(ctx, missing, filepath.Join(dir, "x")),
+		"n1: download: open "+missing+": no such file or directory")
+}
+
+// requireDevFull fails the test unless /dev/full is the device whose
+// writes fail with ENOSPC, which the disk-full tests stand on.
+func requireDevFull(t *testing.T) {
+	info, err := os.Stat("/dev/full")
+	require.NoError(t, err)
+	require.NotZero(t, info.Mode()&os.ModeCharDevice, "/dev/full is not a character device")
+}
+
+// TestLocalUploadDiskFull: the temporary file is a link to /dev/full, whose
+// writes fail with ENOSPC as on a full disk.
+func TestLocalUploadDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := randomFile(t, dir, 1<<20)
+	dst := filepath.Join(dir, "f")
+	requireDevFull(t)
+	require.NoError(t, os.Symlink("/dev/full", dst+".tmp"))
+	err := NewLocal("n1").Upload(context.Background(), src, dst, 0o644)
+	require.ErrorContains(t, err, "n1: upload "+src+" to "+dst+": disk full: ")
+	require.NotContains(t, err.Error(), "\n")
+	require.NoFileExists(t, dst)
+	_, err = os.Lstat(dst + ".tmp")
+	require.ErrorIs(t, err, os.ErrNotExist, "the temporary file is removed")
+}
+
+func TestLocalUploadStopsWhenContextEnds(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := randomFile(t, dir, 1<<20)
+	dst := filepath.Join(dir, "f")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := NewLocal("n1").Upload(ctx, src, dst, 0o644)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoFileExists(t, dst)
+	require.NoFileExists(t, dst+".tmp")
+}

@@ -1,0 +1,223 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// sshRemote is a Remote over one SSH connection, replaced when it dies.
+type sshRemote struct {
+	d     *SSHDialer
+	host  string        // as the caller named it, for messages
+	addr  string        // host:port dialed
+	slots chan struct{} // a token per open session: MaxSessions at most
+	// dialing is held while (re)connecting, so that concurrent callers
+	// share one new connection; a channel so that waiting respects ctx.
+	dialing chan struct{}
+
+	// priv is set by probePrivilege before the Remote is shared.
+	priv privilege
+
+	mu     sync.Mutex
+	client *ssh.Client // nil while there is no live connection
+	closed bool
+}
+
+func newSSHRemote(d *SSHDialer, host string) *sshRemote {
+	return &sshRemote{
+		d:       d,
+		host:    host,
+		addr:    hostAddr(host, d.cfg.Port),
+		slots:   make(chan struct{}, d.cfg.MaxSessions),
+		dialing: make(chan struct{}, 1),
+	}
+}
+
+func (r *sshRemote) Host() string { return r.host }
+
+// Close closes the connection; sessions still open fail.
+func (r *sshRemote) Close() error {
+	r.mu.Lock()
+	c := r.client
+	r.client, r.closed = nil, true
+	r.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+	return nil
+}
+
+// adopt makes c the connection and watches it: when its transport ends, or
+// it stops answering keepalives, it is closed and forgotten, and the next
+// session makes a new one.
+func (r *sshRemote) adopt(c *ssh.Client) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		c.Close()
+		return
+	}
+	r.client = c
+	r.mu.Unlock()
+	dead := make(chan struct{})
+	go func() {
+		err := c.Wait()
+		close(dead)
+		if r.forget(c) {
+			r.d.cfg.Log.Warn("ssh connection lost", "host", r.host, "err", err)
+		}
+	}()
+	if r.d.cfg.KeepAlive > 0 {
+		go keepAlive(c, r.d.cfg.KeepAlive, dead)
+	}
+}
+
+// forget closes c and, if it is still the connection, drops it; it
+// reports whether it did.
+func (r *sshRemote) forget(c *ssh.Client) bool {
+	r.mu.Lock()
+	current := r.client == c
+	if current {
+		r.client = nil
+	}
+	r.mu.Unlock()
+	c.Close()
+	return current
+}
+
+// current is the live connection, nil if there is none.
+func (r *sshRemote) current() (*ssh.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, fmt.Errorf("%s: ssh: connection used after Close", r.host)
+	}
+	return r.client, nil
+}
+
+// conn returns the live connection, making one if there is none. retryable
+// is as for SSHDialer.connect.
+func (r *sshRemote) conn(ctx context.Context) (c *ssh.Client, retryable bool, err error) {
+	if c, err := r.current(); c != nil || err != nil {
+		return c, false, err
+	}
+	select {
+	case r.dialing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, fmt.Errorf("%s: ssh: waiting for the connection: %w", r.host, ctx.Err())
+	}
+	defer func() { <-r.dialing }()
+	if c, err := r.current(); c != nil || err != nil {
+		return c, false, err
+	}
+	c, retryable, err = r.d.connect(ctx, r.host, r.addr)
+	if err != nil {
+		return nil, retryable, err
+	}
+	r.d.cfg.Log.Info("ssh connected", "host", r.host, "addr", r.addr)
+	r.adopt(c)
+	return c, false, nil
+}
+
+// session opens a session once a slot is free, (re)connecting as needed.
+// Nothing has been sent to run yet, so every transport failure here is
+// retried with backoff. release closes the session and frees the slot.
+func (r *sshRemote) session(ctx context.Context) (s *ssh.Session, release func(), err error) {
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("%s: ssh: waiting for a free session: %w", r.host, ctx.Err())
+	}
+	err = r.d.cfg.Backoff.retry(ctx, sleepCtx, func() (bool, error) {
+		c, retryable, err := r.conn(ctx)
+		if err != nil {
+			return retryable, err
+		}
+		s, err = openSession(ctx, c)
+		var refused *ssh.OpenChannelError
+		switch {
+		case err == nil:
+			return false, nil
+		case ctx.Err() != nil:
+			return false, fmt.Errorf("%s: ssh: open session: %w", r.host, ctx.Err())
+		case !errors.As(err, &refused):
+			// Not the server saying no: the connection is gone.
+			if r.forget(c) {
+				r.d.cfg.Log.Warn("ssh connection lost", "host", r.host, "err", err)
+			}
+		}
+		return true, fmt.Errorf("%s: ssh: open session: %w", r.host, err)
+	})
+	if err != nil {
+		<-r.slots
+		return nil, nil, err
+	}
+	return s, func() { s.Close(); <-r.slots }, nil
+}
+
+// openSession is c.NewSession bounded by ctx. A session that opens after
+// ctx ended is closed.
+func openSession(ctx context.Context, c *ssh.Client) (*ssh.Session, error) {
+	type opened struct {
+		s   *ssh.Session
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		s, err := c.NewSession()
+		ch <- opened{s, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.s != nil {
+				o.s.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// keepAlive probes c every interval until dead is closed, and closes c when
+// a probe goes unanswered for an interval: a connection whose peer
+// vanished without a reset would otherwise hang every session.
+func keepAlive(c *ssh.Client, interval time.Duration, dead <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-dead:
+			return
+		case <-t.C:
+		}
+		if !answers(c, interval) {
+			c.Close()
+			return
+		}
+	}
+}
+
+// answers sends one keepalive request and reports whether any reply came
+// within timeout (OpenSSH replies with a failure, which is an answer).
+func answers(c *ssh.Client, timeout time.Duration) bool {
+	reply := make(chan error, 1)
+	go func() {
+		_, _, err := c.SendRequest("keepalive@openssh.com", true, nil)
+		reply <- err
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case err := <-reply:
+		return err == nil
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,132 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// SSHDialer connects to hosts with one SSHConfig. Key files and known_hosts
+// are read once, by NewSSHDialer, so that their problems are reported once
+// and without a host. It is safe for concurrent use.
+type SSHDialer struct {
+	cfg   SSHConfig
+	creds *credentials
+	keys  *hostKeys // nil when host keys are not checked
+}
+
+// NewSSHDialer checks cfg, fills its defaults and loads its key files and
+// known_hosts file. Its errors are configuration errors (exit 254).
+func NewSSHDialer(cfg SSHConfig) (*SSHDialer, error) {
+	home := homeDir()
+	cfg = cfg.withDefaults(home)
+	creds, err := loadCredentials(cfg, home)
+	if err != nil {
+		return nil, err
+	}
+	d := &SSHDialer{cfg: cfg, creds: creds}
+	if !cfg.InsecureIgnoreHostKey {
+		if d.keys, err = loadHostKeys(cfg.KnownHosts); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// DialSSH is NewSSHDialer(cfg) then Dial(ctx, host), for a single host.
+func DialSSH(ctx context.Context, host string, cfg SSHConfig) (Remote, error) {
+	d, err := NewSSHDialer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return d.Dial(ctx, host)
+}
+
+// Dial connects to host ("name" or "name:port"), logs in, and finds how
+// commands get root there (directly, or sudo with or without the password).
+// The first connection is tried once: a host that cannot be reached or
+// refuses us at the start of a run is a setup failure to report, not to
+// wait out. Later reconnections retry with backoff.
+func (d *SSHDialer) Dial(ctx context.Context, host string) (Remote, error) {
+	r := newSSHRemote(d, host)
+	c, _, err := d.connect(ctx, r.host, r.addr)
+	if err != nil {
+		return nil, err
+	}
+	r.adopt(c)
+	if err := r.probePrivilege(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// connect makes one connection to addr and logs in. retryable says whether
+// trying again may help: yes for network and transport trouble, no for a
+// host key or a login that was refused.
+func (d *SSHDialer) connect(ctx context.Context, host, addr string) (c *ssh.Client, retryable bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.DialTimeout)
+	defer cancel()
+	var nd net.Dialer
+	conn, err := nd.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: ssh: %w", host, err)
+	}
+	// The handshake has no context: closing the connection interrupts it.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	auth, offered, done := d.creds.methods()
+	defer done()
+	cc, chans, reqs, err := ssh.NewClientConn(conn, addr, d.clientConfig(addr, auth))
+	if !stop() {
+		return nil, true, fmt.Errorf("%s: ssh: handshake with %s: %w", host, addr, ctx.Err())
+	}
+	if err != nil {
+		conn.Close()
+		err = d.handshakeError(host, offered, err)
+		var transport *handshakeTransportError
+		return nil, errors.As(err, &transport), err
+	}
+	return ssh.NewClient(cc, chans, reqs), false, nil
+}
+
+// clientConfig is the SSH client configuration for one login to addr.
+func (d *SSHDialer) clientConfig(addr string, auth []ssh.AuthMethod) *ssh.ClientConfig {
+	cfg := &ssh.ClientConfig{User: d.cfg.User, Auth: auth}
+	if d.keys == nil {
+		cfg.HostKeyCallback = ssh.InsecureIgnoreHostKey()
+		return cfg
+	}
+	cfg.HostKeyCallback = d.keys.callback
+	cfg.HostKeyAlgorithms = d.keys.algorithms(addr)
+	return cfg
+}
+
+// handshakeError is the one-line error of a failed handshake: a host key or
+// login problem, or else a *handshakeTransportError.
+func (d *SSHDialer) handshakeError(host, offered string, err error) error {
+	var mismatch *hostKeyMismatchError
+	var unknown *unknownHostKeyError
+	switch {
+	case errors.As(err, &mismatch):
+		return fmt.Errorf("%s: ssh: handshake failed: %w", host, mismatch)
+	case errors.As(err, &unknown):
+		return fmt.Errorf("%s: ssh: %w", host, unknown)
+	case strings.Contains(err.Error(), "unable to authenticate"):
+		return authError(host, d.cfg.User, offered)
+	}
+	return &handshakeTransportError{host: host, err: err}
+}
+
+// handshakeTransportError is a handshake cut short by the transport (the
+// server closed the connection, a reset): worth retrying.
+type handshakeTransportError struct {
+	host string
+	err  error
+}
+
+func (e *handshakeTransportError) Error() string { return e.host + ": " + e.err.Error() }
+func (e *handshakeTransportError) Unwrap() error { return e.err }
