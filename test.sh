@@ -25,6 +25,8 @@ need etcd-server etcd       # workload's TestEtcdRealServer (etcd 3.4+, v3 JSON 
 need iproute2 ip             # testbed: network namespaces, veth, bridge
 need openssh-server sshd     # testbed hosts and the control plane's SSH tests
 need iptables iptables       # testbed firewall checks and, later, partitions
+need sudo sudo               # the control plane's sudo and password tests
+need procps pkill            # cleanup of the control plane's test accounts
 for dep in ${TEST_DEPS:-}; do
 	need "${dep%%:*}" "${dep##*:}"
 done
@@ -46,7 +48,7 @@ echo "== go test"
 go test -count=1 -timeout 15m ./...
 
 echo "== go test -race (concurrent packages)"
-race_pkgs=$(go list ./... | grep -E '/(node|workload|checker|nemesis|control)(/|$)' || true)
+race_pkgs=$(go list ./... | grep -E '/(node|workload|checker|nemesis|control|db)(/|$)' || true)
 if [ -n "$race_pkgs" ]; then
 	go test -count=1 -race -timeout 15m $race_pkgs
 fi
