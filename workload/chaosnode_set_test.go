@@ -68,8 +68,10 @@ func TestChaosNodeFinalSetRead(t *testing.T) {
 	assert.Equal(t, want, out.Value)
 	assert.Equal(t, "n3", out.Node)
 	assert.Len(t, server.requests(), 200, "one GET per element")
+	// The bound is on requests in flight; the number of TCP connections is
+	// not bounded by it (net/http may open one while another is being put
+	// back into its idle pool).
 	assert.LessOrEqual(t, stub.maxSeen, 4, "at most ReadConcurrency GETs at once")
-	assert.LessOrEqual(t, server.conns.Load(), int64(4))
 }
 
 func TestChaosNodeFinalSetReadFailsWhole(t *testing.T) {
