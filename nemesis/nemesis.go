@@ -1,0 +1,62 @@
+// Package nemesis injects real faults into a cluster under test (kill,
+// pause, partition, packet, clock), composes them on a seeded schedule,
+// records every transition in the history, and always heals.
+//
+// Each fault family lives in a file of its own behind the Fault interface
+// and acts through control.Remote, so the same code runs over SSH and
+// locally.
+package nemesis
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"chaos/control"
+	"chaos/db"
+)
+
+// Cluster is what faults act on.
+type Cluster struct {
+	Nodes []db.Node
+	// Remotes reach each node's host, by node name.
+	Remotes map[string]control.Remote
+	DB      db.DB
+	// HookAddrs are the client addresses of nodes that answer chaos-node's
+	// fault hooks (--enable-fault-hooks), by node name; empty for systems
+	// without hooks (etcd).
+	HookAddrs map[string]string
+	// Leader returns the name of the current leader, or an error when none
+	// is known. Faults that target "the leader" use it.
+	Leader func(ctx context.Context) (string, error)
+	// SharedClock is true when the nodes' hosts share the controller's
+	// clock (local mode and the testbed): the system clock strategy must
+	// never run there.
+	SharedClock bool
+}
+
+// Op is a fault transition as the history records it: F is the nemesis
+// op name of CONTRACT.md (start-partition, kill, clock-bump, ...) and Value
+// its targets and the mechanism used.
+type Op struct {
+	F     string
+	Value any
+}
+
+// Fault is one family of faults. At most one fault of a family is active
+// at a time.
+type Fault interface {
+	// Name is the family: kill, pause, partition, clock or packet.
+	Name() string
+	// Available reports why this environment cannot perform the family,
+	// or nil when it can. It changes nothing on the hosts.
+	Available(ctx context.Context, c *Cluster) error
+	// Start injects a fault of the family, choosing targets with rng, and
+	// returns what it did.
+	Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error)
+	// Stop ends the family's active fault and returns what it did.
+	Stop(ctx context.Context, c *Cluster) (Op, error)
+	// Heal removes everything this family can leave on every node, whether
+	// or not this process injected it (chaos heal uses it after a
+	// controller crash). It is idempotent.
+	Heal(ctx context.Context, c *Cluster) error
+}
