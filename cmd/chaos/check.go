@@ -151,44 +151,9 @@ func printReport(w io.Writer, r checker.Report, valid checker.Validity, resultsP
 	for _, name := range names {
 		res := r.Checks[name]
 		fmt.Fprintf(w, "%s: %v\n", name, res.Valid)
-		for _, line := range findings(res.Details) {
+		for _, line := range checker.Findings(res.Details) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
 	fmt.Fprintf(w, "valid: %v (%s)\n", valid, resultsPath)
-}
-
-// findings says in a few lines what a check found.
-func findings(details any) []string {
-	var lines []string
-	switch d := details.(type) {
-	case *checker.LinearizableDetails:
-		lines = append(lines, fmt.Sprintf("%d keys, %d operations searched in %.1f s", d.Partitions, d.Searched, d.DurationS))
-		for _, f := range d.Failures {
-			lines = append(lines, f.Explanation)
-			if f.Visualization != "" {
-				lines = append(lines, "  see "+f.Visualization)
-			}
-		}
-		if n := len(d.InvalidKeys) - len(d.Failures); n > 0 {
-			lines = append(lines, fmt.Sprintf("and %d more keys that are not linearizable (see results.json)", n))
-		}
-		if d.Reason != "" {
-			lines = append(lines, d.Reason)
-		}
-	case *checker.SetDetails:
-		lines = append(lines, fmt.Sprintf("%d lost, %d unexpected, %d duplicated, %d recovered of %d acknowledged adds",
-			len(d.Lost), len(d.Unexpected), len(d.Duplicates), len(d.Recovered), d.Acknowledged))
-		if d.Reason != "" {
-			lines = append(lines, d.Reason)
-		}
-	case *checker.StatsDetails:
-		if len(d.NeverSucceeded) > 0 {
-			lines = append(lines, fmt.Sprintf("never succeeded: %v", d.NeverSucceeded))
-		}
-		if d.Reason != "" {
-			lines = append(lines, d.Reason)
-		}
-	}
-	return lines
 }

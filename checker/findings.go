@@ -1,0 +1,39 @@
+package checker
+
+import "fmt"
+
+// Findings says in a few lines, for a person, what a check found: the
+// anomalies in words, where to look, and why a verdict is unknown.
+func Findings(details any) []string {
+	var lines []string
+	switch d := details.(type) {
+	case *LinearizableDetails:
+		lines = append(lines, fmt.Sprintf("%d keys, %d operations searched in %.1f s", d.Partitions, d.Searched, d.DurationS))
+		for _, f := range d.Failures {
+			lines = append(lines, f.Explanation)
+			if f.Visualization != "" {
+				lines = append(lines, "  see "+f.Visualization)
+			}
+		}
+		if n := len(d.InvalidKeys) - len(d.Failures); n > 0 {
+			lines = append(lines, fmt.Sprintf("and %d more keys that are not linearizable (see results.json)", n))
+		}
+		if d.Reason != "" {
+			lines = append(lines, d.Reason)
+		}
+	case *SetDetails:
+		lines = append(lines, fmt.Sprintf("%d lost, %d unexpected, %d duplicated, %d recovered of %d acknowledged adds",
+			len(d.Lost), len(d.Unexpected), len(d.Duplicates), len(d.Recovered), d.Acknowledged))
+		if d.Reason != "" {
+			lines = append(lines, d.Reason)
+		}
+	case *StatsDetails:
+		if len(d.NeverSucceeded) > 0 {
+			lines = append(lines, fmt.Sprintf("never succeeded: %v", d.NeverSucceeded))
+		}
+		if d.Reason != "" {
+			lines = append(lines, d.Reason)
+		}
+	}
+	return lines
+}
