@@ -27,6 +27,12 @@ need openssh-server sshd     # testbed hosts and the control plane's SSH tests
 need iptables iptables       # testbed firewall checks and, later, partitions
 need sudo sudo               # the control plane's sudo and password tests
 need procps pkill            # cleanup of the control plane's test accounts
+need ansible ansible-playbook   # ansible/: the playbook run against testbed hosts
+need ansible-lint ansible-lint  # ansible/: lint
+# The apt module on the hosts needs python3-apt, which ansible does not pull in.
+if ! /usr/bin/python3 -c 'import apt' 2>/dev/null; then
+	[ "$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt >/dev/null
+fi
 for dep in ${TEST_DEPS:-}; do
 	need "${dep%%:*}" "${dep##*:}"
 done
