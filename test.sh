@@ -31,7 +31,8 @@ need ansible ansible-playbook   # ansible/: the playbook run against testbed hos
 need ansible-lint ansible-lint  # ansible/: lint
 # The apt module on the hosts needs python3-apt, which ansible does not pull in.
 if ! /usr/bin/python3 -c 'import apt' 2>/dev/null; then
-	[ "$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt >/dev/null
+	if [ -z "${apt_updated:-}" ]; then apt-get update -qq; apt_updated=1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-apt >/dev/null
 fi
 for dep in ${TEST_DEPS:-}; do
 	need "${dep%%:*}" "${dep##*:}"
