@@ -1,0 +1,162 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"chaos/control"
+	"chaos/db"
+)
+
+// Mechanisms a network fault can use, as op values record them.
+const (
+	// MechIPTables is the host's packet filter: DROP rules in a chain of
+	// chaos's own, and the statistic match for random loss.
+	MechIPTables = "iptables"
+	// MechNetem is the kernel's network emulator, a tc qdisc on the
+	// interface toward the peers.
+	MechNetem = "netem"
+	// MechHTB is a tc htb class that caps the bandwidth toward the peers.
+	MechHTB = "htb"
+	// MechHooks is chaos-node's in-process transport faults
+	// (--enable-fault-hooks): only the Raft peer traffic of chaos-node.
+	MechHooks = "hooks"
+)
+
+// NetCaps is what one host offers for network faults. Each field is nil
+// when the host can do it, or says why not.
+type NetCaps struct {
+	// IPTables: iptables runs and may change rules (installed, and root).
+	IPTables error
+	// Statistic: iptables' statistic match (random loss) works in the kernel.
+	Statistic error
+	// HTB: the htb qdisc, for per-destination classes and bandwidth caps.
+	HTB error
+	// U32: u32 filters, to send traffic to a peer into its class.
+	U32 error
+	// Netem: the netem qdisc (delay, loss, duplication, reordering,
+	// corruption).
+	Netem error
+}
+
+// netProbeScript tests each capability. The kernel features are tried in a
+// network namespace of their own (unshare --net) that dies with the
+// command, so the probe leaves nothing behind, even when it is killed half
+// way; only the iptables check runs in the host's namespace, and it only
+// lists rules. Each line reads "<name> ok" or "<name> no <why>".
+const netProbeScript = `p() { n=$1; shift; o=$("$@" 2>&1); s=$?; ` +
+	`if [ $s -eq 0 ]; then echo "$n ok"; else echo "$n no exit $s: $(printf '%s' "$o" | head -n 1)"; fi; }; ` +
+	`p iptables iptables -w -S INPUT; ` +
+	`p statistic unshare --net iptables -w -A INPUT -m statistic --mode random --probability 0.5 -j DROP; ` +
+	`p htb unshare --net tc qdisc add dev lo root handle 1: htb; ` +
+	`p u32 unshare --net sh -c 'tc qdisc add dev lo root handle 1: htb && ` +
+	`tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip dst 127.0.0.1/32 flowid 1:1'; ` +
+	`p netem unshare --net tc qdisc add dev lo root handle 1: netem delay 1ms`
+
+// ProbeNet finds out what r's host offers for network faults. It changes
+// nothing on the host. The error is for a probe that could not run at all.
+func ProbeNet(ctx context.Context, r control.Remote) (NetCaps, error) {
+	out, err := control.Output(ctx, r, netProbeScript)
+	if err != nil {
+		return NetCaps{}, fmt.Errorf("%s: probe network fault support: %w", r.Host(), err)
+	}
+	return parseNetProbe(string(out))
+}
+
+// parseNetProbe reads netProbeScript's output. A capability the output
+// does not mention is unavailable.
+func parseNetProbe(out string) (NetCaps, error) {
+	found := map[string]error{}
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		name, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch {
+		case rest == "ok":
+			found[name] = nil
+		case strings.HasPrefix(rest, "no "):
+			found[name] = errors.New(name + ": " + strings.TrimPrefix(rest, "no "))
+		default:
+			return NetCaps{}, fmt.Errorf("probe network fault support: unexpected output line %q", line)
+		}
+	}
+	get := func(name string) error {
+		if err, ok := found[name]; ok {
+			return err
+		}
+		return errors.New(name + ": not probed")
+	}
+	return NetCaps{IPTables: get("iptables"), Statistic: get("statistic"), HTB: get("htb"),
+		U32: get("u32"), Netem: get("netem")}, nil
+}
+
+// netCapsCache probes each node's host once and remembers the answer; a
+// fault keeps one, so Available and every Start agree. Safe for
+// concurrent use; the zero value is ready.
+type netCapsCache struct {
+	mu   sync.Mutex
+	caps map[string]NetCaps
+}
+
+// get returns the capabilities of every node's host, by node name,
+// probing the hosts it has not probed yet, one after the other.
+func (cc *netCapsCache) get(ctx context.Context, c *Cluster) (map[string]NetCaps, error) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.caps == nil {
+		cc.caps = map[string]NetCaps{}
+	}
+	out := make(map[string]NetCaps, len(c.Nodes))
+	for _, n := range c.Nodes {
+		if caps, ok := cc.caps[n.Name]; ok {
+			out[n.Name] = caps
+			continue
+		}
+		r, err := netRemote(c, n)
+		if err != nil {
+			return nil, err
+		}
+		caps, err := ProbeNet(ctx, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
+		}
+		cc.caps[n.Name], out[n.Name] = caps, caps
+	}
+	return out, nil
+}
+
+// netRemote returns the Remote of n's host, or an error naming n.
+func netRemote(c *Cluster, n db.Node) (control.Remote, error) {
+	if r := c.Remotes[n.Name]; r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("%s: no remote for the node's host", n.Name)
+}
+
+// netFirstErr returns the first of nodes whose capability (chosen by pick)
+// is missing, with why, or nil when every node has it.
+func netFirstErr(nodes []string, caps map[string]NetCaps, pick func(NetCaps) error) error {
+	for _, n := range nodes {
+		if err := pick(caps[n]); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// netHooksMissing returns an error naming the first of nodes without fault
+// hooks, or nil when all have them.
+func netHooksMissing(c *Cluster, nodes []string) error {
+	for _, n := range nodes {
+		if c.HookAddrs[n] != "" {
+			continue
+		}
+		why := "chaos-node runs without --enable-fault-hooks"
+		if c.DB != nil && c.DB.Name() != "chaos-node" {
+			why = c.DB.Name() + " has none"
+		}
+		return fmt.Errorf("%s: no fault hooks (%s)", n, why)
+	}
+	return nil
+}

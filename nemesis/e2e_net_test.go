@@ -1,0 +1,370 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"chaos/control"
+	"chaos/db"
+	"chaos/testbed"
+)
+
+// netBedRequire skips (or, in CI, fails) when this machine cannot host a
+// testbed: it needs root and the testbed's packages. The same checks as
+// db's end-to-end tests.
+func netBedRequire(t *testing.T) testbed.System {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	sys := testbed.NewSystem()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "needs root"
+	} else if err := testbed.Platform(); err != nil {
+		why = err.Error()
+	} else if m := testbed.Missing(sys); len(m) > 0 {
+		why = (&testbed.MissingError{Missing: m}).Error()
+	} else if _, err := exec.LookPath("bash"); err != nil {
+		why = "needs bash (its /dev/udp sends the loss test's packets)"
+	}
+	if why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("network faults end-to-end test cannot run: %s", why)
+		}
+		t.Skip(why)
+	}
+	return sys
+}
+
+// netBedBinary builds the chaos binary once per test run.
+var netBedBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "chaos-nemesis-net")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "chaos")
+	if out, err := exec.Command("go", "build", "-o", bin, "chaos/cmd/chaos").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v: %s", err, out)
+	}
+	return bin, nil
+})
+
+// netBedStatus is chaos-node's GET /status.
+type netBedStatus struct {
+	Role   string `json:"role"`
+	Term   uint64 `json:"term"`
+	Leader string `json:"leader"`
+}
+
+// netBedGet GETs url into v (when non-nil), within a short timeout.
+func netBedGet(ctx context.Context, url string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: status %d: %s", url, resp.StatusCode, body)
+	}
+	return json.Unmarshal(body, v)
+}
+
+// netBedStatuses reads every node's status; nodes that do not answer are
+// left out.
+func netBedStatuses(ctx context.Context, d db.DB, nodes []db.Node) map[string]netBedStatus {
+	out := map[string]netBedStatus{}
+	for _, n := range nodes {
+		var st netBedStatus
+		if netBedGet(ctx, "http://"+d.ClientAddr(n)+"/status", &st) == nil {
+			out[n.Name] = st
+		}
+	}
+	return out
+}
+
+// netBedAgreedLeader returns the leader and term when every node answers
+// and agrees on both.
+func netBedAgreedLeader(ctx context.Context, d db.DB, nodes []db.Node) (string, uint64, bool) {
+	sts := netBedStatuses(ctx, d, nodes)
+	if len(sts) != len(nodes) {
+		return "", 0, false
+	}
+	first := sts[nodes[0].Name]
+	for _, st := range sts {
+		if st.Leader == "" || st.Leader != first.Leader || st.Term != first.Term {
+			return "", 0, false
+		}
+	}
+	return first.Leader, first.Term, sts[first.Leader].Role == "leader"
+}
+
+// netBedPut writes through node n and returns how long it took; any answer
+// but 200 is an error.
+func netBedPut(ctx context.Context, d db.DB, n db.Node, value string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	body := strings.NewReader(`{"value":"` + value + `"}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+d.ClientAddr(n)+"/kv/e2e", body)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("PUT through %s: status %d: %s", n.Name, resp.StatusCode, b)
+	}
+	return time.Since(start), nil
+}
+
+// netBedDeploy starts chaos-node with fault hooks on every testbed host
+// over SSH and returns the cluster the faults act on.
+func netBedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, bin string) *Cluster {
+	cfg := control.SSHConfig{KeyFiles: []string{filepath.Join(dir, "id_ed25519")}, KnownHosts: filepath.Join(dir, "known_hosts")}
+	c := &Cluster{Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}, SharedClock: true}
+	for _, h := range st.Hosts {
+		r, err := control.DialSSH(ctx, h.Addr, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = r.Close() })
+		c.Remotes[h.Name] = r
+		c.Nodes = append(c.Nodes, db.Node{Name: h.Name, Addr: h.Addr})
+	}
+	d := &db.ChaosNode{Binary: bin, Upload: true, FaultHooks: true, Layout: db.DefaultLayout(), Nodes: c.Nodes,
+		Heartbeat: 50 * time.Millisecond, Election: time.Second}
+	c.DB = d
+	for _, n := range c.Nodes {
+		require.NoError(t, d.Install(ctx, c.Remotes[n.Name], n))
+		require.NoError(t, d.Start(ctx, c.Remotes[n.Name], n))
+		c.HookAddrs[n.Name] = d.ClientAddr(n)
+	}
+	for _, n := range c.Nodes {
+		require.NoError(t, d.Ready(ctx, n))
+	}
+	c.Leader = func(ctx context.Context) (string, error) {
+		if leader, _, ok := netBedAgreedLeader(ctx, d, c.Nodes); ok {
+			return leader, nil
+		}
+		return "", errors.New("the nodes do not agree on a leader")
+	}
+	return c
+}
+
+// netBedRun runs cmd on node's host and returns its stdout.
+func netBedRun(ctx context.Context, t *testing.T, c *Cluster, node, cmd string) string {
+	t.Helper()
+	out, err := control.Output(ctx, c.Remotes[node], cmd)
+	require.NoError(t, err, "%s: %s", node, cmd)
+	return string(out)
+}
+
+// netBedRequireClean checks that no host has a chain, a qdisc or a hook
+// fault of chaos's left.
+func netBedRequireClean(ctx context.Context, t *testing.T, c *Cluster) {
+	t.Helper()
+	for _, n := range c.Nodes {
+		require.NotContains(t, netBedRun(ctx, t, c, n.Name, "iptables -w -S"), "CHAOS", "%s: a chaos rule is left", n.Name)
+		require.NotContains(t, netBedRun(ctx, t, c, n.Name, "tc qdisc show"), netemRoot, "%s: a chaos qdisc is left", n.Name)
+		var faults struct {
+			Drop []string       `json:"drop"`
+			Net  map[string]any `json:"net"`
+		}
+		require.NoError(t, netBedGet(ctx, "http://"+c.HookAddrs[n.Name]+"/faults", &faults))
+		require.Empty(t, faults.Drop, "%s: a hook drop list is left", n.Name)
+		require.Empty(t, faults.Net, "%s: a hook network fault is left", n.Name)
+	}
+}
+
+// Issue 6's end-to-end test of the network faults, on three testbed hosts
+// over SSH: isolating the leader with iptables makes the others elect a
+// new leader at a higher term, and healing makes the cluster whole with no
+// chaos chain left; statistic loss of 0.5 toward one peer drops about half
+// of the packets on that link; a 200 ms delay from the leader through the
+// hooks shows in the latency of writes, and Heal leaves no rule, qdisc or
+// hook fault behind.
+func TestNetworkFaultsOnTestbed(t *testing.T) {
+	sys := netBedRequire(t)
+	bin, err := netBedBinary()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	dir := filepath.Join(t.TempDir(), "tb")
+	st, err := testbed.Up(ctx, sys, testbed.Config{Dir: dir, Hosts: 3, Subnet: "10.77.244.0/24"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = testbed.Down(context.Background(), sys, dir) })
+	c := netBedDeploy(ctx, t, dir, st, bin)
+	part, pk := &Partition{}, &Packet{}
+	t.Cleanup(func() {
+		_ = part.Heal(context.Background(), c)
+		_ = pk.Heal(context.Background(), c)
+	})
+
+	netBedIsolateLeader(ctx, t, c)
+	netBedStatisticLoss(ctx, t, c)
+	netBedHookDelay(ctx, t, c)
+
+	require.NoError(t, part.Heal(ctx, c))
+	require.NoError(t, pk.Heal(ctx, c))
+	netBedRequireClean(ctx, t, c)
+	for _, n := range c.Nodes {
+		require.NoError(t, c.DB.Stop(ctx, c.Remotes[n.Name], n))
+	}
+}
+
+// netBedWaitLeader polls until every node agrees on a leader.
+func netBedWaitLeader(ctx context.Context, t *testing.T, c *Cluster) (string, uint64) {
+	t.Helper()
+	var leader string
+	var term uint64
+	require.Eventually(t, func() bool {
+		var ok bool
+		leader, term, ok = netBedAgreedLeader(ctx, c.DB, c.Nodes)
+		return ok
+	}, 15*time.Second, 50*time.Millisecond, "the nodes agree on a leader")
+	return leader, term
+}
+
+func netBedIsolateLeader(ctx context.Context, t *testing.T, c *Cluster) {
+	old, oldTerm := netBedWaitLeader(ctx, t, c)
+	p := &Partition{Topologies: []Topology{IsolateLeader}}
+	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(1, 1)))
+	require.NoError(t, err)
+	v := op.Value.(map[string]any)
+	require.Equal(t, MechIPTables, v["mechanism"])
+	require.Len(t, v[old], 2, "the leader %s drops both others: %v", old, v)
+
+	require.Eventually(t, func() bool {
+		sts := netBedStatuses(ctx, c.DB, c.Nodes)
+		newLeader := false
+		for name, st := range sts {
+			newLeader = newLeader || (name != old && st.Role == "leader" && st.Term > oldTerm)
+		}
+		return newLeader && sts[old].Role != "leader"
+	}, 20*time.Second, 50*time.Millisecond, "the others elect a new leader at a higher term, and %s steps down", old)
+	t.Logf("isolated the leader %s (term %d): %v", old, oldTerm, netBedStatuses(ctx, c.DB, c.Nodes))
+
+	op, err = p.Stop(ctx, c)
+	require.NoError(t, err)
+	require.Equal(t, "stop-partition", op.F)
+	for _, n := range c.Nodes {
+		require.NotContains(t, netBedRun(ctx, t, c, n.Name, "iptables -w -S"), "CHAOS", n.Name)
+	}
+	netBedWaitLeader(ctx, t, c)
+	oldNode := c.Nodes[0]
+	for _, n := range c.Nodes {
+		if n.Name == old {
+			oldNode = n
+		}
+	}
+	require.Eventually(t, func() bool {
+		_, err := netBedPut(ctx, c.DB, oldNode, "whole")
+		return err == nil
+	}, 10*time.Second, 100*time.Millisecond, "a write through the formerly isolated %s succeeds", old)
+}
+
+var netBedCounter = regexp.MustCompile(`-c (\d+) \d+$`)
+
+// netBedUDPCounters returns the packet counters of the rules in INPUT that
+// match UDP to port 9, in order.
+func netBedUDPCounters(ctx context.Context, t *testing.T, c *Cluster, node string) []int {
+	var out []int
+	for line := range strings.SplitSeq(netBedRun(ctx, t, c, node, "iptables -w -v -S INPUT"), "\n") {
+		if m := netBedCounter.FindStringSubmatch(strings.TrimSpace(line)); m != nil && strings.Contains(line, "--dport 9 ") {
+			n, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func netBedStatisticLoss(ctx context.Context, t *testing.T, c *Cluster) {
+	from, to := c.Nodes[0], c.Nodes[1]
+	p := &Packet{Behavior: PacketBehavior{Loss: 0.5}, NoNetem: true, Links: netLinks(PacketLinks{from.Name: {to.Name}})}
+	// Two rules of the host's own on the receiver count the test's packets:
+	// one before chaos's jump (all of them), one after (those that pass).
+	rule := fmt.Sprintf("INPUT -s %s/32 -d %s/32 -p udp -m udp --dport 9", from.Addr, to.Addr)
+	netBedRun(ctx, t, c, to.Name, "iptables -w -A "+rule)
+	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(2, 2)))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{PartLoss: MechIPTables}, op.Value.(*PacketValue).Mechanism)
+	netBedRun(ctx, t, c, to.Name, "iptables -w -I "+rule)
+
+	const sent = 400
+	netBedRun(ctx, t, c, from.Name, fmt.Sprintf(
+		"bash -c 'for i in $(seq %d); do echo x > /dev/udp/%s/9; done' 2>/dev/null; true", sent, to.Addr))
+	counters := netBedUDPCounters(ctx, t, c, to.Name)
+	require.Len(t, counters, 2, "the two counting rules")
+	total, passed := counters[0], counters[1]
+	require.GreaterOrEqual(t, total, sent*9/10, "most packets reach the receiver's INPUT")
+	dropped := float64(total-passed) / float64(total)
+	require.InDelta(t, 0.5, dropped, 0.15, "share dropped: %d of %d passed", passed, total)
+	t.Logf("statistic loss 0.5 %s -> %s: %d of %d packets dropped (%.2f)", from.Name, to.Name, total-passed, total, dropped)
+
+	_, err = p.Stop(ctx, c)
+	require.NoError(t, err)
+	rules := netBedRun(ctx, t, c, to.Name, "iptables -w -S")
+	require.NotContains(t, rules, "CHAOS")
+	require.Equal(t, 2, strings.Count(rules, "--dport 9"), "the host's own rules stay")
+	netBedRun(ctx, t, c, to.Name, "iptables -w -D "+rule+" && iptables -w -D "+rule)
+}
+
+func netBedHookDelay(ctx context.Context, t *testing.T, c *Cluster) {
+	leader, _ := netBedWaitLeader(ctx, t, c)
+	var follower db.Node
+	var others []string
+	for _, n := range c.Nodes {
+		if n.Name != leader {
+			follower = n
+			others = append(others, n.Name)
+		}
+	}
+	fast, err := netBedPut(ctx, c.DB, follower, "before")
+	require.NoError(t, err)
+	require.Less(t, fast, 200*time.Millisecond, "without the fault a write is quick")
+
+	p := &Packet{Behavior: PacketBehavior{DelayMS: 200}, NoNetem: true, Links: netLinks(PacketLinks{leader: others})}
+	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(3, 3)))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{PartDelay: MechHooks}, op.Value.(*PacketValue).Mechanism)
+	for i := range 3 {
+		took, err := netBedPut(ctx, c.DB, follower, fmt.Sprint("delayed", i))
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, took, 200*time.Millisecond, "a write waits for the leader's delayed append")
+		t.Logf("PUT through %s with %s's appends delayed 200 ms: %v (before: %v)", follower.Name, leader, took, fast)
+	}
+	require.NoError(t, p.Heal(ctx, c))
+	netBedRequireClean(ctx, t, c)
+	require.Eventually(t, func() bool {
+		took, err := netBedPut(ctx, c.DB, follower, "after")
+		return err == nil && took < 200*time.Millisecond
+	}, 10*time.Second, 100*time.Millisecond, "healed, writes are quick again")
+}

@@ -1,0 +1,170 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"chaos/control"
+)
+
+// tc layout of a packet fault on one interface of a sender's host:
+//
+//	root  htb, handle netemRoot, no default class: traffic no filter
+//	      claims (clients, SSH, anything not toward a peer) leaves directly,
+//	      unshaped
+//	class netemRoot:K per sender node K (its 1-based place in
+//	      Cluster.Nodes, in hex): the bandwidth cap, or 10gbit
+//	leaf  netem, handle netemLeafBase+K, under class K, when netem is used
+//	u32   one filter per link: src sender, dst peer -> class K
+//
+// The handle marks the root qdisc as chaos's: Heal deletes a root qdisc only
+// when it carries that handle (and the kernel refuses the delete if the
+// root changed in between), never a qdisc the host set up. Several senders
+// on one host (local mode) share the root and get a class each.
+const (
+	netemRoot     = "c4a5:"
+	netemLeafBase = 0xc500
+	// netemMaxSenders bounds K so that class minors and leaf handles stay
+	// distinct from the root's.
+	netemMaxSenders = 0xff
+	// netemLimit is the leaf's queue length in packets: long delays hold
+	// many packets, and netem's default (1000) would drop the excess.
+	netemLimit = 10000
+)
+
+// netemRootCmd adds chaos's root qdisc on dev, or accepts it when a
+// sender sharing the host added it already. It fails, saying so, when
+// dev's root qdisc is the host's own: chaos does not replace it.
+func netemRootCmd(dev string) string {
+	return fmt.Sprintf("tc qdisc add dev %[1]s root handle %[2]s htb 2>/dev/null || "+
+		"tc qdisc show dev %[1]s root | grep -q '^qdisc htb %[2]s ' || "+
+		"{ echo 'cannot add the chaos root qdisc on %[1]s: the root qdisc there belongs to the host' >&2; exit 1; }",
+		dev, netemRoot)
+}
+
+// netemSenderCmds degrade the links from self to peers, which all leave
+// through dev, for the sender at place k: its class (capped at rateKbit
+// when > 0), a netem leaf with args unless args is empty, and a filter per
+// peer.
+func netemSenderCmds(dev string, k int, self netip.Addr, peers []netip.Addr, rateKbit int, args string) []string {
+	class := fmt.Sprintf("%s%x", netemRoot, k)
+	rate := "10gbit"
+	if rateKbit > 0 {
+		rate = strconv.Itoa(rateKbit) + "kbit"
+	}
+	cmds := []string{netemRootCmd(dev),
+		fmt.Sprintf("tc class add dev %s parent %s classid %s htb rate %s ceil %s quantum 60000", dev, netemRoot, class, rate, rate)}
+	if args != "" {
+		cmds = append(cmds, fmt.Sprintf("tc qdisc add dev %s parent %s handle %x: netem limit %d %s",
+			dev, class, netemLeafBase+k, netemLimit, args))
+	}
+	for _, p := range peers {
+		cmds = append(cmds, fmt.Sprintf("tc filter add dev %s parent %s protocol ip prio 1 u32 match ip src %s/32 match ip dst %s/32 flowid %s",
+			dev, netemRoot, self, p, class))
+	}
+	return cmds
+}
+
+// netemArgs are netem's arguments for b's parts that parts says netem
+// performs. Delay and jitter follow PacketBehavior (uniform in
+// [delay, delay+jitter)): netem draws uniformly in mean ± spread when given
+// no distribution, so the mean is delay+jitter/2 and the spread jitter/2.
+func netemArgs(b PacketBehavior, parts map[string]string) string {
+	var args []string
+	if parts[PartDelay] == MechNetem && b.DelayMS+b.JitterMS > 0 {
+		d := "delay " + netemMS(b.DelayMS+b.JitterMS/2)
+		if b.JitterMS > 0 {
+			d += " " + netemMS(b.JitterMS/2)
+		}
+		args = append(args, d)
+	}
+	for _, p := range []struct {
+		part, word string
+		v          float64
+	}{{PartLoss, "loss", b.Loss}, {PartDuplicate, "duplicate", b.Duplicate},
+		{PartReorder, "reorder", b.Reorder}, {PartCorrupt, "corrupt", b.Corrupt}} {
+		if parts[p.part] == MechNetem && p.v > 0 {
+			args = append(args, p.word+" "+netemPercent(p.v))
+		}
+	}
+	return strings.Join(args, " ")
+}
+
+// netemMS formats milliseconds for tc, to the microsecond.
+func netemMS(ms float64) string {
+	return strconv.FormatFloat(math.Round(ms*1000)/1000, 'f', -1, 64) + "ms"
+}
+
+// netemPercent formats a probability as tc's percentage, to 1e-4 %.
+func netemPercent(p float64) string {
+	return strconv.FormatFloat(math.Round(p*1e6)/1e4, 'f', -1, 64) + "%"
+}
+
+// netemDevs groups peers by the interface that routes to them from r's
+// host (`ip -o route get`), devices in the order first met.
+func netemDevs(ctx context.Context, r control.Remote, peers []netip.Addr) ([]string, map[string][]netip.Addr, error) {
+	var order []string
+	byDev := map[string][]netip.Addr{}
+	for _, p := range peers {
+		cmd := "ip -o route get " + p.String()
+		out, err := control.Output(ctx, r, cmd)
+		if err != nil {
+			return nil, nil, fmt.Errorf("route to %s: %w", p, err)
+		}
+		dev := netemRouteDev(string(out))
+		if dev == "" {
+			return nil, nil, fmt.Errorf("route to %s: no device in %q", p, strings.TrimSpace(string(out)))
+		}
+		if _, ok := byDev[dev]; !ok {
+			order = append(order, dev)
+		}
+		byDev[dev] = append(byDev[dev], p)
+	}
+	return order, byDev, nil
+}
+
+// netemRouteDev is the word after "dev" in `ip route get`'s answer.
+func netemRouteDev(out string) string {
+	f := strings.Fields(out)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "dev" {
+			return f[i+1]
+		}
+	}
+	return ""
+}
+
+// netemHealCmds delete chaos's root qdisc from every interface that has
+// it, given `tc qdisc show`'s output ("qdisc htb c4a5: dev eth0 root ...").
+func netemHealCmds(show string) []string {
+	var cmds []string
+	for line := range strings.SplitSeq(show, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[0] == "qdisc" && f[2] == netemRoot && f[3] == "dev" && f[5] == "root" {
+			cmds = append(cmds, fmt.Sprintf("tc qdisc del dev %s root handle %s", f[4], netemRoot))
+		}
+	}
+	return cmds
+}
+
+// netemHeal removes chaos's root qdisc, and with it its classes, leaves
+// and filters, from every interface of r's host. A host without tc has
+// none.
+func netemHeal(ctx context.Context, r control.Remote) error {
+	const show = "tc qdisc show"
+	res, err := r.Run(ctx, show)
+	if err != nil {
+		return fmt.Errorf("heal tc: %w", err)
+	}
+	if res.ExitCode == 127 {
+		return nil
+	}
+	if err := res.Err(r.Host(), show); err != nil {
+		return fmt.Errorf("heal tc: %w", err)
+	}
+	return netRun(ctx, r, "heal tc", netemHealCmds(string(res.Stdout)))
+}

@@ -1,0 +1,359 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"chaos/control"
+	"chaos/db"
+)
+
+// This file holds the fakes of the network fault tests: a host that
+// simulates iptables and tc closely enough to tell chaos's rules from the
+// host's own, and chaos-node fault hooks that record their requests.
+
+var netUpdate = flag.Bool("update-net", false, "rewrite the network faults' golden files in testdata")
+
+// netGolden compares got with testdata/<name>.golden.
+func netGolden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name+".golden")
+	if *netUpdate {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "run with -update-net to create %s", p)
+	require.Equal(t, string(want), got)
+}
+
+// Probe answers of three kinds of host.
+const (
+	// netProbeNetem is a host whose kernel has everything.
+	netProbeNetem = "iptables ok\nstatistic ok\nhtb ok\nu32 ok\nnetem ok\n"
+	// netProbeNoNetem is this machine: root, iptables, htb, u32, no netem.
+	netProbeNoNetem = "iptables ok\nstatistic ok\nhtb ok\nu32 ok\nnetem no exit 2: Error: Specified qdisc kind is unknown.\n"
+	// netProbeNotRoot is local mode as an ordinary user.
+	netProbeNotRoot = "iptables no exit 4: iptables v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)\n" +
+		"statistic no exit 1: unshare: unshare failed: Operation not permitted\n" +
+		"htb no exit 1: unshare: unshare failed: Operation not permitted\n" +
+		"u32 no exit 1: unshare: unshare failed: Operation not permitted\n" +
+		"netem no exit 1: unshare: unshare failed: Operation not permitted\n"
+)
+
+// netFakeHost is one simulated host (one network namespace), reached by
+// one or more node Remotes: several in local mode, where every node lives
+// on this machine. It logs every command, prefixed with the node whose
+// Remote ran it.
+type netFakeHost struct {
+	probe   string // answer to the capability probe
+	dev     string // the interface every route goes through
+	notRoot bool   // iptables and tc changes are refused
+	fail    string // a command containing it exits 1
+
+	mu     sync.Mutex
+	log    *netLog
+	chains []string          // custom iptables chains, in creation order
+	rules  []string          // rules as `iptables -S` prints them, in order
+	roots  map[string]string // dev -> its root qdisc, as `tc qdisc show` prints it
+}
+
+// netLog is a transcript shared by hosts, so one test shows commands on
+// every host in the order they ran.
+type netLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *netLog) add(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+// take returns the transcript so far and starts a new one.
+func (l *netLog) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := strings.Join(l.lines, "\n") + "\n"
+	l.lines = nil
+	return s
+}
+
+func newNetFakeHost(log *netLog, probe, dev string) *netFakeHost {
+	return &netFakeHost{probe: probe, dev: dev, log: log,
+		roots: map[string]string{dev: "qdisc noqueue 0: dev " + dev + " root refcnt 2"}}
+}
+
+// remote returns a Remote on h named after node.
+func (h *netFakeHost) remote(node string) control.Remote { return &netFakeRemote{host: h, node: node} }
+
+type netFakeRemote struct {
+	host *netFakeHost
+	node string
+}
+
+func (r *netFakeRemote) Host() string { return r.node }
+func (r *netFakeRemote) Close() error { return nil }
+func (r *netFakeRemote) Upload(context.Context, string, string, os.FileMode) error {
+	return fmt.Errorf("%s: unexpected upload", r.node)
+}
+func (r *netFakeRemote) Download(context.Context, string, string) error {
+	return fmt.Errorf("%s: unexpected download", r.node)
+}
+
+func (r *netFakeRemote) Run(_ context.Context, cmd string) (control.Result, error) {
+	h := r.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cmd == netProbeScript {
+		h.log.add("%s: <probe>", r.node)
+	} else {
+		h.log.add("%s: %s", r.node, cmd)
+	}
+	return h.run(cmd), nil
+}
+
+func netOK(out string) control.Result { return control.Result{Stdout: []byte(out)} }
+
+func netFail(code int, stderr string) control.Result {
+	return control.Result{ExitCode: code, Stderr: []byte(stderr + "\n")}
+}
+
+var netRouteGet = regexp.MustCompile(`^ip -o route get (\S+)$`)
+
+// run answers cmd; a command the fake does not know fails with 99, so a
+// test notices.
+func (h *netFakeHost) run(cmd string) control.Result {
+	switch {
+	case h.fail != "" && strings.Contains(cmd, h.fail):
+		return netFail(1, "canned failure")
+	case cmd == netProbeScript:
+		return netOK(h.probe)
+	case netRouteGet.MatchString(cmd):
+		return netOK(netRouteGet.FindStringSubmatch(cmd)[1] + " dev " + h.dev + " src 10.0.0.1 uid 0\\    cache \n")
+	case strings.HasPrefix(cmd, "iptables "):
+		if h.notRoot {
+			return netFail(4, "iptables v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)")
+		}
+		return h.iptables(cmd)
+	case strings.HasPrefix(cmd, "tc "):
+		return h.tc(cmd)
+	}
+	return netFail(99, "the fake host does not know this command")
+}
+
+var (
+	netIPTEnsureChain = regexp.MustCompile(`^iptables -w -N (\S+) 2>/dev/null \|\| iptables -w -S (\S+) >/dev/null$`)
+	netIPTEnsureJump  = regexp.MustCompile(`^iptables -w -C INPUT -j (\S+) 2>/dev/null \|\| iptables -w -I INPUT 1 -j (\S+)$`)
+	netIPTAppend      = regexp.MustCompile(`^iptables -w -A (\S+) (.+)$`)
+	netIPTDelete      = regexp.MustCompile(`^iptables -w -D (\S+) (.+)$`)
+	netIPTChainOp     = regexp.MustCompile(`^iptables -w -([FX]) (\S+)$`)
+)
+
+// iptables simulates the filter table for the commands chaos runs.
+func (h *netFakeHost) iptables(cmd string) control.Result {
+	if cmd == "iptables -w -S" {
+		return netOK(h.iptablesS())
+	}
+	if m := netIPTEnsureChain.FindStringSubmatch(cmd); m != nil && m[1] == m[2] {
+		if !slices.Contains(h.chains, m[1]) {
+			h.chains = append(h.chains, m[1])
+		}
+		return netOK("")
+	}
+	if m := netIPTEnsureJump.FindStringSubmatch(cmd); m != nil && m[1] == m[2] {
+		if rule := "-A INPUT -j " + m[1]; !slices.Contains(h.rules, rule) {
+			h.rules = append([]string{rule}, h.rules...)
+		}
+		return netOK("")
+	}
+	if m := netIPTAppend.FindStringSubmatch(cmd); m != nil {
+		if !slices.Contains(h.chains, m[1]) && m[1] != "INPUT" {
+			return netFail(1, "iptables: No chain/target/match by that name.")
+		}
+		h.rules = append(h.rules, "-A "+m[1]+" "+m[2])
+		return netOK("")
+	}
+	if m := netIPTDelete.FindStringSubmatch(cmd); m != nil {
+		i := slices.Index(h.rules, "-A "+m[1]+" "+m[2])
+		if i < 0 {
+			return netFail(1, "iptables: Bad rule (does a matching rule exist in that chain?).")
+		}
+		h.rules = slices.Delete(h.rules, i, i+1)
+		return netOK("")
+	}
+	if m := netIPTChainOp.FindStringSubmatch(cmd); m != nil {
+		return h.iptablesChainOp(m[1], m[2])
+	}
+	return netFail(99, "the fake iptables does not know this command")
+}
+
+// iptablesChainOp flushes (F) or deletes (X) a custom chain.
+func (h *netFakeHost) iptablesChainOp(op, chain string) control.Result {
+	if !slices.Contains(h.chains, chain) {
+		return netFail(1, "iptables: No chain/target/match by that name.")
+	}
+	in := func(r string) bool { return strings.HasPrefix(r, "-A "+chain+" ") }
+	if op == "F" {
+		h.rules = slices.DeleteFunc(h.rules, in)
+		return netOK("")
+	}
+	for _, r := range h.rules {
+		if in(r) || strings.HasSuffix(r, " -j "+chain) {
+			return netFail(1, "iptables: Too many links.")
+		}
+	}
+	h.chains = slices.DeleteFunc(h.chains, func(c string) bool { return c == chain })
+	return netOK("")
+}
+
+// iptablesS prints the table as `iptables -S` does: policies, custom
+// chains, then rules chain by chain.
+func (h *netFakeHost) iptablesS() string {
+	var b strings.Builder
+	b.WriteString("-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n")
+	for _, c := range h.chains {
+		b.WriteString("-N " + c + "\n")
+	}
+	for _, chain := range append([]string{"INPUT", "FORWARD", "OUTPUT"}, h.chains...) {
+		for _, r := range h.rules {
+			if strings.HasPrefix(r, "-A "+chain+" ") {
+				b.WriteString(r + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+var (
+	netTCDev  = regexp.MustCompile(` dev (\S+)`)
+	netTCRoot = regexp.MustCompile(`^tc qdisc add dev (\S+) root handle c4a5: htb 2>/dev/null \|\| tc qdisc show dev (\S+) root \| grep -q '\^qdisc htb c4a5: ' \|\| \{ echo '[^']+' >&2; exit 1; \}$`)
+)
+
+// tc simulates root qdiscs; classes, leaves and filters only need chaos's
+// root on their device (and netem a kernel that has it).
+func (h *netFakeHost) tc(cmd string) control.Result {
+	ours := "qdisc htb c4a5: dev %s root refcnt 2 r2q 10 default 0 direct_packets_stat 0 direct_qlen 1000"
+	switch m := netTCRoot.FindStringSubmatch(cmd); {
+	case cmd == "tc qdisc show":
+		devs := make([]string, 0, len(h.roots))
+		for d := range h.roots {
+			devs = append(devs, d)
+		}
+		sort.Strings(devs)
+		var b strings.Builder
+		for _, d := range devs {
+			b.WriteString(h.roots[d] + "\n")
+		}
+		return netOK(b.String())
+	case m != nil:
+		if root := h.roots[m[1]]; strings.Contains(root, " 0: ") || strings.Contains(root, " c4a5: ") || root == "" {
+			h.roots[m[1]] = fmt.Sprintf(ours, m[1])
+			return netOK("")
+		}
+		return netFail(1, "cannot add the chaos root qdisc on "+m[1]+": the root qdisc there belongs to the host")
+	case strings.HasPrefix(cmd, "tc qdisc del dev "):
+		dev := netTCDev.FindStringSubmatch(cmd)[1]
+		if !strings.Contains(h.roots[dev], " c4a5: ") || !strings.HasSuffix(cmd, " root handle c4a5:") {
+			return netFail(2, "Error: Invalid handle.")
+		}
+		h.roots[dev] = "qdisc noqueue 0: dev " + dev + " root refcnt 2"
+		return netOK("")
+	case strings.HasPrefix(cmd, "tc class add dev "), strings.HasPrefix(cmd, "tc qdisc add dev "), strings.HasPrefix(cmd, "tc filter add dev "):
+		if strings.Contains(cmd, " netem ") && strings.Contains(h.probe, "netem no") {
+			return netFail(2, "Error: Specified qdisc kind is unknown.")
+		}
+		if !strings.Contains(h.roots[netTCDev.FindStringSubmatch(cmd)[1]], " c4a5: ") {
+			return netFail(2, "Error: Failed to find specified qdisc.")
+		}
+		return netOK("")
+	}
+	return netFail(99, "the fake tc does not know this command")
+}
+
+// netHooks are fake chaos-node fault hooks, one server per node, that log
+// each request into the shared transcript.
+type netHooks struct {
+	log     *netLog
+	servers map[string]*httptest.Server
+	// status answers every request when non-zero (403: hooks disabled).
+	status atomic.Int32
+}
+
+func newNetHooks(t *testing.T, log *netLog, nodes []db.Node) *netHooks {
+	h := &netHooks{log: log, servers: map[string]*httptest.Server{}}
+	for _, n := range nodes {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			line := fmt.Sprintf("%s: hook %s %s", n.Name, r.Method, r.URL.Path)
+			if len(body) > 0 {
+				line += " " + string(body)
+			}
+			log.add("%s", line)
+			if code := int(h.status.Load()); code != 0 {
+				w.WriteHeader(code)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": "fault hooks are disabled"})
+				return
+			}
+			_, _ = io.WriteString(w, "{}")
+		}))
+		t.Cleanup(srv.Close)
+		h.servers[n.Name] = srv
+	}
+	return h
+}
+
+// addrs are the hook addresses, by node, as Cluster.HookAddrs wants them.
+func (h *netHooks) addrs() map[string]string {
+	out := map[string]string{}
+	for n, s := range h.servers {
+		out[n] = strings.TrimPrefix(s.URL, "http://")
+	}
+	return out
+}
+
+// netCluster is a cluster of k nodes at base.11, base.12, ...
+func netCluster(base string, k int) *Cluster {
+	c := &Cluster{Remotes: map[string]control.Remote{}}
+	for i := range k {
+		c.Nodes = append(c.Nodes, db.Node{Name: fmt.Sprintf("n%d", i+1), Addr: fmt.Sprintf("%s.%d", base, 11+i)})
+	}
+	return c
+}
+
+// netSeparateHosts gives each node of c a host of its own, all of the same
+// kind, logging into log.
+func netSeparateHosts(c *Cluster, log *netLog, probe string) map[string]*netFakeHost {
+	hosts := map[string]*netFakeHost{}
+	for _, n := range c.Nodes {
+		hosts[n.Name] = newNetFakeHost(log, probe, "eth0")
+		c.Remotes[n.Name] = hosts[n.Name].remote(n.Name)
+	}
+	return hosts
+}
+
+// netOpLine renders an op, after the commands that made it, as the
+// history would carry it.
+func netOpLine(t *testing.T, op Op) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"f": op.F, "value": op.Value})
+	require.NoError(t, err)
+	return "=> " + string(b) + "\n"
+}

@@ -1,0 +1,348 @@
+package nemesis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"chaos/db"
+)
+
+// Partition cuts the network between nodes along a Grudge (see Topology).
+// Cuts go both ways. Where every node's host can run iptables (root), each
+// node drops, in INPUT, the packets from the nodes it holds a grudge
+// against; where not, but every node answers chaos-node's fault hooks, each
+// node's transport drops them in-process instead. The op value is the
+// grudge, plus "mechanism": "iptables" or "hooks".
+//
+// A Partition keeps what it probed and the active fault; use one value
+// for the whole run. Its methods are safe for concurrent use.
+type Partition struct {
+	// Topologies are what Start picks among, uniformly; empty means
+	// AllTopologies.
+	Topologies []Topology
+	// Mechanism forces MechIPTables or MechHooks; empty picks iptables
+	// where every host can use it, else hooks.
+	Mechanism string
+	// HTTP sends the fault hook requests; nil means a client with a 5 s
+	// timeout.
+	HTTP *http.Client
+
+	caps netCapsCache
+
+	mu     sync.Mutex
+	active *partitionActive
+}
+
+// partitionActive is the partition Start injected and Stop has not yet
+// healed.
+type partitionActive struct {
+	grudge    Grudge
+	mechanism string
+}
+
+// Name is "partition".
+func (p *Partition) Name() string { return "partition" }
+
+// Available reports why no mechanism can partition this cluster, or nil.
+// It probes the hosts (see ProbeNet) but changes nothing.
+func (p *Partition) Available(ctx context.Context, c *Cluster) error {
+	_, err := p.Choose(ctx, c)
+	return err
+}
+
+// Choose returns the mechanism Start uses on c, MechIPTables or MechHooks,
+// or an error saying why neither can: which node lacks what.
+func (p *Partition) Choose(ctx context.Context, c *Cluster) (string, error) {
+	if len(c.Nodes) < 2 {
+		return "", fmt.Errorf("partition: needs at least 2 nodes, the cluster has %d", len(c.Nodes))
+	}
+	nodes := partitionNames(c.Nodes)
+	hooks := netHooksMissing(c, nodes)
+	switch p.Mechanism {
+	case MechHooks:
+		if hooks != nil {
+			return "", fmt.Errorf("partition by hooks: %w", hooks)
+		}
+		return MechHooks, nil
+	case MechIPTables, "":
+	default:
+		return "", fmt.Errorf("partition: unknown mechanism %q (want %s or %s)", p.Mechanism, MechIPTables, MechHooks)
+	}
+	caps, err := p.caps.get(ctx, c)
+	if err != nil {
+		return "", fmt.Errorf("partition: %w", err)
+	}
+	ipt := netFirstErr(nodes, caps, func(nc NetCaps) error { return nc.IPTables })
+	switch {
+	case ipt == nil:
+		return MechIPTables, nil
+	case p.Mechanism == MechIPTables:
+		return "", fmt.Errorf("partition by iptables: %w", ipt)
+	case hooks == nil:
+		return MechHooks, nil
+	}
+	return "", fmt.Errorf("partition: iptables is unusable (%w) and there are no fault hooks to fall back on (%w)", ipt, hooks)
+}
+
+// Start cuts the network along a grudge of a topology chosen with rng and
+// returns start-partition with the grudge and the mechanism. It fails when
+// a partition is active already. When a node refuses its part, Start
+// heals what it did and returns the error.
+func (p *Partition) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active != nil {
+		return Op{}, errors.New("partition: a partition is active already; stop it first")
+	}
+	mech, err := p.Choose(ctx, c)
+	if err != nil {
+		return Op{}, err
+	}
+	g, err := p.grudge(ctx, c, rng)
+	if err != nil {
+		return Op{}, fmt.Errorf("partition: %w", err)
+	}
+	apply := p.applyIPTables
+	if mech == MechHooks {
+		apply = p.applyHooks
+	}
+	if err := apply(ctx, c, g); err != nil {
+		return Op{}, errors.Join(err, p.heal(ctx, c, mech))
+	}
+	p.active = &partitionActive{grudge: g, mechanism: mech}
+	return Op{F: "start-partition", Value: partitionValue(g, mech)}, nil
+}
+
+// Stop heals the partition and returns stop-partition with the grudge it
+// healed (empty when none was active). It undoes only the active fault's
+// mechanism, so a node another fault paused does not hold up the removal
+// of iptables rules; with no fault active it removes everything Heal does.
+func (p *Partition) Stop(ctx context.Context, c *Cluster) (Op, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	value, mech := map[string]any{}, ""
+	if p.active != nil {
+		value, mech = partitionValue(p.active.grudge, p.active.mechanism), p.active.mechanism
+	}
+	if err := p.heal(ctx, c, mech); err != nil {
+		return Op{F: "stop-partition", Value: value}, err
+	}
+	p.active = nil
+	return Op{F: "stop-partition", Value: value}, nil
+}
+
+// Heal removes chaos's partition chain and its jump from every node's
+// host and clears every node's hook drop list. Nodes that are down have
+// no drop list to clear. Idempotent; it reaches every node even when some
+// fail, and returns their errors joined.
+func (p *Partition) Heal(ctx context.Context, c *Cluster) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.heal(ctx, c, ""); err != nil {
+		return err
+	}
+	p.active = nil
+	return nil
+}
+
+// heal undoes what mechanism mech can leave on every node; "" means every
+// mechanism.
+func (p *Partition) heal(ctx context.Context, c *Cluster, mech string) error {
+	var errs []error
+	for _, n := range c.Nodes {
+		if r := c.Remotes[n.Name]; r != nil && mech != MechHooks {
+			if err := iptHeal(ctx, r, partitionChain); err != nil {
+				errs = append(errs, fmt.Errorf("%s: partition: %w", n.Name, err))
+			}
+		}
+		if addr := c.HookAddrs[n.Name]; addr != "" && mech != MechIPTables {
+			if err := netHookHeal(ctx, p.HTTP, n.Name, addr, "/faults/partition"); err != nil {
+				errs = append(errs, fmt.Errorf("partition: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// grudge draws a topology and its grudge with rng.
+func (p *Partition) grudge(ctx context.Context, c *Cluster, rng *rand.Rand) (Grudge, error) {
+	topologies := p.Topologies
+	if len(topologies) == 0 {
+		topologies = AllTopologies()
+	}
+	nodes := partitionNames(c.Nodes)
+	switch t := topologies[rng.IntN(len(topologies))]; t {
+	case IsolateOne:
+		return grudgeIsolate(nodes, nodes[rng.IntN(len(nodes))]), nil
+	case IsolateLeader:
+		leader := partitionLeader(ctx, c, nodes)
+		if leader == "" {
+			leader = nodes[rng.IntN(len(nodes))]
+		}
+		return grudgeIsolate(nodes, leader), nil
+	case Halves:
+		return grudgeHalves(nodes, rng)
+	case MajoritiesRing:
+		return grudgeMajoritiesRing(nodes, rng)
+	case Bridge:
+		return grudgeBridge(nodes, rng)
+	default:
+		return nil, fmt.Errorf("unknown topology %q", t)
+	}
+}
+
+// partitionLeader is the leader's name, or "" when Cluster.Leader is nil,
+// fails, or names no node of the cluster.
+func partitionLeader(ctx context.Context, c *Cluster, nodes []string) string {
+	if c.Leader == nil {
+		return ""
+	}
+	name, err := c.Leader(ctx)
+	if err != nil || !slices.Contains(nodes, name) {
+		return ""
+	}
+	return name
+}
+
+// applyIPTables makes each node with a grudge drop, in INPUT, the packets
+// from the nodes it holds it against: -s peer -d self, in chaos's chain.
+// Nodes go one after the other, so nodes that share a host never race on
+// its chain.
+func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) error {
+	ips, err := iptNodeIPs(ctx, c.Nodes)
+	if err != nil {
+		return fmt.Errorf("partition: %w", err)
+	}
+	for _, n := range c.Nodes {
+		if len(g[n.Name]) == 0 {
+			continue
+		}
+		r, err := netRemote(c, n)
+		if err != nil {
+			return fmt.Errorf("partition: %w", err)
+		}
+		cmds := iptEnsureCmds(partitionChain)
+		for _, peer := range g[n.Name] {
+			cmds = append(cmds, iptDropCmd(partitionChain, ips[peer], ips[n.Name], 1))
+		}
+		if err := netRun(ctx, r, "partition", cmds); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// applyHooks sets every node's in-process drop list to its grudge (empty
+// for nodes without one, which also clears a stale list).
+func (p *Partition) applyHooks(ctx context.Context, c *Cluster, g Grudge) error {
+	for _, n := range c.Nodes {
+		drop := g[n.Name]
+		if drop == nil {
+			drop = []string{}
+		}
+		body := map[string][]string{"drop": drop}
+		if err := netHook(ctx, p.HTTP, n.Name, c.HookAddrs[n.Name], http.MethodPost, "/faults/partition", body); err != nil {
+			return fmt.Errorf("partition: %w", err)
+		}
+	}
+	return nil
+}
+
+// partitionValue is the op value: the grudge (nodes that drop nothing left
+// out) and "mechanism".
+func partitionValue(g Grudge, mech string) map[string]any {
+	v := map[string]any{"mechanism": mech}
+	for n, peers := range g {
+		if len(peers) > 0 {
+			v[n] = slices.Clone(peers)
+		}
+	}
+	return v
+}
+
+// partitionNames returns the nodes' names, in order.
+func partitionNames(nodes []db.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// netHookTimeout bounds one fault hook request when Partition.HTTP or
+// Packet.HTTP is nil.
+const netHookTimeout = 5 * time.Second
+
+// netHookStatusError is a fault hook that answered, but not with 2xx.
+type netHookStatusError struct {
+	Status int
+	Msg    string
+}
+
+func (e *netHookStatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Msg) }
+
+// netHook sends one request to the fault hooks of the chaos-node named
+// node, listening at addr (host:port), with body as JSON (none when nil).
+// Any answer but 2xx is an error naming the node and the request.
+func netHook(ctx context.Context, client *http.Client, node, addr, method, path string, body any) error {
+	what := fmt.Sprintf("%s: %s %s", node, method, path)
+	if addr == "" {
+		return fmt.Errorf("%s: the node has no fault hooks", what)
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, rd)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if client == nil {
+		client = &http.Client{Timeout: netHookTimeout}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(msg, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(msg))
+		}
+		return fmt.Errorf("%s: %w", what, &netHookStatusError{Status: resp.StatusCode, Msg: e.Error})
+	}
+	return nil
+}
+
+// netHookHeal sends DELETE path to node's hooks. A node that is down
+// (connection refused) or runs without hooks (403) has nothing to heal.
+func netHookHeal(ctx context.Context, client *http.Client, node, addr, path string) error {
+	err := netHook(ctx, client, node, addr, http.MethodDelete, path, nil)
+	var status *netHookStatusError
+	if errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &status) && status.Status == http.StatusForbidden) {
+		return nil
+	}
+	return err
+}
