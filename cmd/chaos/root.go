@@ -17,5 +17,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newNodeCmd())
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newTestbedCmd())
+	root.AddCommand(newHealCmd())
 	return root
 }

@@ -1,0 +1,108 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// opLine renders an op as the history would: its f and its JSON value.
+func opLine(t *testing.T, op Op) string {
+	t.Helper()
+	b, err := json.Marshal(op.Value)
+	require.NoError(t, err)
+	return "op " + op.F + " " + string(b)
+}
+
+// The commands of a kill and of the restart that ends it, on the nodes a
+// seed chooses, and on the leader.
+func TestKillCommands(t *testing.T) {
+	ctx := context.Background()
+	c, _, fakes := goldenCluster(fiveNodes)
+	c.Leader = leaderIs("n3")
+	var b strings.Builder
+	step := func(op Op, err error) {
+		require.NoError(t, err)
+		b.WriteString(transcript(opLine(t, op), fiveNodes, fakes))
+	}
+	k := &Kill{Targets: []Target{TargetMinority}}
+	step(k.Start(ctx, c, seeded(1)))
+	step(k.Stop(ctx, c))
+	k = &Kill{Targets: []Target{TargetLeader}}
+	step(k.Start(ctx, c, seeded(1)))
+	step(k.Stop(ctx, c))
+	golden(t, "kill", b.String())
+}
+
+// A kill whose target keeps answering is recorded as not observed, and so
+// is one whose target did not answer before.
+func TestKillEffectNotObserved(t *testing.T) {
+	ctx := context.Background()
+	c, d, _ := goldenCluster(fiveNodes)
+	d.sticky = map[string]bool{"n2": true}
+	d.silent["n4"] = true
+	k := &Kill{Targets: []Target{TargetAll}, Probe: Probe{Tries: 1}}
+	op, err := k.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, `op kill {"nodes":["n1","n2","n3","n4","n5"],"mode":"all","effect":"not observed",`+
+		`"silent_before":["n4"],"answering_after":["n2"]}`, opLine(t, op))
+}
+
+// A kill that fails on one node names the node and the fault, and still
+// counts every target as killed, so that Stop restarts them all; a
+// restart that fails names its node, and the fault is over anyway.
+func TestKillFailures(t *testing.T) {
+	ctx := context.Background()
+	c, _, fakes := goldenCluster(fiveNodes[:3])
+	fakes["n2"].exit = map[string]int{"kill -KILL": 1}
+	k := &Kill{Targets: []Target{TargetAll}}
+	op, err := k.Start(ctx, c, seeded(1))
+	require.EqualError(t, err, "kill: n2: kill: exited 1: canned failure")
+	assert.Equal(t, `op kill {"nodes":["n1","n2","n3"],"mode":"all"}`, opLine(t, op))
+
+	fakes["n3"].exit = map[string]int{"setsid": 1}
+	op, err = k.Stop(ctx, c)
+	require.EqualError(t, err, "kill: n3: start chaos-node: exited 1: canned failure")
+	assert.Equal(t, `op start {"nodes":["n1","n2","n3"]}`, opLine(t, op))
+	for _, n := range []string{"n1", "n2", "n3"} {
+		assert.Contains(t, strings.Join(fakes[n].take(), "\n"), "setsid /opt/chaos/chaos node --id "+n)
+	}
+
+	op, err = k.Stop(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, Op{}, op, "a second Stop has nothing to do")
+}
+
+// Kill's Heal changes nothing: killed nodes are not restarted.
+func TestKillHealIsANoOp(t *testing.T) {
+	c, _, fakes := goldenCluster(fiveNodes)
+	require.NoError(t, (&Kill{}).Heal(context.Background(), c))
+	for _, f := range fakes {
+		assert.Empty(t, f.take())
+	}
+}
+
+func TestKillWithoutLeaderFailsBeforeActing(t *testing.T) {
+	c, _, fakes := goldenCluster(fiveNodes)
+	k := &Kill{Targets: []Target{TargetLeader}}
+	op, err := k.Start(context.Background(), c, seeded(1))
+	require.EqualError(t, err, "kill: select leader: the cluster cannot tell its leader (Cluster.Leader is nil)")
+	assert.Equal(t, Op{}, op)
+	for _, f := range fakes {
+		assert.Empty(t, f.take())
+	}
+	op, err = k.Stop(context.Background(), c)
+	require.NoError(t, err)
+	assert.Equal(t, Op{}, op, "nothing to restart")
+}
+
+func TestKillAvailableNeedsARemotePerNode(t *testing.T) {
+	c, _, _ := goldenCluster(fiveNodes)
+	require.NoError(t, (&Kill{}).Available(context.Background(), c))
+	delete(c.Remotes, "n4")
+	assert.EqualError(t, (&Kill{}).Available(context.Background(), c), "kill: n4: no remote for the node's host")
+}

@@ -1,0 +1,67 @@
+package nemesis
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"chaos/control"
+	"chaos/db"
+)
+
+// Pause is the pause family: SIGSTOP on the chosen nodes (op "pause"); Stop
+// sends SIGCONT and waits until they answer again (op "resume"). A paused
+// node keeps its sockets open and its peers' messages queue up, which is
+// the fault of a long GC pause or a VM freeze, unlike a kill.
+//
+// Pause is safe for concurrent use; calls are serialized.
+type Pause struct {
+	// Targets are the target kinds Start picks among; empty means all.
+	Targets []Target
+	// Probe is the health check around the pause.
+	Probe Probe
+	// ReadyTimeout bounds the wait for a resumed node to answer
+	// (default 30s).
+	ReadyTimeout time.Duration
+
+	state processState
+}
+
+func (p *Pause) Name() string { return "pause" }
+
+// Available reports an error when some node has no Remote to signal it
+// through.
+func (p *Pause) Available(_ context.Context, c *Cluster) error {
+	return requireRemotes("pause", c)
+}
+
+// Start pauses the nodes of a target kind chosen with rng. The op's value
+// names the nodes, the target kind and whether the pause was observed:
+// every target answered before and stopped answering after.
+func (p *Pause) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
+	pause := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error { return d.Pause(ctx, r, n) }
+	return p.state.start(ctx, c, rng, injection{family: "pause", f: "pause", targets: p.Targets, probe: p.Probe, act: pause})
+}
+
+// Stop resumes every paused node and waits until each answers. With no
+// active pause it does nothing and returns the zero Op.
+func (p *Pause) Stop(ctx context.Context, c *Cluster) (Op, error) {
+	resume := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
+		if err := d.Resume(ctx, r, n); err != nil {
+			return err
+		}
+		return waitReady(ctx, d, n, p.ReadyTimeout)
+	}
+	return p.state.stop(ctx, c, injection{family: "pause", f: "resume", act: resume})
+}
+
+// Heal sends SIGCONT to the daemon of every node, paused or not (a node
+// that does not run is no error), and forgets the active pause. It does
+// not wait for the nodes to answer: a node that was also killed stays down.
+func (p *Pause) Heal(ctx context.Context, c *Cluster) error {
+	p.state.mu.Lock()
+	p.state.active = nil
+	p.state.mu.Unlock()
+	resume := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error { return d.Resume(ctx, r, n) }
+	return wrapFamily("pause", actOn(ctx, c, c.Nodes, resume))
+}

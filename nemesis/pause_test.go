@@ -1,0 +1,78 @@
+package nemesis
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The commands of a pause, of the resume that ends it, and of a heal,
+// which sends SIGCONT to every node.
+func TestPauseCommands(t *testing.T) {
+	ctx := context.Background()
+	c, _, fakes := goldenCluster(fiveNodes)
+	var b strings.Builder
+	step := func(op Op, err error) {
+		require.NoError(t, err)
+		b.WriteString(transcript(opLine(t, op), fiveNodes, fakes))
+	}
+	p := &Pause{Targets: []Target{TargetMajority}}
+	step(p.Start(ctx, c, seeded(3)))
+	step(p.Stop(ctx, c))
+	require.NoError(t, p.Heal(ctx, c))
+	b.WriteString(transcript("heal", fiveNodes, fakes))
+	golden(t, "pause", b.String())
+}
+
+func TestPauseEffectNotObserved(t *testing.T) {
+	c, d, _ := goldenCluster(fiveNodes)
+	d.sticky = map[string]bool{"n1": true}
+	c.Leader = leaderIs("n1")
+	p := &Pause{Targets: []Target{TargetLeader}, Probe: Probe{Tries: 1}}
+	op, err := p.Start(context.Background(), c, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, `op pause {"nodes":["n1"],"mode":"leader","effect":"not observed","answering_after":["n1"]}`, opLine(t, op))
+}
+
+// A pause whose node does not answer after SIGCONT fails naming the node,
+// and a second Start while a pause is active is refused.
+func TestPauseResumeThatDoesNotAnswer(t *testing.T) {
+	ctx := context.Background()
+	c, d, _ := goldenCluster(fiveNodes)
+	p := &Pause{Targets: []Target{TargetAll}}
+	_, err := p.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	_, err = p.Start(ctx, c, seeded(1))
+	require.EqualError(t, err, "pause: a fault is active already on [n1 n2 n3 n4 n5]")
+
+	d.sticky = map[string]bool{"n5": true} // stays silent after SIGCONT
+	op, err := p.Stop(ctx, c)
+	require.EqualError(t, err, "pause: n5: not answering")
+	assert.Equal(t, `op resume {"nodes":["n1","n2","n3","n4","n5"]}`, opLine(t, op))
+}
+
+// Heal sends SIGCONT to every node even when some fail, and forgets the
+// active pause.
+func TestPauseHealReachesEveryNode(t *testing.T) {
+	ctx := context.Background()
+	c, _, fakes := goldenCluster(fiveNodes)
+	p := &Pause{Targets: []Target{TargetOne}}
+	_, err := p.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	for _, f := range fakes {
+		f.take()
+	}
+	fakes["n1"].exit = map[string]int{"kill -CONT": 1}
+	fakes["n3"].exit = map[string]int{"kill -CONT": 1}
+	err = p.Heal(ctx, c)
+	require.EqualError(t, err, "pause: n1: resume: exited 1: canned failure\nn3: resume: exited 1: canned failure")
+	for _, n := range fiveNodes {
+		assert.Len(t, fakes[n.Name].take(), 1, n.Name)
+	}
+	op, err := p.Stop(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, Op{}, op, "healed: nothing to resume")
+}

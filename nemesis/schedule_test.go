@@ -1,0 +1,339 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"chaos/history"
+)
+
+// stepTime is a TimeSource driven by the test: every After is handed to
+// the test on waits, and its time passes when the test fires it.
+type stepTime struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits chan stepWait
+}
+
+type stepWait struct {
+	d    time.Duration
+	fire func()
+}
+
+func newStepTime() *stepTime {
+	return &stepTime{now: time.Unix(1_000_000, 0), waits: make(chan stepWait)}
+}
+
+func (s *stepTime) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now
+}
+
+func (s *stepTime) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	s.waits <- stepWait{d: d, fire: func() {
+		s.mu.Lock()
+		s.now = s.now.Add(d)
+		now := s.now
+		s.mu.Unlock()
+		ch <- now
+	}}
+	return ch
+}
+
+// scriptFault is a fault family that records its calls in a shared log,
+// fails when told to, and reports a second Start while active.
+type scriptFault struct {
+	name      string
+	t         *testing.T
+	log       *callLog
+	active    bool
+	startErr  error // Start fails with it, having done nothing
+	partial   bool  // ... or having done something: it returns an Op
+	stopErr   error
+	healErr   error
+	startSeen int
+}
+
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *callLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, s)
+}
+
+func (l *callLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.calls...)
+}
+
+func (f *scriptFault) Name() string                              { return f.name }
+func (f *scriptFault) Available(context.Context, *Cluster) error { return nil }
+
+func (f *scriptFault) Start(_ context.Context, _ *Cluster, rng *rand.Rand) (Op, error) {
+	f.log.add("start " + f.name)
+	if f.active {
+		f.t.Errorf("%s: Start while active", f.name)
+	}
+	f.startSeen++
+	if f.startErr != nil {
+		if f.partial {
+			f.active = true
+			return Op{F: "on-" + f.name, Value: map[string]any{"n": f.startSeen}}, f.startErr
+		}
+		return Op{}, f.startErr
+	}
+	f.active = true
+	return Op{F: "on-" + f.name, Value: map[string]any{"n": f.startSeen, "pick": rng.IntN(100)}}, nil
+}
+
+func (f *scriptFault) Stop(context.Context, *Cluster) (Op, error) {
+	f.log.add("stop " + f.name)
+	if !f.active {
+		return Op{}, nil
+	}
+	f.active = false
+	return Op{F: "off-" + f.name, Value: f.startSeen}, f.stopErr
+}
+
+func (f *scriptFault) Heal(context.Context, *Cluster) error {
+	f.log.add("heal " + f.name)
+	f.active = false
+	return f.healErr
+}
+
+// scheduleFixture is a schedule over fake faults, a step clock and an
+// in-memory history.
+type scheduleFixture struct {
+	s      *Schedule
+	clock  *stepTime
+	rec    *history.Recorder
+	log    *callLog
+	faults map[string]*scriptFault
+}
+
+func newScheduleFixture(t *testing.T, seed uint64, families ...string) *scheduleFixture {
+	fx := &scheduleFixture{clock: newStepTime(), log: &callLog{}, faults: map[string]*scriptFault{}}
+	start := fx.clock.Now()
+	fx.rec = history.NewRecorder(nil, func() time.Duration { return fx.clock.Now().Sub(start) },
+		history.RecorderOptions{PanicOnInvalid: true})
+	t.Cleanup(func() { _ = fx.rec.Close() })
+	var faults []Fault
+	for _, name := range families {
+		fx.faults[name] = &scriptFault{name: name, t: t, log: fx.log}
+		faults = append(faults, fx.faults[name])
+	}
+	fx.s = &Schedule{Faults: faults, Interval: 10 * time.Second, Jitter: 2 * time.Second, Rng: seeded(seed),
+		Recorder: fx.rec, Cluster: &Cluster{}, Time: fx.clock}
+	return fx
+}
+
+// run runs the schedule, firing every wait until stop says to cancel
+// instead; it returns the delays asked for and Run's error.
+func (fx *scheduleFixture) run(t *testing.T, stop func(waits int) bool) ([]time.Duration, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- fx.s.Run(ctx) }()
+	var delays []time.Duration
+	for {
+		select {
+		case w := <-fx.clock.waits:
+			delays = append(delays, w.d)
+			if stop != nil && stop(len(delays)) {
+				cancel()
+				continue
+			}
+			w.fire()
+		case err := <-done:
+			return delays, err
+		}
+	}
+}
+
+// nemesisOps renders the history's ops as "f value" lines.
+func nemesisOps(t *testing.T, rec *history.Recorder) []string {
+	var out []string
+	for _, op := range rec.Ops() {
+		require.Equal(t, history.NemesisProcess, op.Process)
+		out = append(out, op.F+" "+string(op.Value))
+	}
+	return out
+}
+
+// replay returns the families active after ops, checking on the way
+// that no family is started while active. The fake faults' ops are
+// on-<family> and off-<family>; errors are start-<family> (active when the
+// fault reports an op: it did something) and stop-<family> (over).
+func replay(t *testing.T, ops []string) map[string]bool {
+	active := map[string]bool{}
+	for _, op := range ops {
+		f, value, _ := strings.Cut(op, " ")
+		on, isOn := strings.CutPrefix(f, "on-")
+		if fam, ok := strings.CutPrefix(f, "start-"); ok && strings.Contains(value, `"op":`) {
+			on, isOn = fam, true
+		}
+		if isOn {
+			assert.False(t, active[on], "%s started while active: %v", on, ops)
+			active[on] = true
+		}
+		for _, prefix := range []string{"off-", "stop-"} {
+			if fam, ok := strings.CutPrefix(f, prefix); ok {
+				assert.True(t, active[fam], "%s stopped while inactive: %v", fam, ops)
+				delete(active, fam)
+			}
+		}
+	}
+	return active
+}
+
+// Over a time limit, transitions come every interval ± jitter, each
+// recorded in order; every family has at most one active fault; at the
+// end the active faults are stopped and everything healed, in order; a
+// seed replays the same history.
+func TestScheduleRecordsTransitionsAndHeals(t *testing.T) {
+	play := func() ([]string, []time.Duration, []string) {
+		fx := newScheduleFixture(t, 42, "kill", "pause", "clock")
+		fx.s.TimeLimit = 95 * time.Second
+		delays, err := fx.run(t, nil)
+		require.NoError(t, err)
+		return nemesisOps(t, fx.rec), delays, fx.log.all()
+	}
+	ops, delays, calls := play()
+	var total time.Duration
+	for i, d := range delays[:len(delays)-1] {
+		assert.True(t, d >= 8*time.Second && d <= 12*time.Second, "delay %d: %v", i, d)
+		total += d
+	}
+	assert.Equal(t, 95*time.Second, total+delays[len(delays)-1], "the last wait ends at the time limit")
+
+	flips := len(delays) - 1 // the last wait ends the schedule
+	require.Greater(t, len(ops), flips)
+	activeAtEnd := replay(t, ops[:flips])
+	require.NotEmpty(t, activeAtEnd, "seed 42 should leave a fault active for the final stop to stop")
+	finalStops := ops[flips : len(ops)-1]
+	require.Len(t, finalStops, len(activeAtEnd), "one final stop per active family: %v", ops)
+	for _, op := range finalStops {
+		fam, _ := strings.CutPrefix(strings.Fields(op)[0], "off-")
+		assert.True(t, activeAtEnd[fam], "final %s", op)
+	}
+	assert.Empty(t, replay(t, ops[:len(ops)-1]), "nothing active before the heal")
+	assert.Equal(t, `heal {"faults":["kill","pause","clock"]}`, ops[len(ops)-1])
+	assert.Equal(t, []string{"heal kill", "heal pause", "heal clock"}, calls[len(calls)-3:])
+	assert.Len(t, calls, flips+len(finalStops)+3, "every transition reached a fault")
+
+	again, againDelays, _ := play()
+	assert.Equal(t, ops, again, "the same seed replays the same history")
+	assert.Equal(t, delays, againDelays)
+}
+
+// Cancelling ctx ends the schedule at once, and it still stops what is
+// active and heals every family.
+func TestScheduleHealsOnCancel(t *testing.T) {
+	fx := newScheduleFixture(t, 7, "kill", "pause")
+	_, err := fx.run(t, func(waits int) bool { return waits == 4 })
+	require.NoError(t, err)
+	ops := nemesisOps(t, fx.rec)
+	require.GreaterOrEqual(t, len(ops), 4)
+	assert.Empty(t, replay(t, ops[:len(ops)-1]))
+	assert.Equal(t, `heal {"faults":["kill","pause"]}`, ops[len(ops)-1])
+	calls := fx.log.all()
+	assert.Equal(t, []string{"heal kill", "heal pause"}, calls[len(calls)-2:])
+}
+
+// Cancelled before the first transition: nothing to stop, the heal runs.
+func TestScheduleHealsWhenCancelledAtOnce(t *testing.T) {
+	fx := newScheduleFixture(t, 7, "kill")
+	_, err := fx.run(t, func(int) bool { return true })
+	require.NoError(t, err)
+	assert.Equal(t, []string{`heal {"faults":["kill"]}`}, nemesisOps(t, fx.rec))
+	assert.Equal(t, []string{"heal kill"}, fx.log.all())
+}
+
+// A fault's errors are recorded as info ops with the error, and the
+// schedule goes on: a Start that did nothing leaves its family inactive, a
+// Start that did something leaves it active, so it is stopped at the end.
+func TestScheduleRecordsFaultErrorsAndContinues(t *testing.T) {
+	fx := newScheduleFixture(t, 1, "partition", "kill")
+	fx.faults["partition"].startErr = errors.New("n2: iptables: exited 1")
+	fx.faults["kill"].startErr = errors.New("n3: kill: exited 1")
+	fx.faults["kill"].partial = true
+	fx.s.TimeLimit = 60 * time.Second
+	_, err := fx.run(t, nil)
+	require.NoError(t, err)
+	ops := nemesisOps(t, fx.rec)
+	assert.Contains(t, ops, `start-partition {"error":"n2: iptables: exited 1"}`)
+	assert.Contains(t, ops, `start-kill {"error":"n3: kill: exited 1","op":"on-kill","value":{"n":1}}`)
+	assert.Contains(t, ops, "off-kill 1", "the partly started kill is stopped")
+	assert.Empty(t, replay(t, ops[:len(ops)-1]))
+	assert.Equal(t, `heal {"faults":["partition","kill"]}`, ops[len(ops)-1])
+	assert.Greater(t, fx.faults["partition"].startSeen, 1, "the schedule kept trying after an error: %v", ops)
+}
+
+// A Stop that fails is recorded and its family is over; a heal that fails
+// is recorded with its error and returned by Run.
+func TestScheduleStopAndHealErrors(t *testing.T) {
+	fx := newScheduleFixture(t, 3, "pause")
+	fx.faults["pause"].stopErr = errors.New("n1: resume: exited 1")
+	fx.faults["pause"].healErr = errors.New("n1: resume: exited 1")
+	_, err := fx.run(t, func(waits int) bool { return waits == 3 })
+	require.EqualError(t, err, "heal pause: n1: resume: exited 1")
+	ops := nemesisOps(t, fx.rec)
+	assert.Equal(t, []string{
+		`on-pause {"n":1,"pick":1}`,
+		`stop-pause {"error":"n1: resume: exited 1","op":"off-pause","value":1}`,
+		`heal {"error":"heal pause: n1: resume: exited 1","faults":["pause"]}`,
+	}, ops)
+}
+
+func TestScheduleRejectsBadConfiguration(t *testing.T) {
+	cases := map[string]func(*Schedule){
+		"nemesis schedule: no faults":                                        func(s *Schedule) { s.Faults = nil },
+		"nemesis schedule: interval 0s must be positive":                     func(s *Schedule) { s.Interval = 0 },
+		"nemesis schedule: jitter 11s must be within 0 and the interval 10s": func(s *Schedule) { s.Jitter = 11 * time.Second },
+		"nemesis schedule: Rng, Recorder and Cluster are required":           func(s *Schedule) { s.Rng = nil },
+		`nemesis schedule: fault family "kill" appears twice`:                func(s *Schedule) { s.Faults = append(s.Faults, s.Faults[0]) },
+	}
+	for want, mutate := range cases {
+		fx := newScheduleFixture(t, 1, "kill")
+		mutate(fx.s)
+		assert.EqualError(t, fx.s.Run(context.Background()), want)
+		assert.Empty(t, fx.rec.Ops(), "a misconfigured schedule does nothing")
+		assert.Empty(t, fx.log.all())
+	}
+}
+
+// The real faults' ops go into the history as the contract shows them.
+func TestScheduleWithKillRecordsContractOps(t *testing.T) {
+	c, _, _ := goldenCluster(fiveNodes)
+	fx := newScheduleFixture(t, 5)
+	fx.s.Faults = []Fault{&Kill{Targets: []Target{TargetOne}}}
+	fx.s.Cluster = c
+	_, err := fx.run(t, func(waits int) bool { return waits == 2 })
+	require.NoError(t, err)
+	var lines []string
+	for _, op := range fx.rec.Ops() {
+		b, err := json.Marshal(op)
+		require.NoError(t, err)
+		lines = append(lines, string(b))
+	}
+	require.Len(t, lines, 3, "%v", lines)
+	assert.Regexp(t, `^\{"index":0,"time":\d+,"process":"nemesis","type":"info","f":"kill","value":\{"nodes":\["n\d"\],"mode":"one","effect":"observed"\}\}$`, lines[0])
+	assert.Regexp(t, `"f":"start","value":\{"nodes":\["n\d"\]\}`, lines[1])
+	assert.Contains(t, lines[2], `"f":"heal","value":{"faults":["kill"]}`)
+}
