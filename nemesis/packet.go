@@ -71,14 +71,14 @@ func (b PacketBehavior) Validate() error {
 		return fmt.Errorf("packet behavior: negative rate %d kbit/s", b.RateKbit)
 	case b.Reorder > 0 && b.DelayMS == 0:
 		return errors.New("packet behavior: reorder needs delay_ms > 0 (a reordered packet overtakes delayed ones)")
-	case len(b.parts()) == 0:
+	case len(b.Parts()) == 0:
 		return errors.New("packet behavior: no fault in it")
 	}
 	return nil
 }
 
-// parts lists the parts b has, in a fixed order.
-func (b PacketBehavior) parts() []string {
+// Parts lists the parts b has, in a fixed order.
+func (b PacketBehavior) Parts() []string {
 	var out []string
 	for _, p := range []struct {
 		part string
@@ -373,7 +373,7 @@ type packetMechOption struct {
 func (p *Packet) plan(c *Cluster, caps map[string]NetCaps, b PacketBehavior, links PacketLinks) packetPlan {
 	options := p.mechOptions(c, caps, links)
 	pl := packetPlan{mech: map[string]string{}, why: map[string]error{}}
-	for _, part := range b.parts() {
+	for _, part := range b.Parts() {
 		var whyNot []string
 		for _, o := range options[part] {
 			if o.err == nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"chaos/campaign"
 	"chaos/control"
 	"chaos/db"
 	"chaos/nemesis"
@@ -64,7 +65,7 @@ be reached or healed (one line each on stderr).`,
 	f.BoolVar(&o.strictHostKeys, "strict-host-key-checking", true, "verify host keys against --known-hosts")
 	f.StringVar(&o.knownHosts, "known-hosts", "", "known_hosts file (default ~/.ssh/known_hosts)")
 	f.StringVar(&o.db, "db", "chaos-node", "system under test: chaos-node or etcd")
-	f.StringVar(&o.dataDir, "data-dir", db.DefaultLayout().DataDir, "where the nodes keep their data and pidfiles (in local mode, the run's work directory)")
+	f.StringVar(&o.dataDir, "data-dir", "", "where the nodes keep their data and pidfiles (default "+db.DefaultLayout().DataDir+", or in local mode "+campaign.LocalDataDir()+")")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on the whole heal")
 	return cmd
 }
@@ -227,7 +228,12 @@ func (o healOptions) sshConfig() control.SSHConfig {
 // and its hook addresses, and the dial error of every other node.
 func (o healOptions) cluster(nodes []db.Node, remotes []control.Remote, errs []error) (*nemesis.Cluster, map[string]error) {
 	layout := db.DefaultLayout()
-	layout.DataDir = o.dataDir
+	switch {
+	case o.dataDir != "":
+		layout.DataDir = o.dataDir
+	case len(o.nodes) == 0 && o.nodesFile == "":
+		layout.DataDir = campaign.LocalDataDir()
+	}
 	c := &nemesis.Cluster{Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}}
 	outcome := map[string]error{}
 	for i, n := range nodes {

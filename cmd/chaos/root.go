@@ -15,6 +15,7 @@ linearizability with Porcupine.`,
 	}
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newNodeCmd())
+	root.AddCommand(newRunCmd())
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newTestbedCmd())
 	root.AddCommand(newHealCmd())

@@ -1,0 +1,131 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"chaos/nemesis"
+)
+
+// newFault makes the fault family called name.
+func (r *run) newFault(name string) nemesis.Fault {
+	switch name {
+	case "kill":
+		return &nemesis.Kill{}
+	case "pause":
+		return &nemesis.Pause{}
+	case "partition":
+		return &nemesis.Partition{}
+	case "clock":
+		return &nemesis.Clock{Election: 500 * time.Millisecond}
+	default:
+		return &nemesis.Packet{}
+	}
+}
+
+// nemesisCluster is the nemesis's view of the cluster.
+func (r *run) nemesisCluster() *nemesis.Cluster {
+	return &nemesis.Cluster{Nodes: r.cl.nodes, Remotes: r.cl.remotes, DB: r.cl.db, HookAddrs: r.cl.hookAddrs(),
+		Leader: r.cl.leader, SharedClock: r.cl.local}
+}
+
+// pickFaults chooses the fault families: the ones asked for (each must be
+// possible here, or the run stops with a usage error before anything
+// starts), or by default every family the environment supports. It
+// returns why each family left out cannot run, for results.json. A packet
+// fault some of whose parts this environment cannot perform still runs the
+// parts it can; the rest are listed as unavailable.
+func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]string, error) {
+	names, explicit := r.o.Nemesis, true
+	if len(names) == 0 || slices.Contains(names, "all") {
+		names, explicit = Families(), false
+	}
+	if slices.Contains(names, "none") {
+		return nil, map[string]string{}, nil
+	}
+	c := r.nemesisCluster()
+	unavailable := map[string]string{}
+	var faults []nemesis.Fault
+	for _, name := range names {
+		f := r.newFault(name)
+		err := f.Available(ctx, c)
+		var partial *nemesis.PacketUnavailableError
+		switch {
+		case err == nil:
+		case errors.As(err, &partial) && len(partial.Parts) < len(nemesis.UnreliableNetwork().Parts()):
+			unavailable[name] = err.Error()
+		case explicit:
+			return nil, nil, fmt.Errorf("%w: --nemesis %s cannot run here: %v", ErrUsage, name, err)
+		default:
+			unavailable[name] = err.Error()
+			continue
+		}
+		faults = append(faults, &tracked{Fault: f})
+	}
+	r.faults = faults
+	for name, why := range unavailable {
+		fmt.Fprintf(r.env.Out, "nemesis: %s unavailable here: %s\n", name, why)
+	}
+	return faults, unavailable, nil
+}
+
+// runNemesis runs the schedule until ctx ends, then stops every active
+// fault and heals everything the families can leave.
+func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) {
+	if len(faults) == 0 {
+		return
+	}
+	s := &nemesis.Schedule{Faults: faults, Interval: r.o.NemesisInterval, Jitter: r.o.NemesisInterval / 2,
+		Rng: rand.New(rand.NewPCG(r.seed, 0x6e656d)), Recorder: r.rec, Cluster: r.nemesisCluster(), Log: r.log}
+	if err := s.Run(ctx); err != nil {
+		r.log.Error("nemesis", "err", err)
+		fmt.Fprintf(r.env.Out, "warning: nemesis: %v\n", err)
+	}
+}
+
+// activeFaults names the families with a fault in effect now.
+func (r *run) activeFaults() []string {
+	var out []string
+	for _, f := range r.faults {
+		if t, ok := f.(*tracked); ok && t.isActive() {
+			out = append(out, t.Name())
+		}
+	}
+	return out
+}
+
+// tracked remembers whether its fault is in effect, for the progress display.
+type tracked struct {
+	nemesis.Fault
+	mu     sync.Mutex
+	active bool
+}
+
+func (t *tracked) Start(ctx context.Context, c *nemesis.Cluster, rng *rand.Rand) (nemesis.Op, error) {
+	op, err := t.Fault.Start(ctx, c, rng)
+	t.set(err == nil || op.F != "")
+	return op, err
+}
+
+func (t *tracked) Stop(ctx context.Context, c *nemesis.Cluster) (nemesis.Op, error) {
+	op, err := t.Fault.Stop(ctx, c)
+	t.set(false)
+	return op, err
+}
+
+func (t *tracked) set(v bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.active = v
+}
+
+func (t *tracked) isActive() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.active
+}

@@ -1,0 +1,134 @@
+// Package campaign runs one chaos test end to end, the way `chaos run` does:
+// validate, reach the hosts, set up the system under test, run clients and
+// the nemesis together, heal, let the cluster recover, run the final reads,
+// tear down, pull logs, check, and write the run's store directory.
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"chaos/control"
+	"chaos/workload"
+)
+
+// ErrUsage marks errors in the options (exit 254): nothing was started.
+var ErrUsage = errors.New("bad option")
+
+// Options are the flags of `chaos run` (CONTRACT.md).
+type Options struct {
+	// Nodes are the hosts (name or address, optionally :port for SSH); empty
+	// means local mode: five chaos-nodes on 127.0.0.11..15.
+	Nodes []string
+	SSH   control.SSHConfig
+
+	DB          string // chaos-node or etcd
+	Workload    string // register or set
+	Keys        int
+	Concurrency string // a number, or Nn = N times the node count
+	Rate        float64
+	TimeLimit   time.Duration
+	TestCount   int
+	// Nemesis are fault families, "none", or "all"; empty means all the
+	// environment supports.
+	Nemesis         []string
+	NemesisInterval time.Duration
+	Store           string
+	Seed            uint64
+	Name            string
+	LeaveDBRunning  bool
+	Bugs            []string
+	CheckerTimeout  time.Duration
+	// Binary is the chaos (or etcd) binary to deploy; empty: this executable
+	// (chaos-node) or the hosts' own etcd.
+	Binary string
+	// RequestTimeout bounds each client request (default 1s).
+	RequestTimeout time.Duration
+	// Recovery is how long the cluster gets after the final heal before
+	// the final reads (default 5s).
+	Recovery time.Duration
+	// Argv is the command line, recorded in test.json.
+	Argv []string
+}
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
+}
+
+// validate checks the options without touching anything and fills defaults.
+func (o *Options) validate() error {
+	switch {
+	case o.DB != "chaos-node" && o.DB != "etcd":
+		return usagef("--db %q: want chaos-node or etcd", o.DB)
+	case o.Workload != "register" && o.Workload != "set":
+		return usagef("--workload %q: want register or set", o.Workload)
+	case o.Keys < 1:
+		return usagef("--keys %d: want at least 1", o.Keys)
+	case o.Rate < 0:
+		return usagef("--rate %v: want 0 (as fast as possible) or a positive rate", o.Rate)
+	case o.TimeLimit <= 0:
+		return usagef("--time-limit %v: want a positive duration such as 60s", o.TimeLimit)
+	case o.TestCount < 1:
+		return usagef("--test-count %d: want at least 1", o.TestCount)
+	case o.NemesisInterval <= 0:
+		return usagef("--nemesis-interval %v: want a positive duration such as 10s", o.NemesisInterval)
+	case o.CheckerTimeout < 0:
+		return usagef("--checker-timeout %v: want a positive duration, or 0 for no bound", o.CheckerTimeout)
+	case o.Store == "":
+		return usagef("--store is empty: give a directory such as ./store")
+	case o.DB == "etcd" && len(o.Nodes) == 0:
+		return usagef("--db etcd needs --nodes: local mode runs chaos-node only")
+	case o.DB == "etcd" && len(o.Bugs) > 0:
+		return usagef("--bug plants bugs in chaos-node only, not in etcd")
+	}
+	seen := map[string]bool{}
+	for _, n := range o.Nodes {
+		if seen[n] {
+			return usagef("--nodes lists %s twice", n)
+		}
+		seen[n] = true
+	}
+	for _, f := range o.Nemesis {
+		if f != "none" && f != "all" && !slices.Contains(Families(), f) {
+			return usagef("--nemesis %q: want a comma list of %s, or none, or all", f, strings.Join(Families(), ","))
+		}
+	}
+	nodes := len(o.Nodes)
+	if nodes == 0 {
+		nodes = len(localAddrs())
+	}
+	if _, err := workload.ParseConcurrency(o.Concurrency, nodes); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if o.RequestTimeout < 0 || o.Recovery < 0 {
+		return usagef("--request-timeout and --recovery must not be negative")
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = time.Second
+	}
+	if o.Recovery == 0 {
+		o.Recovery = 5 * time.Second
+	}
+	if o.Name == "" {
+		o.Name = o.defaultName()
+	}
+	return nil
+}
+
+// Families are the nemesis fault families, in a fixed order.
+func Families() []string { return []string{"kill", "pause", "partition", "clock", "packet"} }
+
+func (o *Options) defaultName() string {
+	nem := strings.Join(o.Nemesis, "+")
+	if nem == "" {
+		nem = "all"
+	}
+	name := o.DB + "-" + o.Workload + "-" + nem
+	if len(o.Bugs) > 0 {
+		name += "-bug-" + strings.Join(o.Bugs, "+")
+	}
+	return name
+}

@@ -1,0 +1,163 @@
+package campaign
+
+import (
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"chaos/checker"
+	"chaos/history"
+)
+
+// reportData is what report.html shows.
+type reportData struct {
+	Name, Verdict, VerdictClass string
+	Seed                        uint64
+	Interrupted                 bool
+	Ops                         checker.Counts
+	Checks                      []reportCheck
+	Faults                      []reportFault
+	Unavailable                 map[string]string
+	Files                       []string
+	Visualizations              []string
+}
+
+type reportCheck struct {
+	Name, Verdict, Class string
+	Findings             []string
+}
+
+type reportFault struct {
+	TimeS float64
+	F     string
+	Value string
+}
+
+func verdictClass(v checker.Validity) string {
+	switch v {
+	case checker.Valid:
+		return "valid"
+	case checker.Invalid:
+		return "invalid"
+	}
+	return "unknown"
+}
+
+func (r *run) reportData(res Result, h history.History, unavailable map[string]string) reportData {
+	d := reportData{Name: r.o.Name, Seed: r.seed, Interrupted: res.Interrupted, Ops: res.Report.Ops,
+		Verdict: res.Valid.String(), VerdictClass: verdictClass(res.Valid), Unavailable: unavailable}
+	names := make([]string, 0, len(res.Report.Checks))
+	for n := range res.Report.Checks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := res.Report.Checks[n]
+		d.Checks = append(d.Checks, reportCheck{Name: n, Verdict: c.Valid.String(), Class: verdictClass(c.Valid),
+			Findings: checker.Findings(c.Details)})
+	}
+	for _, op := range h.Nemesis() {
+		d.Faults = append(d.Faults, reportFault{TimeS: float64(op.Time) / 1e9, F: op.F, Value: string(op.Value)})
+	}
+	if vis, _ := filepath.Glob(r.rd.path("linearizable", "*.html")); len(vis) > 0 {
+		for _, v := range vis {
+			d.Visualizations = append(d.Visualizations, filepath.Join("linearizable", filepath.Base(v)))
+		}
+	}
+	d.Files = []string{"test.json", "history.jsonl", "results.json", "chaos.log"}
+	if _, ok := res.Report.Checks["linearizable"]; ok {
+		d.Files = append(d.Files, "linearizable/summary.txt")
+	}
+	if nodes, err := filepath.Glob(r.rd.path("nodes", "*", "*")); err == nil {
+		for _, f := range nodes {
+			rel, _ := filepath.Rel(r.rd.dir, f)
+			d.Files = append(d.Files, rel)
+		}
+	}
+	return d
+}
+
+var reportTemplate = template.Must(template.New("report").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>chaos: {{.Name}}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+h1 span{padding:.1em .5em;border-radius:.3em;color:#fff}
+.valid{background:#2e7d32}.invalid{background:#c62828}.unknown{background:#f9a825}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
+code{font-size:90%}
+</style></head><body>
+<h1>{{.Name}} <span class="{{.VerdictClass}}">{{.Verdict}}</span></h1>
+<p>Seed {{.Seed}} (replay with <code>--seed {{.Seed}}</code>).{{if .Interrupted}} <b>Interrupted:</b> the history recorded so far was checked.{{end}}</p>
+<h2>Operations</h2>
+<table><tr><th>invoked</th><th>ok</th><th>fail</th><th>info (unknown)</th></tr>
+<tr><td>{{.Ops.Invoke}}</td><td>{{.Ops.OK}}</td><td>{{.Ops.Fail}}</td><td>{{.Ops.Info}}</td></tr></table>
+<h2>Checks</h2>
+<table>{{range .Checks}}<tr><td>{{.Name}}</td><td><span class="{{.Class}}" style="color:#fff;padding:0 .4em">{{.Verdict}}</span></td>
+<td>{{range .Findings}}{{.}}<br>{{end}}</td></tr>{{end}}</table>
+{{if .Visualizations}}<h2>Visualizations</h2><ul>{{range .Visualizations}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
+<h2>Faults</h2>
+{{if .Faults}}<table><tr><th>time (s)</th><th>op</th><th>targets</th></tr>
+{{range .Faults}}<tr><td>{{printf "%.2f" .TimeS}}</td><td>{{.F}}</td><td><code>{{.Value}}</code></td></tr>{{end}}</table>
+{{else}}<p>No faults were injected.</p>{{end}}
+{{if .Unavailable}}<p>Not available in this environment:</p><ul>{{range $k, $v := .Unavailable}}<li>{{$k}}: {{$v}}</li>{{end}}</ul>{{end}}
+<h2>Files</h2><ul>{{range .Files}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>
+</body></html>
+`))
+
+// writeReport renders report.html: one self-contained page, no server needed.
+func writeReport(path string, d reportData) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := reportTemplate.Execute(f, d); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// summarize prints what a person acts on: the verdict, failed checks and
+// their anomalies in words, and where the report and history are.
+func (r *run) summarize(res Result) {
+	w := r.env.Out
+	fmt.Fprintf(w, "ops: %d invoked, %d ok, %d fail, %d info\n", res.Report.Ops.Invoke, res.Report.Ops.OK, res.Report.Ops.Fail, res.Report.Ops.Info)
+	names := make([]string, 0, len(res.Report.Checks))
+	for n := range res.Report.Checks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := res.Report.Checks[n]
+		fmt.Fprintf(w, "%s: %v\n", n, c.Valid)
+		if c.Valid != checker.Valid {
+			for _, l := range checker.Findings(c.Details) {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+		}
+	}
+	if res.Interrupted {
+		fmt.Fprintln(w, "interrupted: the history recorded so far was checked")
+	}
+	fmt.Fprintf(w, "verdict: %v\nreport:  %s\nhistory: %s\n", res.Valid, r.rd.path("report.html"), r.rd.path("history.jsonl"))
+}
+
+// writeLinearizableSummary writes linearizable/summary.txt: the
+// linearizability verdict and what the check found, beside the
+// visualizations of failing keys (if any).
+func (r *run) writeLinearizableSummary(res Result) error {
+	c, ok := res.Report.Checks["linearizable"]
+	if !ok {
+		return nil
+	}
+	if err := os.MkdirAll(r.rd.path("linearizable"), 0o755); err != nil {
+		return err
+	}
+	text := "linearizable: " + c.Valid.String() + "\n"
+	for _, l := range checker.Findings(c.Details) {
+		text += l + "\n"
+	}
+	return os.WriteFile(r.rd.path("linearizable", "summary.txt"), []byte(text), 0o644)
+}

@@ -1,0 +1,206 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"chaos/checker"
+	"chaos/history"
+	"chaos/nemesis"
+	"chaos/workload"
+)
+
+// ErrSetup marks failures to reach or prepare the hosts (exit 255).
+var ErrSetup = errors.New("setup failed")
+
+// Result is one run's outcome.
+type Result struct {
+	Valid       checker.Validity
+	Dir         string // the run directory
+	Report      checker.Report
+	Interrupted bool
+	Seed        uint64
+}
+
+// Env is what a run talks to besides its options.
+type Env struct {
+	// Out receives the final summary; Progress the live progress display.
+	Out, Progress io.Writer
+	// ProgressIsTerminal selects the live display over periodic lines.
+	ProgressIsTerminal bool
+	// Hard is cancelled by a second interrupt: stop at once after healing.
+	Hard context.Context
+	// Version is recorded in test.json.
+	Version string
+}
+
+// Run runs the test o.TestCount times, stopping at the first invalid run
+// or interrupt, and returns the last run's result. ctx is cancelled by the
+// first interrupt: the load stops, faults are healed, logs pulled, and the
+// history recorded so far is checked and reported as interrupted.
+func Run(ctx context.Context, o Options, env Env) (Result, error) {
+	if err := o.validate(); err != nil {
+		return Result{}, err
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64() >> 1
+	}
+	if env.Hard == nil {
+		env.Hard = context.Background()
+	}
+	var res Result
+	for i := range o.TestCount {
+		var err error
+		res, err = runOnce(ctx, o, env, o.Seed+uint64(i))
+		if err != nil || res.Valid == checker.Invalid || res.Interrupted {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// run is the state of one run.
+type run struct {
+	o       Options
+	env     Env
+	seed    uint64
+	rd      *runDir
+	log     *slog.Logger
+	start   time.Time
+	cl      *cluster
+	rec     *history.Recorder
+	histF   *os.File
+	faults  []nemesis.Fault
+	started time.Time
+}
+
+func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, error) {
+	fmt.Fprintf(env.Out, "chaos run %s: seed %d (replay with --seed %d)\n", o.Name, seed, seed)
+	rd, err := newRunDir(o.Store, o.Name, time.Now())
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	r := &run{o: o, env: env, seed: seed, rd: rd, started: time.Now()}
+	logFile, err := os.Create(rd.path("chaos.log"))
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	defer logFile.Close()
+	r.log = slog.New(slog.NewTextHandler(logFile, nil))
+	if err := r.writeTestJSON(); err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	res, err := r.execute(ctx)
+	res.Dir, res.Seed = rd.dir, seed
+	if err != nil {
+		r.log.Error("run failed", "err", err)
+	}
+	return res, err
+}
+
+func (r *run) writeTestJSON() error {
+	return r.rd.writeJSON("test.json", map[string]any{
+		"name": r.o.Name, "seed": r.seed, "argv": r.o.Argv, "version": r.env.Version,
+		"started": r.started.UTC().Format(time.RFC3339Nano), "nodes": r.o.Nodes, "local": len(r.o.Nodes) == 0,
+		"db": r.o.DB, "workload": r.o.Workload, "keys": r.o.Keys, "concurrency": r.o.Concurrency,
+		"rate": r.o.Rate, "time_limit_s": r.o.TimeLimit.Seconds(), "nemesis": r.o.Nemesis,
+		"nemesis_interval_s": r.o.NemesisInterval.Seconds(), "bugs": r.o.Bugs,
+		"checker_timeout_s": r.o.CheckerTimeout.Seconds(), "leave_db_running": r.o.LeaveDBRunning,
+	})
+}
+
+// execute runs the phases. Setup failures return ErrSetup before any fault
+// is injected; from the load phase on, the run always heals, tears down,
+// pulls logs and checks what was recorded.
+func (r *run) execute(ctx context.Context) (Result, error) {
+	setupCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cl, err := connect(setupCtx, &r.o)
+	if err != nil {
+		if errors.Is(err, ErrUsage) {
+			return Result{}, err
+		}
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	r.cl = cl
+	defer cl.close(r.o.LeaveDBRunning)
+	faults, unavailable, err := r.pickFaults(setupCtx)
+	if err != nil {
+		return Result{}, err
+	}
+	r.log.Info("setting up", "db", r.o.DB, "nodes", len(cl.nodes))
+	if err := cl.setup(setupCtx); err != nil {
+		r.teardown()
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	load, err := r.prepareLoad()
+	if err != nil {
+		r.teardown()
+		return Result{}, err
+	}
+	interrupted := r.loadPhase(ctx, load, faults)
+	if r.env.Hard.Err() != nil {
+		r.teardown()
+		return Result{Interrupted: true, Valid: checker.Unknown}, errors.New("interrupted twice: stopped after healing, without checking")
+	}
+	r.finalPhase(ctx, load)
+	if err := r.rec.Close(); err != nil {
+		r.log.Error("closing the history", "err", err)
+	}
+	r.teardown()
+	return r.check(ctx, unavailable, interrupted)
+}
+
+// load is what the load phase drives.
+type load struct {
+	runner  *workload.Runner
+	clients []workload.Client
+	set     *workload.Set
+}
+
+func (r *run) prepareLoad() (*load, error) {
+	concurrency, err := workload.ParseConcurrency(r.o.Concurrency, len(r.cl.nodes))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	clients, err := r.cl.clients(concurrency)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	l := &load{clients: clients}
+	var gen workload.Generator
+	if r.o.Workload == "set" {
+		l.set = workload.NewSet()
+		gen = l.set
+	} else if gen, err = workload.NewRegister(r.o.Keys); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if r.histF, err = os.Create(r.rd.path("history.jsonl")); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	r.start = time.Now()
+	r.rec = history.NewRecorder(r.histF, func() time.Duration { return time.Since(r.start) }, history.RecorderOptions{})
+	l.runner, err = workload.NewRunner(workload.Config{Clients: clients, Rate: r.o.Rate, TimeLimit: r.o.TimeLimit,
+		RequestTimeout: r.o.RequestTimeout, Generator: gen, Recorder: r.rec, Seed: r.seed})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return l, nil
+}
+
+// teardown stops the nodes (unless asked not to) and pulls their logs, on
+// a context of its own so an interrupted run still gets its logs.
+func (r *run) teardown() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.cl.teardown(ctx, r.rd.path("nodes"), r.o.LeaveDBRunning); err != nil {
+		r.log.Error("teardown", "err", err)
+		fmt.Fprintf(r.env.Out, "warning: teardown: %v\n", err)
+	}
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"chaos/campaign"
+	"chaos/checker"
+)
+
+type runOptions struct {
+	o                campaign.Options
+	nodes, nodesFile string
+	nemesis          string
+	keyFile          string
+	strictHostKeys   bool
+	sshPort          int
+}
+
+func newRunCmd() *cobra.Command {
+	ro := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run one test: deploy, run load + faults, heal, check, report",
+		Long: `run deploys the system under test, drives concurrent clients against it while
+the nemesis injects faults, heals every fault, lets the cluster recover, runs the
+final reads, checks the history and writes the run into the store:
+store/<name>/<time>/ with test.json, history.jsonl, results.json, report.html,
+linearizable/, nodes/<node>/ and chaos.log.
+
+Without --nodes it runs five chaos-nodes on this machine (127.0.0.11..15).
+
+Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure.`,
+		Example: `  chaos run --time-limit 20s
+  chaos run --bug stale-read --nemesis partition
+  chaos run --nodes-file testbed/nodes --ssh-private-key testbed/id_ed25519 --known-hosts testbed/known_hosts`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, ro) },
+	}
+	f := cmd.Flags()
+	o := &ro.o
+	f.StringVar(&ro.nodes, "nodes", "", "hosts, comma separated (name or address, optional :port); none: local mode")
+	f.StringVar(&ro.nodesFile, "nodes-file", "", "file with one host per line")
+	f.StringVar(&o.SSH.User, "username", "root", "SSH user (sudo is used when it is not root)")
+	f.StringVar(&ro.keyFile, "ssh-private-key", "", "SSH private key file (default ~/.ssh/id_ed25519 and id_rsa; the SSH agent is tried too)")
+	f.StringVar(&o.SSH.Password, "password", "", "SSH and sudo password")
+	f.IntVar(&ro.sshPort, "ssh-port", 22, "SSH port for hosts given without one")
+	f.BoolVar(&ro.strictHostKeys, "strict-host-key-checking", true, "verify host keys against --known-hosts")
+	f.StringVar(&o.SSH.KnownHosts, "known-hosts", "", "known_hosts file (default ~/.ssh/known_hosts)")
+	f.StringVar(&o.DB, "db", "chaos-node", "system under test: chaos-node or etcd")
+	f.StringVar(&o.Workload, "workload", "register", "register or set")
+	f.IntVar(&o.Keys, "keys", 10, "keys the register workload spreads over")
+	f.StringVar(&o.Concurrency, "concurrency", "2n", "clients: a number, or Nn = N times the node count")
+	f.Float64Var(&o.Rate, "rate", 0, "total ops/s target, 0 = as fast as possible")
+	f.DurationVar(&o.TimeLimit, "time-limit", 60*time.Second, "length of the load phase")
+	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid")
+	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of "+strings.Join(campaign.Families(), ",")+", or none, or all (default: all the environment supports)")
+	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
+	f.StringVar(&o.Store, "store", "./store", "where runs are written")
+	f.Uint64Var(&o.Seed, "seed", 0, "seed for every random choice (default random; printed at start)")
+	f.StringVar(&o.Name, "name", "", "test name in the store (default from db, workload, nemesis)")
+	f.BoolVar(&o.LeaveDBRunning, "leave-db-running", false, "don't tear down at the end")
+	f.StringArrayVar(&o.Bugs, "bug", nil, "start chaos-node with a planted bug (repeatable)")
+	f.DurationVar(&o.CheckerTimeout, "checker-timeout", 60*time.Second, "bound on the linearizability search")
+	f.StringVar(&o.Binary, "binary", "", "binary to deploy (default: this chaos binary, or the hosts' etcd)")
+	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout; past it the op is recorded as info")
+	f.DurationVar(&o.Recovery, "recovery", 5*time.Second, "time the healed cluster gets before the final reads")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, ro *runOptions) error {
+	o := ro.o
+	o.Argv = os.Args
+	var err error
+	if o.Nodes, err = readNodes(ro.nodes, ro.nodesFile); err != nil {
+		return err
+	}
+	if ro.nemesis != "" {
+		o.Nemesis = strings.Split(ro.nemesis, ",")
+	}
+	if ro.keyFile != "" {
+		o.SSH.KeyFiles = []string{ro.keyFile}
+	}
+	o.SSH.Port, o.SSH.InsecureIgnoreHostKey, o.SSH.Agent = ro.sshPort, !ro.strictHostKeys, true
+
+	ctx, hard, stop := interrupts(cmd.Context(), cmd)
+	defer stop()
+	stderr := cmd.ErrOrStderr()
+	isTerm := false
+	if f, ok := stderr.(*os.File); ok {
+		isTerm = term.IsTerminal(int(f.Fd()))
+	}
+	res, err := campaign.Run(ctx, o, campaign.Env{Out: cmd.OutOrStdout(), Progress: stderr,
+		ProgressIsTerminal: isTerm, Hard: hard, Version: version})
+	switch {
+	case errors.Is(err, campaign.ErrUsage):
+		return usageErrorf("run: %v", err)
+	case err != nil:
+		return setupError(fmt.Errorf("run: %w", err))
+	}
+	switch res.Valid {
+	case checker.Valid:
+		return nil
+	case checker.Invalid:
+		return &exitError{code: exitInvalid}
+	}
+	return &exitError{code: exitUnknown}
+}
+
+// interrupts returns a context cancelled by the first SIGINT or SIGTERM and
+// a second one cancelled by the next.
+func interrupts(parent context.Context, cmd *cobra.Command) (soft, hard context.Context, stop func()) {
+	soft, cancelSoft := context.WithCancel(parent)
+	hard, cancelHard := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for n := 0; n < 2; n++ {
+			select {
+			case <-sig:
+			case <-done:
+				return
+			}
+			if n == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "\ninterrupted: stopping the load, healing, pulling logs and checking (interrupt again to stop after healing)")
+				cancelSoft()
+			} else {
+				fmt.Fprintln(cmd.ErrOrStderr(), "\ninterrupted again: stopping after healing")
+				cancelHard()
+			}
+		}
+	}()
+	return soft, hard, func() {
+		signal.Stop(sig)
+		close(done)
+		cancelSoft()
+		cancelHard()
+	}
+}
+
+// readNodes returns the hosts of --nodes or --nodes-file (one per line;
+// blank lines and # comments are skipped).
+func readNodes(list, file string) ([]string, error) {
+	if list != "" && file != "" {
+		return nil, usageErrorf("give --nodes or --nodes-file, not both")
+	}
+	var nodes []string
+	if list != "" {
+		for _, n := range strings.Split(list, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				nodes = append(nodes, n)
+			}
+		}
+		if len(nodes) == 0 {
+			return nil, usageErrorf("--nodes %q names no host", list)
+		}
+		return nodes, nil
+	}
+	if file == "" {
+		return nil, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, usageErrorf("--nodes-file: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line != "" && !strings.HasPrefix(line, "#") {
+			nodes = append(nodes, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usageErrorf("--nodes-file %s: %v", file, err)
+	}
+	if len(nodes) == 0 {
+		return nil, usageErrorf("--nodes-file %s lists no host", file)
+	}
+	return nodes, nil
+}
