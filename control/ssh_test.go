@@ -303,7 +303,12 @@ func TestSSHCommandIsNeverRunTwice(t *testing.T) {
 		_, err := r.Run(context.Background(), "echo ran >> "+marks+"; sleep 2")
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return fileExists(marks) }, 10*time.Second, 10*time.Millisecond)
+	// Wait for the command's output, not just the file: the shell creates
+	// the file for the redirection before echo writes into it.
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(marks)
+		return err == nil && string(b) == "ran\n"
+	}, 10*time.Second, 10*time.Millisecond)
 	px.cut()
 	var err error
 	select {
