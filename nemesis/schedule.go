@@ -152,8 +152,10 @@ func (s *scheduleRun) flip(ctx context.Context) {
 	i := s.Rng.IntN(len(s.Faults))
 	f := s.Faults[i]
 	if s.active[i] {
-		s.active[i] = false
 		op, err := f.Stop(ctx, s.Cluster)
+		// A stop cut short by the end of the run stays active, so finish
+		// stops it again on its own context.
+		s.active[i] = err != nil && ctx.Err() != nil
 		s.record(f, "stop", op, err)
 		return
 	}
