@@ -1,0 +1,15 @@
+// Package raftcheck checks a run from the inside: the chaos-node event logs
+// (nodes/<node>/events.jsonl, see CONTRACT.md) for Raft's safety
+// invariants, and the event logs together with the client history for
+// availability and recovery after faults.
+//
+//   - [Raft]: Election Safety, terms never decreasing on a node, at most one
+//     vote per term and node (across restarts), State Machine Safety, and
+//     commit indexes never decreasing within a node's life.
+//   - [Availability]: leaderless windows, client-visible unavailability
+//     windows, recovery time after each heal, and whether the cluster
+//     recovered after the final heal.
+//
+// Both return a [checker.Result] in the shape results.json stores, and say
+// valid only when they could decide.
+package raftcheck

@@ -1,0 +1,139 @@
+package raftcheck
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Event is one line of a chaos-node events.jsonl. Fields an event kind does
+// not carry are zero.
+type Event struct {
+	Time   time.Time `json:"time"`
+	Node   string    `json:"node"`
+	Event  string    `json:"event"`            // start, stop, role, vote, commit, apply, snapshot, restore, ...
+	Role   string    `json:"role,omitempty"`   // role: follower, pre-candidate, candidate, leader
+	Leader string    `json:"leader,omitempty"` // role: the leader the node knows, "" for none
+	For    string    `json:"for,omitempty"`    // vote: the candidate voted for
+	Hash   string    `json:"hash,omitempty"`   // apply: hash of the entry's command
+	Term   uint64    `json:"term,omitempty"`   // start, role, vote: the node's term; apply, snapshot, restore: the entry's
+	Index  uint64    `json:"index,omitempty"`  // commit, apply, snapshot, restore
+	Line   int       `json:"line"`             // 1-based line in the file it was read from
+}
+
+// Warning is a problem ReadEvents recovered from.
+type Warning struct {
+	Line int    `json:"line"`
+	Msg  string `json:"msg"`
+}
+
+func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Msg) }
+
+// maxEventLine bounds one events.jsonl line; real lines are ~150 bytes.
+const maxEventLine = 1 << 20
+
+// ReadEvents reads one events.jsonl, in file order, each event's Line set.
+//
+// A final line without a newline that is not valid JSON is what a node
+// killed in the middle of a write leaves behind: it is skipped and reported
+// as a Warning. Blank lines are skipped. Any other bad line (not a JSON
+// object, no time, node or event) is an error naming the line.
+func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
+	br := bufio.NewReaderSize(r, maxEventLine)
+	var (
+		events   []Event
+		warnings []Warning
+	)
+	for line := 1; ; line++ {
+		text, err := br.ReadSlice('\n')
+		complete := err == nil
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			return nil, nil, fmt.Errorf("events line %d: longer than %d bytes", line, br.Size())
+		case err != nil && !errors.Is(err, io.EOF):
+			return nil, nil, fmt.Errorf("events line %d: %w", line, err)
+		}
+		text = bytes.TrimSpace(text)
+		if len(text) == 0 {
+			if !complete {
+				break
+			}
+			continue
+		}
+		ev, perr := parseEvent(text)
+		if perr != nil {
+			var syn *json.SyntaxError
+			if !complete && (errors.As(perr, &syn)) {
+				warnings = append(warnings, Warning{Line: line,
+					Msg: fmt.Sprintf("torn final line skipped (%d bytes without a newline)", len(text))})
+				break
+			}
+			return nil, nil, fmt.Errorf("events line %d: %w", line, perr)
+		}
+		ev.Line = line
+		events = append(events, ev)
+		if !complete {
+			break
+		}
+	}
+	return events, warnings, nil
+}
+
+// parseEvent decodes one line and checks the fields every event has.
+func parseEvent(text []byte) (Event, error) {
+	var ev Event
+	if err := json.Unmarshal(text, &ev); err != nil {
+		return ev, err
+	}
+	switch {
+	case ev.Time.IsZero():
+		return ev, errors.New("no time")
+	case ev.Node == "":
+		return ev, errors.New("no node")
+	case ev.Event == "":
+		return ev, errors.New("no event")
+	}
+	return ev, nil
+}
+
+// LoadRunEvents reads runDir/nodes/*/events.jsonl and merges them into one
+// slice sorted by time; events with equal times keep file order, files in
+// node-directory order. Torn final lines (left by killed nodes) are
+// dropped. A run without any event log is an error wrapping
+// os.ErrNotExist; a bad line is an error naming the file and line.
+//
+// Times come from each node's own clock, so under clock faults the merged
+// order across nodes is approximate; [Raft] relies on file order within a
+// node (Line), not on the merged order.
+func LoadRunEvents(runDir string) ([]Event, error) {
+	paths, err := filepath.Glob(filepath.Join(runDir, "nodes", "*", "events.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s: no nodes/*/events.jsonl: %w", runDir, os.ErrNotExist)
+	}
+	slices.Sort(paths)
+	var all []Event
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		events, _, err := ReadEvents(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		all = append(all, events...)
+	}
+	slices.SortStableFunc(all, func(a, b Event) int { return a.Time.Compare(b.Time) })
+	return all, nil
+}

@@ -1,0 +1,92 @@
+package raftcheck
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readFixture reads testdata/name with ReadEvents, failing on an error.
+func readFixture(t *testing.T, name string) ([]Event, []Warning) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, warns, err := ReadEvents(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return evs, warns
+}
+
+func TestReadEventsFields(t *testing.T) {
+	evs, warns := readFixture(t, "forget-vote.jsonl")
+	if len(warns) != 0 || len(evs) != 11 {
+		t.Fatalf("got %d events, warnings %v; want 11 and none", len(evs), warns)
+	}
+	v := evs[10]
+	if v.Event != "vote" || v.Node != "n2" || v.Term != 2 || v.For != "n3" || v.Line != 11 ||
+		v.Time.Format("15:04:05.000000") != "10:00:02.000300" {
+		t.Errorf("line 11 read as %+v", v)
+	}
+	a, _ := readFixture(t, "divergent.jsonl")
+	if a[5].Hash != "00000000000000cc" || a[5].Index != 5 || a[5].Term != 3 {
+		t.Errorf("apply read as %+v", a[5])
+	}
+}
+
+func TestReadEventsTornLastLine(t *testing.T) {
+	evs, warns := readFixture(t, "torn.jsonl")
+	if len(evs) != 2 || evs[1].Event != "commit" || evs[1].Index != 2 {
+		t.Errorf("events %+v, want the two whole lines", evs)
+	}
+	if len(warns) != 1 || warns[0].Line != 3 {
+		t.Errorf("warnings %v, want one for line 3", warns)
+	}
+}
+
+func TestReadEventsErrorsNameTheLine(t *testing.T) {
+	good := `{"time":"2026-11-22T10:00:00Z","event":"start","node":"n1"}` + "\n"
+	cases := map[string]string{
+		"not json":       good + "garbage\n" + good,
+		"torn not last":  good + `{"time":"2026-11-22T10:00:00Z","ev` + "\n" + good,
+		"no node":        good + `{"time":"2026-11-22T10:00:00Z","event":"start"}` + "\n",
+		"no time":        good + `{"event":"start","node":"n1"}` + "\n",
+		"no event":       good + `{"time":"2026-11-22T10:00:00Z","node":"n1"}` + "\n",
+		"bad time":       good + `{"time":"yesterday","event":"start","node":"n1"}` + "\n",
+		"complete, last": good + `{"time":"2026-11-22T10:00:00Z","event":"start","node":3}`,
+	}
+	for name, in := range cases {
+		_, _, err := ReadEvents(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("%s: error %v, want one naming line 2", name, err)
+		}
+	}
+}
+
+func TestLoadRunEventsMergesByTime(t *testing.T) {
+	evs, err := LoadRunEvents(filepath.Join("testdata", "clean"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1014 {
+		t.Errorf("%d events, want 1014", len(evs))
+	}
+	nodes := map[string]bool{}
+	for i, e := range evs {
+		nodes[e.Node] = true
+		if i > 0 && e.Time.Before(evs[i-1].Time) {
+			t.Fatalf("event %d (%s line %d) is earlier than the one before it", i, e.Node, e.Line)
+		}
+	}
+	if len(nodes) != 5 {
+		t.Errorf("nodes %v, want n1..n5", nodes)
+	}
+	if _, err := LoadRunEvents(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("empty run dir: %v, want ErrNotExist", err)
+	}
+}

@@ -1,0 +1,220 @@
+package raftcheck
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"chaos/checker"
+)
+
+// Violation kinds reported by [Raft].
+const (
+	KindElectionSafety     = "election-safety"      // two nodes leader in one term
+	KindTermDecreased      = "term-decreased"       // a node's term went down
+	KindDoubleVote         = "double-vote"          // a node voted for two candidates in one term
+	KindStateMachineSafety = "state-machine-safety" // two applies of one index differ in hash or term
+	KindCommitDecreased    = "commit-decreased"     // a node's commit index went down within one life
+)
+
+// MaxViolations bounds the violations [Raft] lists; Counts still counts
+// them all. A diverged log breaks State Machine Safety at every index
+// after the divergence, and the first ones are the ones worth reading.
+const MaxViolations = 100
+
+// Violation is one broken invariant, at the event that showed it.
+type Violation struct {
+	Kind  string    `json:"kind"`
+	Node  string    `json:"node"`
+	Term  uint64    `json:"term,omitempty"`
+	Index uint64    `json:"index,omitempty"`
+	Time  time.Time `json:"time"`
+	Line  int       `json:"line,omitempty"` // in the node's events.jsonl
+	Text  string    `json:"text"`
+}
+
+// RaftDetails is what [Raft] reports beside its verdict.
+type RaftDetails struct {
+	Events     int               `json:"events"`
+	Nodes      []string          `json:"nodes"`
+	Leaders    map[uint64]string `json:"leaders"` // term -> the first node that became leader in it
+	Counts     map[string]int    `json:"counts"`  // violations by kind, all of them
+	Violations []Violation       `json:"violations"`
+	Omitted    int               `json:"omitted,omitempty"` // violations beyond MaxViolations, not listed
+	Reason     string            `json:"reason,omitempty"`  // why the verdict is unknown
+}
+
+// Raft checks Raft's safety invariants over the events of a run (all
+// nodes, as [LoadRunEvents] returns them):
+//
+//   - Election Safety: at most one node becomes leader in a term.
+//   - A node's term never decreases: within a life (between two start
+//     events) on any event carrying the node's term (start, role, vote), and
+//     across restarts, since the term is persisted. A role event that is
+//     the last event of a killed life is left out of the cross-restart
+//     comparison: it is emitted before its term is persisted, so a kill in
+//     between legitimately loses it.
+//   - A node votes for at most one candidate per term, across restarts.
+//   - State Machine Safety: every apply of an index, on any node and in any
+//     life, has the same entry term and command hash.
+//   - A node's commit index never decreases within a life.
+//
+// Per-node checks follow each node's file order (Event.Line, ties in
+// slice order), not wall time, which clock faults skew. Violations are
+// sorted by time. Without any event the verdict is unknown; with a
+// violation it is invalid; otherwise valid.
+func Raft(events []Event) checker.Result {
+	d := &RaftDetails{Events: len(events), Nodes: []string{}, Leaders: map[uint64]string{},
+		Counts: map[string]int{}, Violations: []Violation{}}
+	if len(events) == 0 {
+		d.Reason = "no events"
+		return checker.Result{Valid: checker.Unknown, Details: d}
+	}
+	var all []Violation
+	byNode := groupByNode(events)
+	for _, node := range sortedKeys(byNode) {
+		d.Nodes = append(d.Nodes, node)
+		all = append(all, checkNode(byNode[node])...)
+	}
+	all = append(all, checkCluster(events, d.Leaders)...)
+	slices.SortStableFunc(all, func(a, b Violation) int { return a.Time.Compare(b.Time) })
+	for _, v := range all {
+		d.Counts[v.Kind]++
+	}
+	if len(all) > MaxViolations {
+		d.Omitted = len(all) - MaxViolations
+		all = all[:MaxViolations]
+	}
+	d.Violations = append(d.Violations, all...)
+	if len(all) > 0 {
+		return checker.Result{Valid: checker.Invalid, Details: d}
+	}
+	return checker.Result{Valid: checker.Valid, Details: d}
+}
+
+// groupByNode splits events by node, each node's in file order.
+func groupByNode(events []Event) map[string][]Event {
+	m := map[string][]Event{}
+	for _, e := range events {
+		m[e.Node] = append(m[e.Node], e)
+	}
+	for _, evs := range m {
+		slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.Line, b.Line) })
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// carriesNodeTerm reports whether e's Term is the node's current term (as
+// opposed to an entry's term).
+func carriesNodeTerm(e Event) bool {
+	return e.Event == "start" || e.Event == "role" || e.Event == "vote"
+}
+
+func violation(kind string, e Event, format string, args ...any) Violation {
+	return Violation{Kind: kind, Node: e.Node, Term: e.Term, Index: e.Index, Time: e.Time, Line: e.Line,
+		Text: fmt.Sprintf(format, args...)}
+}
+
+// checkNode checks one node's events, in file order: terms, votes and
+// commit indexes.
+func checkNode(evs []Event) []Violation {
+	var (
+		out      []Violation
+		votes    = map[uint64]Event{} // term -> first vote
+		durable  uint64               // highest term known persisted by earlier lives
+		lifeTerm uint64               // highest node term in this life
+		commit   uint64               // highest commit index in this life
+		life     []Event              // events of the current life
+	)
+	endLife := func() {
+		n := len(life)
+		if n > 0 && life[n-1].Event == "role" {
+			n-- // killed right after a role change: its term may never have been persisted
+		}
+		for _, e := range life[:n] {
+			if carriesNodeTerm(e) {
+				durable = max(durable, e.Term)
+			}
+		}
+		life, lifeTerm, commit = life[:0], 0, 0
+	}
+	for _, e := range evs {
+		if e.Event == "start" {
+			endLife()
+			if e.Term < durable {
+				out = append(out, violation(KindTermDecreased, e,
+					"%s restarted with term %d after reaching term %d in an earlier life", e.Node, e.Term, durable))
+			}
+		}
+		life = append(life, e)
+		if carriesNodeTerm(e) {
+			if e.Term < lifeTerm {
+				out = append(out, violation(KindTermDecreased, e,
+					"%s event %s has term %d after term %d", e.Node, e.Event, e.Term, lifeTerm))
+			}
+			lifeTerm = max(lifeTerm, e.Term)
+		}
+		switch e.Event {
+		case "vote":
+			if first, ok := votes[e.Term]; !ok {
+				votes[e.Term] = e
+			} else if first.For != e.For {
+				out = append(out, violation(KindDoubleVote, e,
+					"%s voted for %s in term %d after voting for %s (line %d)", e.Node, e.For, e.Term, first.For, first.Line))
+			}
+		case "commit":
+			if e.Index < commit {
+				out = append(out, violation(KindCommitDecreased, e,
+					"%s commit index went from %d down to %d", e.Node, commit, e.Index))
+			}
+			commit = max(commit, e.Index)
+		}
+	}
+	return out
+}
+
+// checkCluster checks what involves several nodes: Election Safety and
+// State Machine Safety. It fills leaders.
+func checkCluster(events []Event, leaders map[uint64]string) []Violation {
+	var out []Violation
+	applied := map[uint64]Event{} // index -> first apply
+	reported := map[string]bool{} // election-safety: "term node" already reported
+	for _, e := range events {
+		switch {
+		case e.Event == "role" && e.Role == "leader":
+			first, ok := leaders[e.Term]
+			if !ok {
+				leaders[e.Term] = e.Node
+				continue
+			}
+			key := fmt.Sprint(e.Term, " ", e.Node)
+			if first != e.Node && !reported[key] {
+				reported[key] = true
+				out = append(out, violation(KindElectionSafety, e,
+					"%s became leader in term %d, which %s already led", e.Node, e.Term, first))
+			}
+		case e.Event == "apply":
+			first, ok := applied[e.Index]
+			if !ok {
+				applied[e.Index] = e
+				continue
+			}
+			if first.Hash != e.Hash || first.Term != e.Term {
+				out = append(out, violation(KindStateMachineSafety, e,
+					"%s applied index %d as term %d hash %s; %s applied it as term %d hash %s",
+					e.Node, e.Index, e.Term, e.Hash, first.Node, first.Term, first.Hash))
+			}
+		}
+	}
+	return out
+}
