@@ -1,0 +1,194 @@
+package raftcheck
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"chaos/checker"
+	"chaos/history"
+)
+
+// AvailabilityOptions tune [Availability]. Zero values take the defaults.
+type AvailabilityOptions struct {
+	// RecoveryBound: after the final heal a client op must succeed within
+	// this long. Default 10s.
+	RecoveryBound time.Duration
+	// Gap: a stretch longer than this without a successful client op is a
+	// client-visible unavailability window. Default 1s.
+	Gap time.Duration
+}
+
+// Default option values.
+const (
+	DefaultRecoveryBound = 10 * time.Second
+	DefaultGap           = time.Second
+)
+
+// isHeal reports whether a nemesis op with function f ends a fault; every
+// other nemesis op is taken to start one.
+func isHeal(f string) bool {
+	switch f {
+	case "stop-partition", "start", "resume", "clock-reset", "stop-packet", "heal":
+		return true
+	}
+	return false
+}
+
+// LeaderlessWindow is a stretch of wall time (node clocks) during which some
+// node was running and none was leader.
+type LeaderlessWindow struct {
+	Start    time.Time     `json:"start"`
+	End      time.Time     `json:"end"`
+	Duration time.Duration `json:"duration_ns"`
+	Open     bool          `json:"open,omitempty"` // still leaderless at the last event
+}
+
+// ClientWindow is a stretch of history time (ns since the test started)
+// longer than the gap without a successful client op.
+type ClientWindow struct {
+	Start    int64         `json:"start"`
+	End      int64         `json:"end"`
+	Duration time.Duration `json:"duration_ns"`
+	Open     bool          `json:"open,omitempty"` // the history ended inside it
+}
+
+// Recovery is what followed one heal: the time until the first client op
+// completed ok at or after it.
+type Recovery struct {
+	Index     int64         `json:"index"` // the heal's history index
+	F         string        `json:"f"`
+	Time      int64         `json:"time"`
+	Recovered bool          `json:"recovered"`
+	After     time.Duration `json:"after_ns,omitempty"` // when recovered
+}
+
+// AvailabilityDetails is what [Availability] reports beside its verdict.
+type AvailabilityDetails struct {
+	Leaderless      []LeaderlessWindow `json:"leaderless"`
+	LeaderlessTotal time.Duration      `json:"leaderless_total_ns"`
+	Unavailable     []ClientWindow     `json:"unavailable"`
+	Recoveries      []Recovery         `json:"recoveries"`
+	FinalHeal       *Recovery          `json:"final_heal,omitempty"` // the heal the verdict is about
+	RecoveryBound   time.Duration      `json:"recovery_bound_ns"`
+	Reason          string             `json:"reason,omitempty"` // why invalid or unknown
+}
+
+// Availability measures how available the cluster was and decides whether
+// it recovered.
+//
+// Leaderless windows come from events (wall time, see [Leaderless]);
+// client-visible unavailability windows and recoveries come from h
+// (history time). The verdict is about liveness after the final heal: the
+// first heal op after the last fault-starting nemesis op (or, without any
+// nemesis op, the start of the history). Valid: a client op completed ok
+// within RecoveryBound of it. Invalid: the first ok came later than that,
+// or none came although the history went on for RecoveryBound. Unknown: no
+// ok came but the history ended too soon to tell, the last fault was never
+// healed, or the history is empty. Leaderless windows never change the
+// verdict.
+func Availability(events []Event, h history.History, opts AvailabilityOptions) checker.Result {
+	if opts.RecoveryBound <= 0 {
+		opts.RecoveryBound = DefaultRecoveryBound
+	}
+	if opts.Gap <= 0 {
+		opts.Gap = DefaultGap
+	}
+	d := &AvailabilityDetails{Leaderless: Leaderless(events), Unavailable: []ClientWindow{},
+		Recoveries: []Recovery{}, RecoveryBound: opts.RecoveryBound}
+	for _, w := range d.Leaderless {
+		d.LeaderlessTotal += w.Duration
+	}
+	if len(h) == 0 {
+		d.Reason = "empty history"
+		return checker.Result{Valid: checker.Unknown, Details: d}
+	}
+	oks := okTimes(h)
+	d.Unavailable = clientWindows(oks, h[0].Time, h[len(h)-1].Time, opts.Gap)
+	lastFault := -1
+	for i, op := range h {
+		if op.Process.IsNemesis() && op.Type != history.Invoke && !isHeal(op.F) {
+			lastFault = i
+		}
+	}
+	for i, op := range h {
+		if op.Process.IsNemesis() && op.Type != history.Invoke && isHeal(op.F) {
+			r := recovery(op, oks)
+			d.Recoveries = append(d.Recoveries, r)
+			if i > lastFault && d.FinalHeal == nil {
+				d.FinalHeal = &r
+			}
+		}
+	}
+	ref := d.FinalHeal
+	switch {
+	case ref == nil && lastFault >= 0:
+		f := h[lastFault]
+		d.Reason = fmt.Sprintf("the last fault (%s, history index %d) was never healed", f.F, f.Index)
+		return checker.Result{Valid: checker.Unknown, Details: d}
+	case ref == nil:
+		start := recovery(history.Op{Index: h[0].Index, F: "test start", Time: h[0].Time}, oks)
+		ref = &start
+	}
+	return checker.Result{Valid: liveness(ref, h[len(h)-1].Time, opts.RecoveryBound, d), Details: d}
+}
+
+// liveness decides the verdict about ref (the final heal, or the start of
+// a run without faults), given when the history ended, and sets d.Reason
+// unless valid.
+func liveness(ref *Recovery, end int64, bound time.Duration, d *AvailabilityDetails) checker.Validity {
+	switch {
+	case ref.Recovered && ref.After <= bound:
+		return checker.Valid
+	case ref.Recovered:
+		d.Reason = fmt.Sprintf("first ok client op came %v after %s (history index %d), bound %v",
+			ref.After, ref.F, ref.Index, bound)
+		return checker.Invalid
+	case time.Duration(end-ref.Time) >= bound:
+		d.Reason = fmt.Sprintf("no client op succeeded in the %v after %s (history index %d), bound %v",
+			time.Duration(end-ref.Time), ref.F, ref.Index, bound)
+		return checker.Invalid
+	default:
+		d.Reason = fmt.Sprintf("no client op succeeded after %s (history index %d), but the history ends %v after it, under the bound %v",
+			ref.F, ref.Index, time.Duration(end-ref.Time), bound)
+		return checker.Unknown
+	}
+}
+
+// okTimes returns the completion times of client ops that ended ok, sorted.
+func okTimes(h history.History) []int64 {
+	var ts []int64
+	for _, op := range h {
+		if !op.Process.IsNemesis() && op.Type == history.OK {
+			ts = append(ts, op.Time)
+		}
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// recovery measures the time from op to the first ok at or after it.
+func recovery(op history.Op, oks []int64) Recovery {
+	r := Recovery{Index: op.Index, F: op.F, Time: op.Time}
+	if i, _ := slices.BinarySearch(oks, op.Time); i < len(oks) {
+		r.Recovered, r.After = true, time.Duration(oks[i]-op.Time)
+	}
+	return r
+}
+
+// clientWindows returns the stretches longer than gap between start, the
+// ok times and end (history times) without an ok.
+func clientWindows(oks []int64, start, end int64, gap time.Duration) []ClientWindow {
+	ws := []ClientWindow{}
+	prev := start
+	for _, t := range oks {
+		if time.Duration(t-prev) > gap {
+			ws = append(ws, ClientWindow{Start: prev, End: t, Duration: time.Duration(t - prev)})
+		}
+		prev = max(prev, t)
+	}
+	if time.Duration(end-prev) > gap {
+		ws = append(ws, ClientWindow{Start: prev, End: end, Duration: time.Duration(end - prev), Open: true})
+	}
+	return ws
+}
