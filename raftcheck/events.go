@@ -34,6 +34,7 @@ type Warning struct {
 	Msg  string `json:"msg"`
 }
 
+// String returns the warning as "line N: message".
 func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Msg) }
 
 // maxEventLine bounds one events.jsonl line; real lines are ~150 bytes.
