@@ -34,7 +34,10 @@ func localAddrs() []string {
 
 // LocalDataDir is where local mode's nodes keep their data and pidfiles:
 // a fixed place, so `chaos heal` finds them after a controller crash.
-func LocalDataDir() string { return filepath.Join(os.TempDir(), "chaos-local") }
+// It is per user, so runs of different users do not share it.
+func LocalDataDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("chaos-local-%d", os.Getuid()))
+}
 
 // connect reaches every host: locally, or over SSH in parallel. Every host
 // that cannot be reached is named in the error.

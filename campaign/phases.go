@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -94,7 +95,8 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 		return Result{}, fmt.Errorf("check: %w", err)
 	}
 	fields := map[string]any{"name": r.o.Name, "seed": r.seed, "started": r.started.UTC().Format(time.RFC3339Nano),
-		"duration_s": time.Since(r.started).Seconds(), "interrupted": interrupted, "nemesis_unavailable": unavailable}
+		"duration_s": time.Since(r.started).Seconds(), "interrupted": interrupted,
+		"nemesis": nemesisSummary(h, unavailable)}
 	if err := r.rd.writeJSON("results.json", fields); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
@@ -131,4 +133,20 @@ func (r *run) showProgress(ctx context.Context, runner *workload.Runner) {
 			p.update(runner.Stats(), r.activeFaults(), leader)
 		}
 	}
+}
+
+// nemesisSummary is results.json's record of the faults: every transition
+// with its targets and the mechanism it used (as the history has it), and
+// the families this environment could not perform, with why.
+func nemesisSummary(h history.History, unavailable map[string]string) map[string]any {
+	type transition struct {
+		TimeS float64         `json:"time_s"`
+		F     string          `json:"f"`
+		Value json.RawMessage `json:"value,omitempty"`
+	}
+	ops := []transition{}
+	for _, op := range h.Nemesis() {
+		ops = append(ops, transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
+	}
+	return map[string]any{"transitions": ops, "unavailable": unavailable}
 }

@@ -210,3 +210,52 @@ func TestRunOnTestbedOverSSH(t *testing.T) {
 		}
 	}
 }
+
+// A controller killed with SIGKILL mid-partition leaves its fault behind;
+// `chaos heal` then leaves the host clean.
+func TestHealAfterControllerKilledMidPartition(t *testing.T) {
+	skipE2E(t)
+	if os.Geteuid() != 0 {
+		t.Skip("iptables partitions need root")
+	}
+	bin, err := chaosBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	cmd := exec.Command(bin, "run", "--time-limit", "60s", "--nemesis", "partition", "--nemesis-interval", "1s",
+		"--store", store, "--seed", "13")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The nodes outlive their controller: stop them however the test ends.
+	t.Cleanup(func() { _ = exec.Command("pkill", "-KILL", "-f", "client-addr 127.0.0.1[1-5]:7000").Run() })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		h, _ := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
+		if bytes.Contains(h, []byte(`"start-partition","value":{"`)) && !bytes.Contains(h, []byte(`"stop-partition"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no partition started within 60 s:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	rules, _ := exec.Command("iptables", "-w", "-S").CombinedOutput()
+	if !strings.Contains(string(rules), "CHAOS") {
+		t.Fatalf("expected the killed controller's partition rules on the host:\n%s", rules)
+	}
+	code, stdout, stderr := runChaos(t, 2*time.Minute, "heal")
+	if code != exitOK {
+		t.Fatalf("chaos heal: exit %d\n%s%s", code, stdout, stderr)
+	}
+	rules, _ = exec.Command("iptables", "-w", "-S").CombinedOutput()
+	if strings.Contains(string(rules), "CHAOS") {
+		t.Errorf("chaos heal left iptables rules:\n%s", rules)
+	}
+}
