@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -110,66 +107,11 @@ func (o healOptions) validate() ([]string, error) {
 	if o.nodes != "" && o.nodesFile != "" {
 		return nil, usageErrorf("give --nodes or --nodes-file, not both")
 	}
-	hosts, err := healHostList(o.nodes, o.nodesFile)
+	hosts, err := readNodes(o.nodes, o.nodesFile)
 	if err != nil {
 		return nil, err
 	}
-	return hosts, healNoDuplicates(hosts, o.sshPort)
-}
-
-// healHostList reads the hosts of --nodes or --nodes-file.
-func healHostList(list, file string) ([]string, error) {
-	if file == "" {
-		if list == "" {
-			return nil, nil
-		}
-		var hosts []string
-		for h := range strings.SplitSeq(list, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				hosts = append(hosts, h)
-			}
-		}
-		if len(hosts) == 0 {
-			return nil, usageErrorf("--nodes %q names no host", list)
-		}
-		return hosts, nil
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, usageErrorf("--nodes-file: %v", err)
-	}
-	defer f.Close()
-	var hosts []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-			hosts = append(hosts, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, usageErrorf("--nodes-file %s: %v", file, err)
-	}
-	if len(hosts) == 0 {
-		return nil, usageErrorf("--nodes-file %s lists no host", file)
-	}
-	return hosts, nil
-}
-
-// healNoDuplicates refuses a host given twice (with the default SSH port
-// made explicit, so "a" and "a:22" are the same).
-func healNoDuplicates(hosts []string, port int) error {
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		key := h
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			key = net.JoinHostPort(strings.Trim(h, "[]"), strconv.Itoa(port))
-		}
-		if seen[key] {
-			return usageErrorf("host %s appears twice in the node list: give each host once", h)
-		}
-		seen[key] = true
-	}
-	return nil
+	return hosts, noDuplicateHosts(hosts, o.sshPort)
 }
 
 // healNodes names the hosts n1, n2, ... in order, as chaos run does; no

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -85,6 +84,9 @@ func runRun(cmd *cobra.Command, ro *runOptions) error {
 	if o.Nodes, err = readNodes(ro.nodes, ro.nodesFile); err != nil {
 		return err
 	}
+	if err := noDuplicateHosts(o.Nodes, ro.sshPort); err != nil {
+		return err
+	}
 	if ro.nemesis != "" {
 		o.Nemesis = strings.Split(ro.nemesis, ",")
 	}
@@ -147,46 +149,4 @@ func interrupts(parent context.Context, cmd *cobra.Command) (soft, hard context.
 		cancelSoft()
 		cancelHard()
 	}
-}
-
-// readNodes returns the hosts of --nodes or --nodes-file (one per line;
-// blank lines and # comments are skipped).
-func readNodes(list, file string) ([]string, error) {
-	if list != "" && file != "" {
-		return nil, usageErrorf("give --nodes or --nodes-file, not both")
-	}
-	var nodes []string
-	if list != "" {
-		for _, n := range strings.Split(list, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				nodes = append(nodes, n)
-			}
-		}
-		if len(nodes) == 0 {
-			return nil, usageErrorf("--nodes %q names no host", list)
-		}
-		return nodes, nil
-	}
-	if file == "" {
-		return nil, nil
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, usageErrorf("--nodes-file: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
-			nodes = append(nodes, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, usageErrorf("--nodes-file %s: %v", file, err)
-	}
-	if len(nodes) == 0 {
-		return nil, usageErrorf("--nodes-file %s lists no host", file)
-	}
-	return nodes, nil
 }
