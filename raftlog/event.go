@@ -1,0 +1,53 @@
+// Package raftlog reads Raft logs in several formats, turns them into a common
+// stream of events and derives the facts a person looks for when reading
+// them: who led which term and when, how long the cluster had no leader, how
+// fast terms churned, when nodes crashed and came back, and whether any term
+// ever had two leaders.
+package raftlog
+
+import "time"
+
+// Kind is what happened in an Event.
+type Kind string
+
+// The kinds of events the parsers produce.
+const (
+	KindRole       Kind = "role"       // the node took Role in Term
+	KindVote       Kind = "vote"       // the node voted For a candidate in Term
+	KindStart      Kind = "start"      // the node (re)started
+	KindStop       Kind = "stop"       // the node stopped cleanly (or was shut down)
+	KindCrash      Kind = "crash"      // the node crashed or was killed
+	KindDisconnect Kind = "disconnect" // the node was cut off from the network
+	KindReconnect  Kind = "reconnect"  // the node was connected again
+	KindCommit     Kind = "commit"     // the node's commit index reached Index
+	KindApply      Kind = "apply"      // the node applied entry Index of Term
+	KindSnapshot   Kind = "snapshot"   // the node took a snapshot
+	KindRestore    Kind = "restore"    // the node restored a snapshot
+	KindNote       Kind = "note"       // a verdict or message of the test harness (Text)
+)
+
+// Role is a Raft role.
+type Role string
+
+// The Raft roles.
+const (
+	Follower  Role = "follower"
+	Candidate Role = "candidate"
+	Leader    Role = "leader"
+)
+
+// Event is one thing a log says happened, in a format-independent form.
+type Event struct {
+	// Time is when it happened. Formats that only log the time of day have
+	// the zero date; formats that log whole seconds have whole seconds.
+	Time  time.Time `json:"time"`
+	Node  string    `json:"node,omitempty"`
+	Kind  Kind      `json:"kind"`
+	Role  Role      `json:"role,omitempty"`
+	Term  int       `json:"term,omitempty"`
+	For   string    `json:"for,omitempty"`   // vote: the candidate voted for
+	Index int       `json:"index,omitempty"` // commit, apply
+	Text  string    `json:"text,omitempty"`  // note: the message
+	File  string    `json:"file,omitempty"`  // the file it was read from
+	Line  int       `json:"line"`            // 1-based line number in File
+}
