@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -19,11 +21,18 @@ type Stats struct {
 // maxFirstUnparsed bounds Stats.FirstUnparsed.
 const maxFirstUnparsed = 10
 
-// unparsed records that line n was not recognised.
+// unparsed records that line n was not recognised, keeping FirstUnparsed
+// the lowest numbers in order (a table row is reported at its first line,
+// after later lines may have been).
 func (s *Stats) unparsed(n int) {
 	s.Unparsed++
-	if len(s.FirstUnparsed) < maxFirstUnparsed {
-		s.FirstUnparsed = append(s.FirstUnparsed, n)
+	i := sort.SearchInts(s.FirstUnparsed, n)
+	if i >= maxFirstUnparsed {
+		return
+	}
+	s.FirstUnparsed = slices.Insert(s.FirstUnparsed, i, n)
+	if len(s.FirstUnparsed) > maxFirstUnparsed {
+		s.FirstUnparsed = s.FirstUnparsed[:maxFirstUnparsed]
 	}
 }
 
