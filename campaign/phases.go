@@ -10,6 +10,7 @@ import (
 	"chaos/checker"
 	"chaos/history"
 	"chaos/nemesis"
+	"chaos/raftcheck"
 	"chaos/workload"
 )
 
@@ -20,7 +21,9 @@ func (r *run) loadPhase(ctx context.Context, l *load, faults []nemesis.Fault) bo
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var wg sync.WaitGroup
-	nemCtx, stopNemesis := context.WithCancel(context.Background())
+	// Faults stop o.Recovery before the load does, so the availability
+	// check sees whether the healed cluster serves clients again.
+	nemCtx, stopNemesis := context.WithTimeout(context.Background(), r.nemesisTime())
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -94,6 +97,13 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if err != nil {
 		return Result{}, fmt.Errorf("check: %w", err)
 	}
+	internal, err := raftcheck.CheckRun(r.rd.dir, h, raftcheck.AvailabilityOptions{RecoveryBound: r.o.Recovery})
+	if err != nil {
+		r.log.Error("raft and availability checks", "err", err)
+	}
+	for name, res := range internal {
+		report.Checks[name] = res
+	}
 	fields := map[string]any{"name": r.o.Name, "seed": r.seed, "started": r.started.UTC().Format(time.RFC3339Nano),
 		"duration_s": time.Since(r.started).Seconds(), "interrupted": interrupted,
 		"nemesis": nemesisSummary(h, unavailable)}
@@ -149,4 +159,13 @@ func nemesisSummary(h history.History, unavailable map[string]string) map[string
 		ops = append(ops, transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
 	}
 	return map[string]any{"transitions": ops, "unavailable": unavailable}
+}
+
+// nemesisTime is how long the schedule runs: the load phase less the
+// recovery period, when the load phase is long enough to hold both.
+func (r *run) nemesisTime() time.Duration {
+	if r.o.TimeLimit > 2*r.o.Recovery {
+		return r.o.TimeLimit - r.o.Recovery
+	}
+	return r.o.TimeLimit
 }

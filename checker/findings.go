@@ -2,11 +2,19 @@ package checker
 
 import "fmt"
 
+// Finder is implemented by the details of checks outside this package,
+// so Findings can describe them too.
+type Finder interface {
+	Findings() []string
+}
+
 // Findings says in a few lines, for a person, what a check found: the
 // anomalies in words, where to look, and why a verdict is unknown.
 func Findings(details any) []string {
 	var lines []string
 	switch d := details.(type) {
+	case Finder:
+		return d.Findings()
 	case *LinearizableDetails:
 		lines = append(lines, fmt.Sprintf("%d keys, %d operations searched in %.1f s", d.Partitions, d.Searched, d.DurationS))
 		for _, f := range d.Failures {

@@ -163,9 +163,11 @@ func (c *ChaosNode) Stop(ctx context.Context, r control.Remote, n Node) error {
 	return wrap(n, "stop", run(ctx, r, c.daemon(n).stopCmd(5)))
 }
 
+// Wipe removes n's data and its logs, so the next run's logs hold that run
+// only (events.jsonl is appended to across restarts within a run).
 func (c *ChaosNode) Wipe(ctx context.Context, r control.Remote, n Node) error {
 	dir := c.Layout.nodeDir(chaosNodeName, n)
-	return wrap(n, "wipe", run(ctx, r, "rm -rf "+control.ShellQuote(path.Join(dir, "data"))))
+	return wrap(n, "wipe", run(ctx, r, "rm -rf "+quotePaths(dir, "data", "events.jsonl", "node.log")))
 }
 
 func (c *ChaosNode) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {

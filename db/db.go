@@ -88,3 +88,12 @@ func wrap(n Node, what string, err error) error {
 	}
 	return fmt.Errorf("%s: %s: %w", n.Name, what, err)
 }
+
+// quotePaths joins each name to dir and shell-quotes the results.
+func quotePaths(dir string, names ...string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = control.ShellQuote(path.Join(dir, n))
+	}
+	return strings.Join(q, " ")
+}

@@ -121,9 +121,10 @@ func (e *Etcd) Stop(ctx context.Context, r control.Remote, n Node) error {
 	return wrap(n, "stop", run(ctx, r, e.daemon(n).stopCmd(5)))
 }
 
+// Wipe removes n's data and its log.
 func (e *Etcd) Wipe(ctx context.Context, r control.Remote, n Node) error {
-	dir := path.Join(e.Layout.nodeDir(etcdName, n), "data")
-	return wrap(n, "wipe", run(ctx, r, "rm -rf "+control.ShellQuote(dir)))
+	dir := e.Layout.nodeDir(etcdName, n)
+	return wrap(n, "wipe", run(ctx, r, "rm -rf "+quotePaths(dir, "data", "etcd.log")))
 }
 
 func (e *Etcd) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {

@@ -170,11 +170,13 @@ func (c *ChaosNodeClient) cas(ctx context.Context, key string, from, to int64) h
 
 // writeFailure classifies a write that did not answer 200: fail when the
 // node said it was not applied (503) or refused it as malformed (4xx: a bug
-// in chaos, said in the error), info otherwise. A transport error is info
-// even if the request may never have left: Go's client cannot tell
-// reliably whether it was written, and info is always safe.
+// in chaos, said in the error), info otherwise. A transport error is info,
+// except a failure to connect at all (see dialFailed): a killed node's
+// refused connections would otherwise flood the history with unknowns.
 func writeFailure(what string, a chaosNodeAnswer, err error) history.Outcome {
 	switch {
+	case err != nil && dialFailed(err):
+		return failf("%s: %v; not sent", what, err)
 	case err != nil:
 		return history.Outcome{Type: history.Info, Error: fmt.Sprintf("%s: %v; outcome unknown", what, err)}
 	case a.status == http.StatusServiceUnavailable:

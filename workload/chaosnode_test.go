@@ -247,8 +247,8 @@ func TestChaosNodeConnectionLost(t *testing.T) {
 	assert.Contains(t, out.Error, "outcome unknown")
 }
 
-// TestChaosNodeConnectionRefused: nothing listens. A write is still info:
-// Go's client does not reliably say whether the request left.
+// TestChaosNodeConnectionRefused: nothing listens. No connection was ever
+// made, so the write certainly did not happen: fail, not info.
 func TestChaosNodeConnectionRefused(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -259,6 +259,7 @@ func TestChaosNodeConnectionRefused(t *testing.T) {
 	assert.Equal(t, history.Fail, read.Type)
 	assert.Contains(t, read.Error, "connection refused")
 	write := c.Do(t.Context(), opWrite)
-	assert.Equal(t, history.Info, write.Type)
+	assert.Equal(t, history.Fail, write.Type)
 	assert.Contains(t, write.Error, "connection refused")
+	assert.Contains(t, write.Error, "not sent")
 }

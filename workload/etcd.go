@@ -373,7 +373,7 @@ func (c *EtcdClient) call(ctx context.Context, method string, req any, resp inte
 	hreq.Header.Set("Content-Type", "application/json")
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
-		if etcdDialFailed(err) {
+		if dialFailed(err) {
 			return &etcdNotSentError{err}
 		}
 		return err // a *url.Error naming the method and URL
@@ -396,15 +396,6 @@ func (c *EtcdClient) call(ctx context.Context, method string, req any, resp inte
 		return fmt.Errorf("answer %.64q has no header: not from an etcd v3 gateway", data)
 	}
 	return nil
-}
-
-// etcdDialFailed reports whether err is the failure to open a connection.
-// net/http resends a POST on a new connection only when nothing of it was
-// written on the old one, so a request whose final error is a dial error
-// never reached any server.
-func etcdDialFailed(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // etcdNotSentError is the error of a request that certainly never reached

@@ -1,0 +1,34 @@
+package raftcheck
+
+import (
+	"fmt"
+	"time"
+)
+
+// Findings says what the raft checker found, for a person.
+func (d *RaftDetails) Findings() []string {
+	lines := []string{fmt.Sprintf("%d events from %d nodes, %d terms with a leader", d.Events, len(d.Nodes), len(d.Leaders))}
+	for _, v := range d.Violations {
+		lines = append(lines, fmt.Sprintf("%s: %s (%s, %s)", v.Kind, v.Text, v.Node, v.Time.Format(time.RFC3339Nano)))
+	}
+	if d.Omitted > 0 {
+		lines = append(lines, fmt.Sprintf("and %d more violations (see results.json)", d.Omitted))
+	}
+	if d.Reason != "" {
+		lines = append(lines, d.Reason)
+	}
+	return lines
+}
+
+// Findings says what the availability checker found, for a person.
+func (d *AvailabilityDetails) Findings() []string {
+	lines := []string{fmt.Sprintf("no leader for %.1f s in %d windows; %d client-visible unavailability windows",
+		d.LeaderlessTotal.Seconds(), len(d.Leaderless), len(d.Unavailable))}
+	if h := d.FinalHeal; h != nil && h.Recovered {
+		lines = append(lines, fmt.Sprintf("recovered %.2f s after the final heal (bound %.0f s)", h.After.Seconds(), d.RecoveryBound.Seconds()))
+	}
+	if d.Reason != "" {
+		lines = append(lines, d.Reason)
+	}
+	return lines
+}
