@@ -19,5 +19,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newTestbedCmd())
 	root.AddCommand(newHealCmd())
+	root.AddCommand(newLogsCmd())
 	return root
 }

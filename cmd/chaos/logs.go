@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"chaos/raftlog"
+)
+
+// logsOptions are the flags of `chaos logs`.
+type logsOptions struct {
+	format string
+	html   string
+	json   bool
+}
+
+func newLogsCmd() *cobra.Command {
+	var o logsOptions
+	cmd := &cobra.Command{
+		Use:   "logs FILE...",
+		Short: "Read Raft logs and explain them: leaders per term, leaderless windows, churn, crashes",
+		Long: `logs reads Raft logs and prints, for a person, who led which term and when,
+the windows in which the cluster had no leader, how fast terms went by and the
+longest run of terms without a leader, the crashes, stops and restarts of each
+node, any term with two leaders, and a timeline with one column per node.
+
+Formats (detected from the first lines; --format forces one): ` + strings.Join(raftlog.FormatNames(), ", ") + `.
+chaos is chaos-node's events.jsonl; the event logs of several nodes of one run
+are analysed together, other files one by one. Lines a format does not
+recognise are counted and reported on stderr.
+
+Exit status: 0 the logs were read (whatever they show), 254 a file could not be
+read, is empty or is in no known format.`,
+		Example: `  chaos logs runs/latest/nodes/*/events.jsonl
+  chaos logs --html page.html raft.log
+  chaos logs --json --format course test.log`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogs(cmd, o, args) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "", "force the format: "+strings.Join(raftlog.FormatNames(), ", "))
+	f.StringVar(&o.html, "html", "", "also write a page with the timeline coloured by role to this file (- for stdout)")
+	f.BoolVar(&o.json, "json", false, "print the facts as JSON instead of text")
+	return cmd
+}
+
+// runLogs reads every file, then prints the reports.
+func runLogs(cmd *cobra.Command, o logsOptions, paths []string) error {
+	if o.format != "" {
+		if _, ok := raftlog.ByName(o.format); !ok {
+			return usageErrorf("--format %q: want one of %s", o.format, strings.Join(raftlog.FormatNames(), ", "))
+		}
+	}
+	var logs []raftlog.Log
+	for _, p := range paths {
+		l, err := raftlog.ReadFile(p, o.format)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		if u := l.Unparsed(); u != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "chaos logs: warning:", u)
+		}
+		logs = append(logs, l)
+	}
+	reports := groupReports(logs)
+	out := cmd.OutOrStdout()
+	if o.html != "" {
+		if err := writeHTML(out, o.html, reports); err != nil {
+			return setupError(err)
+		}
+		if o.html == "-" {
+			return nil
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(reports)
+	}
+	for i, r := range reports {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		raftlog.Summary(out, r)
+		fmt.Fprintln(out, "\nTimeline:")
+		raftlog.TimelineText(out, r)
+	}
+	return nil
+}
+
+// groupReports analyses the chaos event logs together (they are the nodes of
+// one run) and every other file on its own, in the order given.
+func groupReports(logs []raftlog.Log) []raftlog.Report {
+	var reports []raftlog.Report
+	var events []raftlog.Log
+	for _, l := range logs {
+		if l.Format == "chaos" {
+			events = append(events, l)
+			continue
+		}
+		reports = append(reports, raftlog.NewReport(l))
+	}
+	if events != nil {
+		reports = append([]raftlog.Report{raftlog.NewReport(events...)}, reports...)
+	}
+	return reports
+}
+
+// writeHTML writes the page to path, or to out for "-".
+func writeHTML(out io.Writer, path string, reports []raftlog.Report) error {
+	if path == "-" {
+		return raftlog.HTML(out, reports)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := raftlog.HTML(f, reports); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

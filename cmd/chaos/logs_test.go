@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"chaos/raftlog"
+)
+
+// seedLog returns the path of a seed log in ../../../shared/seeds (shared/
+// beside the repository); it skips, or fails when CI=true, without it.
+func seedLog(t *testing.T, prefix string) string {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "seeds", prefix+"_*.txt"))
+	if len(matches) != 1 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("seed log %s not found", prefix)
+		}
+		t.Skipf("seed log %s not found", prefix)
+	}
+	return matches[0]
+}
+
+// The text output of each seed says, at a glance, what a person reading
+// the file would say.
+func TestLogsSeedsText(t *testing.T) {
+	cases := []struct {
+		seed string
+		want []string
+	}{
+		{"000", []string{"format splay", "term 1    node 5 ", "term 17   node 1 ", "1 terms without a leader: 9;", "15 crash, 15 restart", "Two leaders in one term: none"}},
+		{"001", []string{"format table", "term 1    node 2 ", "term 2    node 3 ", "1 disconnect, 1 reconnect, 5 stop", "every term had a leader", "| LEADER t1"}},
+		{"002", []string{"format etcd-trace", "term 10   node 1 ", "term 11   node 2 "}},
+		{"003", []string{"format course", "term 127  node 2 ", "22 terms without a leader: 121-126, 128-143; longest run 16 terms (128..143)", "one(9000) failed to reach agreement"}},
+		{"004", []string{"format eliben", "none: no node became leader", "71 terms without a leader: 1-71", "still none at the end", "leader not found"}},
+	}
+	for _, c := range cases {
+		code, out, stderr := execute(t, "logs", seedLog(t, c.seed))
+		require.Equal(t, exitOK, code, c.seed+": "+stderr)
+		for _, w := range c.want {
+			assert.Contains(t, out, w, c.seed)
+		}
+	}
+}
+
+func TestLogsUnparsedLinesWarn(t *testing.T) {
+	code, _, stderr := execute(t, "logs", seedLog(t, "003"))
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, stderr, "19 of 997 non-blank lines are not in format course (lines 268, 273,")
+}
+
+func TestLogsJSON(t *testing.T) {
+	code, out, _ := execute(t, "logs", "--json", seedLog(t, "002"))
+	require.Equal(t, exitOK, code)
+	var reports []raftlog.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &reports))
+	require.Len(t, reports, 1)
+	f := reports[0].Facts
+	require.Len(t, f.Leaders, 2)
+	assert.Equal(t, []string{"1", "2"}, []string{f.Leaders[0].Node, f.Leaders[1].Node})
+	assert.Equal(t, []int{10, 11}, []int{f.Leaders[0].Term, f.Leaders[1].Term})
+	assert.Equal(t, "etcd-trace", reports[0].Logs[0].Format)
+}
+
+func TestLogsHTML(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "page.html")
+	code, out, _ := execute(t, "logs", "--html", page, seedLog(t, "000"))
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Leaders per term:")
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(html), `<td class="leader">LEADER t1</td>`)
+	assert.Contains(t, string(html), `<td class="down">CRASH</td>`)
+}
+
+// The event logs of one run's nodes are analysed together: a leader of
+// term 1 on n1, n1 killed (restarted without a stop), n2 leads term 2, and
+// n3 also claims term 2.
+func TestLogsChaosEventLogsTogether(t *testing.T) {
+	dir := t.TempDir()
+	write := func(node string, lines ...string) string {
+		p := filepath.Join(dir, node+".jsonl")
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+		return p
+	}
+	line := func(sec, node, rest string) string {
+		return `{"time":"2026-01-02T10:00:0` + sec + `Z","node":"` + node + `",` + rest + `}`
+	}
+	n1 := write("n1", line("0", "n1", `"event":"start"`), line("1", "n1", `"event":"role","role":"leader","term":1`), line("5", "n1", `"event":"start"`))
+	n2 := write("n2", line("0", "n2", `"event":"start"`), line("3", "n2", `"event":"role","role":"leader","term":2`))
+	n3 := write("n3", line("0", "n3", `"event":"start"`), line("4", "n3", `"event":"role","role":"leader","term":2`))
+	code, out, stderr := execute(t, "logs", "--json", n1, n2, n3)
+	require.Equal(t, exitOK, code, stderr)
+	var reports []raftlog.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &reports))
+	require.Len(t, reports, 1)
+	f := reports[0].Facts
+	assert.Equal(t, []string{"n1", "n2", "n3"}, f.Nodes)
+	assert.Equal(t, []int{2}, f.TwoLeaderTerms)
+	require.Len(t, f.Faults, 2)
+	assert.Equal(t, raftlog.Fault{At: 5e9, Node: "n1", Kind: "crash", Inferred: true, Line: 3}, f.Faults[0])
+
+	code, out, _ = execute(t, "logs", n1, n2, n3)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "TWO LEADERS IN ONE TERM: terms 2")
+}
+
+func TestLogsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.log")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	prose := filepath.Join(dir, "prose.log")
+	require.NoError(t, os.WriteFile(prose, []byte("dear diary\n"), 0o644))
+	formats := strings.Join(raftlog.FormatNames(), ", ")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs"}, "requires at least 1 arg"},
+		{[]string{"logs", empty}, empty + ": empty file"},
+		{[]string{"logs", prose}, prose + ": not in any known format (tried " + formats},
+		{[]string{"logs", "--format", "course", prose}, prose + ": no line is in format course (tried course)"},
+		{[]string{"logs", "--format", "nope", prose}, `--format "nope": want one of ` + formats},
+		{[]string{"logs", filepath.Join(dir, "missing")}, "no such file or directory"},
+	}
+	for _, c := range cases {
+		code, _, stderr := execute(t, c.args...)
+		assert.Equal(t, exitUsage, code, c.args)
+		assert.Contains(t, stderr, c.want, c.args)
+		assert.NotContains(t, stderr, "\n", "one line")
+	}
+}
