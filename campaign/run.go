@@ -112,6 +112,7 @@ func (r *run) writeTestJSON() error {
 		"rate": r.o.Rate, "time_limit_s": r.o.TimeLimit.Seconds(), "nemesis": r.o.Nemesis,
 		"nemesis_interval_s": r.o.NemesisInterval.Seconds(), "bugs": r.o.Bugs,
 		"checker_timeout_s": r.o.CheckerTimeout.Seconds(), "leave_db_running": r.o.LeaveDBRunning,
+		"recovery_s": r.o.Recovery.Seconds(),
 	})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
+	"chaos/raftcheck"
 )
 
 // checkOptions are the flags of `chaos check`.
@@ -73,6 +75,13 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	if err != nil {
 		return checkFailure(historyPath, err)
 	}
+	internal, err := raftcheck.CheckRun(dir, h, raftcheck.AvailabilityOptions{RecoveryBound: recoveryOf(dir)})
+	if err != nil {
+		return checkFailure(dir, err)
+	}
+	for name, res := range internal {
+		report.Checks[name] = res
+	}
 	resultsPath := filepath.Join(dir, "results.json")
 	valid, err := checker.WriteResults(resultsPath, report)
 	if err != nil {
@@ -87,6 +96,22 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	default:
 		return &exitError{code: exitUnknown}
 	}
+}
+
+// recoveryOf is the recovery period a run recorded in its test.json, the
+// bound its availability check used; 0 (the checker's default) without one.
+func recoveryOf(dir string) time.Duration {
+	b, err := os.ReadFile(filepath.Join(dir, "test.json"))
+	if err != nil {
+		return 0
+	}
+	var t struct {
+		RecoveryS float64 `json:"recovery_s"`
+	}
+	if json.Unmarshal(b, &t) != nil {
+		return 0
+	}
+	return time.Duration(t.RecoveryS * float64(time.Second))
 }
 
 // locateHistory returns the history.jsonl that path names: path itself, or
