@@ -57,10 +57,18 @@ func (courseParser) Parse(r io.Reader) ([]Event, Stats, error) {
 		last = t
 		node, msg := m[2], m[3]
 		ev := Event{Time: t, Node: node, Line: n, Kind: KindRole}
-		atoi := func(s string) int { v, _ := strconv.Atoi(s); return v }
+		bad := false
+		atoi := func(s string) int {
+			v, err := strconv.Atoi(s)
+			bad = bad || err != nil
+			return v
+		}
 		switch {
 		case courseSelfVote.MatchString(msg):
 			ev.Role, ev.Term = Candidate, atoi(courseSelfVote.FindStringSubmatch(msg)[1])
+			if bad {
+				return false
+			}
 			evs = append(evs, ev)
 			ev.Kind, ev.Role, ev.For = KindVote, "", node
 		case courseLeader.MatchString(msg):
@@ -81,6 +89,9 @@ func (courseParser) Parse(r io.Reader) ([]Event, Stats, error) {
 			ev.Kind, ev.For, ev.Term = KindVote, s[1], atoi(s[2])
 		default:
 			return true
+		}
+		if bad {
+			return false // a term too large for an int
 		}
 		terms[node] = ev.Term
 		evs = append(evs, ev)

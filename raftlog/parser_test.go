@@ -122,3 +122,10 @@ func TestEtcdPreCandidate(t *testing.T) {
 	require.Len(t, evs, 1)
 	assert.Equal(t, Event{Time: evs[0].Time, Node: "3", Kind: KindRole, Role: Candidate, Term: 5, Line: 1}, evs[0])
 }
+
+func TestCourseTermTooLargeIsUnparsed(t *testing.T) {
+	evs, st, err := courseParser{}.Parse(strings.NewReader("2024/05/19 09:50:28 server[2]has vote for himself, Term is:99999999999999999999\n"))
+	require.NoError(t, err)
+	assert.Empty(t, evs)
+	assert.Equal(t, []int{1}, st.FirstUnparsed)
+}
