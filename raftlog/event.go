@@ -34,6 +34,9 @@ const (
 	Follower  Role = "follower"
 	Candidate Role = "candidate"
 	Leader    Role = "leader"
+	// PreCandidate is a node running a PreVote round: it asks whether it
+	// could win without changing its term (chaos-node logs it).
+	PreCandidate Role = "pre-candidate"
 )
 
 // Event is one thing a log says happened, in a format-independent form.

@@ -57,7 +57,7 @@ func parseChaosLine(line string) (Event, bool) {
 	ev := Event{Time: *cl.Time, Node: cl.Node, Kind: kind, Term: cl.Term, For: cl.For, Index: cl.Index}
 	if kind == KindRole {
 		switch Role(cl.Role) {
-		case Follower, Candidate, Leader:
+		case Follower, PreCandidate, Candidate, Leader:
 			ev.Role = Role(cl.Role)
 		default:
 			return Event{}, false

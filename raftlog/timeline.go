@@ -75,7 +75,10 @@ func Timeline(r Report) []Row {
 func cellFor(ev Event, prev State) (string, State) {
 	switch ev.Kind {
 	case KindRole:
-		name := map[Role]string{Leader: "LEADER", Candidate: "candidate", Follower: "follower"}[ev.Role]
+		name := map[Role]string{Leader: "LEADER", Candidate: "candidate", PreCandidate: "pre-cand", Follower: "follower"}[ev.Role]
+		if ev.Role == PreCandidate {
+			return fmt.Sprintf("%s t%d", name, ev.Term), StateCandidate
+		}
 		return fmt.Sprintf("%s t%d", name, ev.Term), State(ev.Role)
 	case KindCrash:
 		return "CRASH", StateDown
