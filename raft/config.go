@@ -32,7 +32,9 @@ const (
 // real bugs. A node with any bug enabled logs so at start.
 type Bugs struct {
 	// ForgetVote: the vote is not persisted, so a restarted node may vote
-	// twice in one term and elect two leaders.
+	// twice in one term and elect two leaders. It also drops the startup
+	// hold (a restarted node refusing votes for an election timeout), the
+	// other thing that keeps a restarted node to its earlier promises.
 	ForgetVote bool
 	// CommitOldTerm: a leader commits entries of earlier terms by counting
 	// replicas, the unsafe rule of the Raft paper's Figure 8.

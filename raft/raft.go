@@ -88,7 +88,8 @@ func newRaft(c Config, st State) (*raft, error) {
 		return nil, fmt.Errorf("raft: config: node %d is not among the voters %v", r.id, r.voters)
 	}
 	r.becomeFollower(r.term, None)
-	r.startupHold = true
+	// The forget-vote bug forgets this promise along with the vote itself.
+	r.startupHold = !c.Bugs.ForgetVote
 	c.announceBugs()
 	return r, nil
 }
