@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"chaos/control"
@@ -24,7 +25,22 @@ type cluster struct {
 	remotes map[string]control.Remote
 	db      db.DB
 	local   bool
-	workDir string // local mode: where the nodes keep their data
+	workDir string   // local mode: where the nodes keep their data
+	lock    *os.File // local mode: held while this run owns the local nodes
+}
+
+// lockLocalMode takes the lock that keeps two local-mode runs on one
+// machine from driving the same five nodes.
+func lockLocalMode(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "run.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another chaos run is using local mode on this machine (%s is locked); wait for it or stop it", dir)
+	}
+	return f, nil
 }
 
 // localAddrs are local mode's node addresses (CONTRACT.md).
@@ -62,6 +78,11 @@ func connect(ctx context.Context, o *Options) (*cluster, error) {
 		if err := os.MkdirAll(c.workDir, 0o755); err != nil {
 			return nil, err
 		}
+		lock, err := lockLocalMode(c.workDir)
+		if err != nil {
+			return nil, err
+		}
+		c.lock = lock
 	} else if err := c.dial(ctx, hosts, o.SSH); err != nil {
 		return nil, err
 	}
@@ -191,7 +212,10 @@ func (c *cluster) close(leaveRunning bool) {
 		_ = r.Close()
 	}
 	if c.workDir != "" && !leaveRunning {
-		_ = os.RemoveAll(c.workDir)
+		_ = os.RemoveAll(filepath.Join(c.workDir, "chaos-node"))
+	}
+	if c.lock != nil {
+		_ = c.lock.Close()
 	}
 }
 
