@@ -281,6 +281,9 @@ func (c *ChaosNodeClient) roundTrip(ctx context.Context, method, key, suffix str
 		if errors.As(err, &ue) {
 			err = ue.Err // the method and URL are said by the caller
 		}
+		if dialFailed(err) {
+			pauseAfterRefusal(ctx)
+		}
 		return chaosNodeAnswer{}, err
 	}
 	defer resp.Body.Close()

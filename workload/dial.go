@@ -1,8 +1,10 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"net"
+	"time"
 )
 
 // dialFailed reports whether err is the failure to open a connection.
@@ -12,4 +14,20 @@ import (
 func dialFailed(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// refusalPause is how long a client waits after its node refused a
+// connection, as a reconnecting client would: without it, workers bound to
+// a killed node spin, filling the history with thousands of failures a
+// second.
+const refusalPause = 20 * time.Millisecond
+
+// pauseAfterRefusal waits refusalPause, or until ctx ends.
+func pauseAfterRefusal(ctx context.Context) {
+	t := time.NewTimer(refusalPause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
