@@ -34,6 +34,10 @@ type Config struct {
 	// SnapshotEntries: take a snapshot and compact the log every this many
 	// applied entries.
 	SnapshotEntries uint64
+	// MaxAppendBytes bounds the entry bytes of one append message (0: the
+	// raft default of 1 MiB). An append always carries at least one entry,
+	// so 1 sends entries one at a time.
+	MaxAppendBytes uint64
 	// RequestTimeout bounds a client request; past it the answer is 504.
 	RequestTimeout time.Duration
 	// Bugs are planted bugs by name (see BugNames).

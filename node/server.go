@@ -145,7 +145,7 @@ func (s *Server) recover() error {
 	}
 	ticks := int(s.cfg.ElectionTimeout / s.cfg.HeartbeatInterval)
 	rc := raft.Config{ID: s.id, Peers: voters, ElectionTick: ticks, HeartbeatTick: 1, Seed: s.seed(),
-		PreVote: true, CheckQuorum: true, Bugs: s.bugs.raft, Logger: s.log}
+		PreVote: true, CheckQuorum: true, MaxMsgBytes: s.cfg.MaxAppendBytes, Bugs: s.bugs.raft, Logger: s.log}
 	if s.bugs.leaseRead {
 		rc.ReadOnly = raft.ReadLeaseBased
 	}

@@ -111,6 +111,29 @@ func TestLogsChaosEventLogsTogether(t *testing.T) {
 	assert.Contains(t, out, "TWO LEADERS IN ONE TERM: terms 2")
 }
 
+// A real run's event logs: the forget-vote script of node's tests let n2
+// and then n1 lead term 4, and killed and restarted n3 (see
+// raftcheck/testdata/real).
+func TestLogsRealForgetVoteRun(t *testing.T) {
+	logs, err := filepath.Glob(filepath.Join("..", "..", "raftcheck", "testdata", "real", "forget-vote", "nodes", "*", "events.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, logs, 3)
+	code, out, stderr := execute(t, "logs", "--json", logs[0], logs[1], logs[2])
+	require.Equal(t, exitOK, code, stderr)
+	var reports []raftlog.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &reports))
+	require.Len(t, reports, 1)
+	f := reports[0].Facts
+	assert.Equal(t, []int{4}, f.TwoLeaderTerms)
+	var n3 []string
+	for _, fault := range f.Faults {
+		if fault.Node == "n3" {
+			n3 = append(n3, fault.Kind)
+		}
+	}
+	assert.Equal(t, []string{"crash", "restart", "stop"}, n3)
+}
+
 func TestLogsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.log")

@@ -19,7 +19,7 @@ import (
 type nodeOptions struct {
 	id, dataDir, logDir, clientAddr, peerAddr, peers, clientPeers string
 	heartbeat, election, requestTimeout                           time.Duration
-	snapshotEntries                                               uint64
+	snapshotEntries, maxAppendBytes                               uint64
 	bugs                                                          []string
 	faultHooks                                                    bool
 	seed                                                          uint64
@@ -53,6 +53,7 @@ Any node accepts any request and forwards writes to the leader.`,
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 100*time.Millisecond, "leader heartbeat interval (one raft tick)")
 	f.DurationVar(&o.election, "election-timeout", time.Second, "base election timeout; randomized over [T, 2T)")
 	f.DurationVar(&o.requestTimeout, "request-timeout", 2*time.Second, "client request timeout; past it the answer is 504 (outcome unknown)")
+	f.Uint64Var(&o.maxAppendBytes, "max-append-bytes", 0, "entry bytes per append message to a follower (0: 1 MiB; 1: one entry per message)")
 	f.Uint64Var(&o.snapshotEntries, "snapshot-entries", 10000, "snapshot and compact the log every this many applied entries")
 	f.StringArrayVar(&o.bugs, "bug", nil, "plant a bug (repeatable): "+strings.Join(node.BugNames(), ", "))
 	f.BoolVar(&o.faultHooks, "enable-fault-hooks", false, "answer the /faults endpoints (clock skew, peer drops, message faults)")
@@ -77,7 +78,8 @@ func (o *nodeOptions) config() (node.Config, error) {
 	return node.Config{Name: o.id, DataDir: o.dataDir, LogDir: o.logDir, ClientAddr: o.clientAddr,
 		PeerAddr: o.peerAddr, Peers: peers, ClientAddrs: clientPeers, HeartbeatInterval: o.heartbeat,
 		ElectionTimeout: o.election, RequestTimeout: o.requestTimeout, SnapshotEntries: o.snapshotEntries,
-		Bugs: o.bugs, EnableFaultHooks: o.faultHooks, Seed: o.seed}, nil
+		MaxAppendBytes: o.maxAppendBytes,
+		Bugs:           o.bugs, EnableFaultHooks: o.faultHooks, Seed: o.seed}, nil
 }
 
 func runNode(cmd *cobra.Command, o *nodeOptions) error {
