@@ -40,14 +40,22 @@ func scriptCluster(t *testing.T, base int, bug string) *cluster {
 	return newCluster(t, base, 3, args...)
 }
 
+// checkRaft stops c and runs the raft check over its event logs, which it
+// keeps under the scenario's name; it requires the verdict want.
+func checkRaft(t *testing.T, c *cluster, scenario string, want checker.Validity) *raftcheck.RaftDetails {
+	t.Helper()
+	c.stopAll()
+	res := raftcheck.Raft(c.runEvents(scenario))
+	d := res.Details.(*raftcheck.RaftDetails)
+	require.Equal(t, want, res.Valid, "violations: %v", d.Violations)
+	return d
+}
+
 func TestRealRunForgetVote(t *testing.T) {
 	t.Parallel()
 	c := scriptCluster(t, baseForgetVoteBug, "forget-vote")
 	out := forgetVoteScript(t, c)
-	c.stopAll()
-	res := raftcheck.Raft(c.runEvents("forget-vote"))
-	d := res.Details.(*raftcheck.RaftDetails)
-	require.Equal(t, checker.Invalid, res.Valid, "violations: %v", d.Violations)
+	d := checkRaft(t, c, "forget-vote", checker.Invalid)
 	require.True(t, hasViolation(d, raftcheck.KindDoubleVote, out.voter, out.term),
 		"%s voted twice in term %d; violations: %v", out.voter, out.term, d.Violations)
 	if len(out.leaders) == 2 {
@@ -60,20 +68,14 @@ func TestRealRunForgetVoteScriptOnCorrectNodes(t *testing.T) {
 	t.Parallel()
 	c := scriptCluster(t, baseForgetVoteSafe, "")
 	forgetVoteScript(t, c)
-	c.stopAll()
-	res := raftcheck.Raft(c.runEvents("forget-vote-correct"))
-	d := res.Details.(*raftcheck.RaftDetails)
-	require.Equal(t, checker.Valid, res.Valid, "violations: %v", d.Violations)
+	checkRaft(t, c, "forget-vote-correct", checker.Valid)
 }
 
 func TestRealRunCommitOldTerm(t *testing.T) {
 	t.Parallel()
 	c := scriptCluster(t, baseOldTermBug, "commit-old-term")
 	index := commitOldTermScript(t, c)
-	c.stopAll()
-	res := raftcheck.Raft(c.runEvents("commit-old-term"))
-	d := res.Details.(*raftcheck.RaftDetails)
-	require.Equal(t, checker.Invalid, res.Valid, "violations: %v", d.Violations)
+	d := checkRaft(t, c, "commit-old-term", checker.Invalid)
 	require.True(t, hasViolation(d, raftcheck.KindStateMachineSafety, "", index),
 		"index %d applied differently; violations: %v", index, d.Violations)
 }
@@ -82,10 +84,7 @@ func TestRealRunCommitOldTermScriptOnCorrectNodes(t *testing.T) {
 	t.Parallel()
 	c := scriptCluster(t, baseOldTermSafe, "")
 	commitOldTermScript(t, c)
-	c.stopAll()
-	res := raftcheck.Raft(c.runEvents("commit-old-term-correct"))
-	d := res.Details.(*raftcheck.RaftDetails)
-	require.Equal(t, checker.Valid, res.Valid, "violations: %v", d.Violations)
+	checkRaft(t, c, "commit-old-term-correct", checker.Valid)
 }
 
 // hasViolation reports whether d lists a violation of kind on node (any
