@@ -33,7 +33,7 @@ var captureEvents = flag.String("capture-events", "", "copy the planted-bug scen
 // to flush their event logs plus the 5 ms the script polls at.
 const (
 	scriptHeartbeat = "100ms"
-	scriptElection  = 2 * time.Second
+	scriptElection  = 3 * time.Second
 	slowLinkMS      = 200
 	scriptAttempts  = 5
 )
