@@ -33,6 +33,11 @@ type ChaosNodeOptions struct {
 	// ReadConcurrency bounds the GETs in flight during a final set read; 0
 	// means DefaultReadConcurrency.
 	ReadConcurrency int
+	// Pause is called after the node refused a request (no connection, or
+	// 503: no leader, not applied), before the outcome is returned, so that
+	// a worker bound to a node that cannot serve does not spin; nil waits
+	// 20 ms or until ctx ends.
+	Pause func(ctx context.Context)
 }
 
 // ChaosNodeClient is a Client of one chaos-node, over its HTTP/JSON API
@@ -56,6 +61,7 @@ type ChaosNodeClient struct {
 	id        uint64
 	seq       uint64 // the last write's seq; one worker at a time, so not atomic
 	readers   int
+	pause     func(context.Context)
 }
 
 // NewChaosNodeClient returns a client of the chaos-node named node serving
@@ -67,7 +73,11 @@ func NewChaosNodeClient(node, addr string, opts ChaosNodeOptions) (*ChaosNodeCli
 	if opts.ReadConcurrency < 0 {
 		return nil, fmt.Errorf("chaos-node client for %s: read concurrency %d is negative", node, opts.ReadConcurrency)
 	}
-	c := &ChaosNodeClient{node: node, base: "http://" + addr, id: opts.ClientID, readers: opts.ReadConcurrency}
+	c := &ChaosNodeClient{node: node, base: "http://" + addr, id: opts.ClientID, readers: opts.ReadConcurrency,
+		pause: opts.Pause}
+	if c.pause == nil {
+		c.pause = pauseAfterRefusal
+	}
 	for c.id == 0 {
 		c.id = rand.Uint64()
 	}
@@ -282,12 +292,15 @@ func (c *ChaosNodeClient) roundTrip(ctx context.Context, method, key, suffix str
 			err = ue.Err // the method and URL are said by the caller
 		}
 		if dialFailed(err) {
-			pauseAfterRefusal(ctx)
+			c.pause(ctx)
 		}
 		return chaosNodeAnswer{}, err
 	}
 	defer resp.Body.Close()
 	a := chaosNodeAnswer{status: resp.StatusCode}
+	if a.status == http.StatusServiceUnavailable {
+		defer c.pause(ctx)
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, chaosNodeMaxBody))
 	var decoded struct {
 		Value *string `json:"value"`

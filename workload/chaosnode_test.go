@@ -139,9 +139,15 @@ func TestChaosNodeOutcomes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stub := newNodeStub(t, answering(tc.code, tc.body))
-			c := newTestChaosNodeClient(t, stub.addr(), ChaosNodeOptions{})
+			paused := 0
+			c := newTestChaosNodeClient(t, stub.addr(), ChaosNodeOptions{Pause: func(context.Context) { paused++ }})
 			out := c.Do(t.Context(), tc.op)
 			assert.Equal(t, tc.want, out.Type, "outcome %+v", out)
+			if tc.code == http.StatusServiceUnavailable {
+				assert.Equal(t, 1, paused, "a 503 pauses the worker once")
+			} else {
+				assert.Zero(t, paused, "only refusals pause")
+			}
 			assert.Equal(t, tc.value, out.Value)
 			assert.Equal(t, "n3", out.Node)
 			if tc.err == "" {
@@ -254,7 +260,8 @@ func TestChaosNodeConnectionRefused(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	c := newTestChaosNodeClient(t, addr, ChaosNodeOptions{})
+	paused := 0
+	c := newTestChaosNodeClient(t, addr, ChaosNodeOptions{Pause: func(context.Context) { paused++ }})
 	read := c.Do(t.Context(), opRead)
 	assert.Equal(t, history.Fail, read.Type)
 	assert.Contains(t, read.Error, "connection refused")
@@ -262,4 +269,5 @@ func TestChaosNodeConnectionRefused(t *testing.T) {
 	assert.Equal(t, history.Fail, write.Type)
 	assert.Contains(t, write.Error, "connection refused")
 	assert.Contains(t, write.Error, "not sent")
+	assert.Equal(t, 2, paused, "each refused connection pauses the worker")
 }

@@ -17,8 +17,9 @@ func dialFailed(err error) bool {
 }
 
 // refusalPause is how long a client waits after its node refused a
-// connection, as a reconnecting client would: without it, workers bound to
-// a killed node spin, filling the history with thousands of failures a
+// connection or answered that it cannot serve (no leader), as a
+// reconnecting client would: without it, workers bound to a killed or
+// partitioned node spin, filling the history with thousands of failures a
 // second.
 const refusalPause = 20 * time.Millisecond
 
