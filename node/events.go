@@ -71,9 +71,7 @@ func (el *eventLog) flushLoop() {
 		case <-el.stop:
 			return
 		case <-t.C:
-			el.mu.Lock()
-			_ = el.buf.Flush()
-			el.mu.Unlock()
+			el.flush()
 		}
 	}
 }
@@ -81,6 +79,16 @@ func (el *eventLog) flushLoop() {
 // emit records one event with its attributes.
 func (el *eventLog) emit(event string, attrs ...slog.Attr) {
 	el.log.LogAttrs(context.Background(), slog.LevelInfo, event, attrs...)
+}
+
+// flush writes the buffered events to the file now. It does not sync: what
+// it wrote survives the process being killed, not the machine crashing.
+func (el *eventLog) flush() {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	if !el.closed {
+		_ = el.buf.Flush()
+	}
 }
 
 // close flushes, syncs and closes the file.

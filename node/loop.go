@@ -191,11 +191,17 @@ func (s *Server) handleReady(ls *loopState) error {
 	if len(rd.Entries) > 0 || !rd.HardState.IsEmpty() {
 		s.metrics.fsync.Observe(time.Since(start).Seconds())
 	}
+	if voted := s.noteHardState(ls, rd.HardState); voted || rd.SoftState != nil {
+		// A vote or a role change reaches the event log before any message
+		// that shows it to a peer, so that a node killed right after cannot
+		// lose the evidence the raft check needs (other events are written
+		// out every eventFlushInterval).
+		s.events.flush()
+	}
 	s.trans.Send(rd.Messages)
 	if s.bugs.ackBeforeCommit {
 		s.ackAppended(ls, rd.Entries)
 	}
-	s.noteHardState(ls, rd.HardState)
 	if rd.Snapshot != nil {
 		if err := s.restoreSnapshot(ls, rd.Snapshot); err != nil {
 			return err
@@ -247,18 +253,21 @@ func (s *Server) noteSoftState(ls *loopState, ss *raft.SoftState) {
 	}
 }
 
-// noteHardState logs votes and commits.
-func (s *Server) noteHardState(ls *loopState, hs raft.HardState) {
+// noteHardState logs votes and commits, and reports whether it logged a
+// vote.
+func (s *Server) noteHardState(ls *loopState, hs raft.HardState) (voted bool) {
 	st := s.rn.Status()
 	if v := [2]uint64{st.Term, st.Vote}; st.Vote != 0 && v != ls.lastVote {
 		s.events.emit("vote", slog.Uint64("term", st.Term), slog.String("for", s.name(st.Vote)))
 		ls.lastVote = v
+		voted = true
 	}
 	if hs.Commit > ls.commit {
 		ls.commit = hs.Commit
 		s.events.emit("commit", slog.Uint64("index", hs.Commit))
 		s.metrics.commitIndex.Set(float64(hs.Commit))
 	}
+	return voted
 }
 
 // apply applies committed entries in order and answers their writers.

@@ -28,9 +28,10 @@ import (
 var captureEvents = flag.String("capture-events", "", "copy the planted-bug scenarios' event logs into `DIR`/<scenario>/nodes/<node>/events.jsonl")
 
 // Timings of the planted-bug scenarios. The script acts on what the event
-// logs show; the slow link gives it slowLinkMS to act between a vote and
-// the message that would follow it, far more than the 50 ms the nodes take
-// to flush their event logs plus the 5 ms the script polls at.
+// logs show; the slow link gives it slowLinkMS to act between a vote (or a
+// commit) and the message that would follow it, far more than the 50 ms a
+// node may take to write a commit event out (votes and role changes are
+// written before any message shows them) plus the 5 ms the script polls at.
 const (
 	scriptHeartbeat = "100ms"
 	scriptElection  = 3 * time.Second
