@@ -13,8 +13,10 @@ import (
 
 // eventLog writes the node's protocol events (CONTRACT.md) as JSON lines to
 // events.jsonl: every line has time (RFC 3339, nanoseconds), node and event.
-// Writes are buffered and flushed by a timer and on close, so a killed node
-// loses at most the last flush interval of events.
+// Writes are buffered and flushed by a timer, on demand and on close, so a
+// killed node loses at most the last flush interval of events; the file
+// only ever receives whole lines, so a killed node leaves no torn line
+// (one a crashed machine left is ended with a newline on open).
 type eventLog struct {
 	mu     sync.Mutex
 	file   *os.File
@@ -31,8 +33,12 @@ func openEventLog(dir, node string) (*eventLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
+		return nil, fmt.Errorf("event log: %w", err)
+	}
+	if err := endLine(f); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("event log: %w", err)
 	}
 	el := &eventLog{file: f, buf: bufio.NewWriterSize(f, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
@@ -52,12 +58,38 @@ func openEventLog(dir, node string) (*eventLog, error) {
 	return el, nil
 }
 
-// Write is called by the slog handler with one whole line.
+// endLine appends a newline to f when its last byte is not one: the torn
+// last line of an earlier life then stays a line of its own instead of
+// swallowing this life's first event.
+func endLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	_, err = f.Write([]byte{'\n'})
+	return err
+}
+
+// Write is called by the slog handler with one whole line. A line that
+// does not fit in the buffer's free space is preceded by a flush, so the
+// buffer is only ever written out at a line boundary.
 func (el *eventLog) Write(p []byte) (int, error) {
 	el.mu.Lock()
 	defer el.mu.Unlock()
 	if el.closed {
 		return 0, os.ErrClosed
+	}
+	if len(p) > el.buf.Available() && el.buf.Buffered() > 0 {
+		if err := el.buf.Flush(); err != nil {
+			return 0, err
+		}
 	}
 	return el.buf.Write(p)
 }
