@@ -5,35 +5,16 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
+	"chaos/testbed/bedtest"
 )
-
-// buildChaos builds the chaos binary once per test run.
-var buildChaos = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "chaos-db-test")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "chaos")
-	out, err := exec.Command("go", "build", "-o", bin, "chaos/cmd/chaos").CombinedOutput()
-	if err != nil {
-		return "", &buildError{string(out)}
-	}
-	return bin, nil
-})
-
-type buildError struct{ out string }
-
-func (e *buildError) Error() string { return "go build: " + e.out }
 
 func httpDo(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
@@ -61,8 +42,7 @@ func TestChaosNodeLifecycleLocally(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	bin, err := buildChaos()
-	require.NoError(t, err)
+	bin := bedtest.BuildChaos(t)
 	nodes := []Node{{"n1", "127.0.0.61"}, {"n2", "127.0.0.62"}, {"n3", "127.0.0.63"}}
 	d := &ChaosNode{Binary: bin, Layout: Layout{DataDir: t.TempDir()}, Nodes: nodes,
 		ClientPort: 7600, PeerPort: 7601, Heartbeat: 20 * time.Millisecond, Election: 200 * time.Millisecond}
@@ -78,7 +58,7 @@ func TestChaosNodeLifecycleLocally(t *testing.T) {
 	for _, n := range nodes {
 		require.NoError(t, d.Ready(ctx, n))
 	}
-	err = d.Start(ctx, remotes["n1"], nodes[0])
+	err := d.Start(ctx, remotes["n1"], nodes[0])
 	require.ErrorContains(t, err, "n1: start chaos-node: already running as pid")
 
 	writeEventually(t, "http://"+d.ClientAddr(nodes[0])+"/kv/a", `{"value":"1"}`)
@@ -110,15 +90,14 @@ func TestStartReportsAProcessThatDiesAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	bin, err := buildChaos()
-	require.NoError(t, err)
+	bin := bedtest.BuildChaos(t)
 	nodes := []Node{{"n1", "127.0.0.64"}}
 	d := &ChaosNode{Binary: bin, Layout: Layout{DataDir: t.TempDir()}, Nodes: nodes,
 		ClientPort: 7600, PeerPort: 7601, Bugs: []string{"no-such-bug"}}
 	r := control.NewLocal("n1")
 	ctx := context.Background()
 	require.NoError(t, d.Install(ctx, r, nodes[0]))
-	err = d.Start(ctx, r, nodes[0])
+	err := d.Start(ctx, r, nodes[0])
 	require.ErrorContains(t, err, "exited right after start")
 	require.ErrorContains(t, err, `unknown bug "no-such-bug"`)
 }

@@ -13,53 +13,21 @@ import (
 
 	"chaos/control"
 	"chaos/testbed"
+	"chaos/testbed/bedtest"
 )
-
-// requireTestbed skips (or, in CI, fails) when this machine cannot host a
-// testbed: it needs root and the testbed's packages.
-func requireTestbed(t *testing.T) testbed.System {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	sys := testbed.NewSystem()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root"
-	} else if err := testbed.Platform(); err != nil {
-		why = err.Error()
-	} else if m := testbed.Missing(sys); len(m) > 0 {
-		why = (&testbed.MissingError{Missing: m}).Error()
-	}
-	if why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("testbed end-to-end test cannot run: %s", why)
-		}
-		t.Skip(why)
-	}
-	return sys
-}
 
 // Issue 5's end-to-end test: five testbed hosts, chaos-node deployed over
 // real SSH, a cluster that serves writes and reads, a node killed and
 // restarted, logs pulled back, a host key mismatch refused, and a testbed
 // torn down without leftovers.
 func TestChaosNodeOverSSHOnTestbed(t *testing.T) {
-	sys := requireTestbed(t)
-	bin, err := buildChaos()
-	require.NoError(t, err)
+	sys := bedtest.Require(t)
+	bin := bedtest.BuildChaos(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
 	dir := filepath.Join(t.TempDir(), "tb")
-	st, err := testbed.Up(ctx, sys, testbed.Config{Dir: dir, Hosts: 5, Subnet: "10.77.241.0/24"})
-	require.NoError(t, err)
-	downed := false
-	t.Cleanup(func() {
-		if !downed {
-			_, _ = testbed.Down(context.Background(), sys, dir)
-		}
-	})
+	st := bedtest.Up(ctx, t, sys, testbed.Config{Dir: dir, Hosts: 5, Subnet: "10.77.241.0/24"})
 
 	cfg := control.SSHConfig{KeyFiles: []string{filepath.Join(dir, "id_ed25519")}, KnownHosts: filepath.Join(dir, "known_hosts")}
 	var nodes []Node
@@ -117,7 +85,6 @@ func TestChaosNodeOverSSHOnTestbed(t *testing.T) {
 	}
 	_, err = testbed.Down(ctx, sys, dir)
 	require.NoError(t, err)
-	downed = true
 	out, err := exec.Command("ip", "-o", "link").CombinedOutput()
 	require.NoError(t, err)
 	require.NotContains(t, string(out), st.Prefix, "a link of the testbed is left")

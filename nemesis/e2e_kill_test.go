@@ -2,17 +2,12 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,93 +17,8 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/testbed"
+	"chaos/testbed/bedtest"
 )
-
-// Bounds of the end-to-end test's polling.
-const (
-	processBedPoll     = 50 * time.Millisecond
-	processBedDeadline = 15 * time.Second
-)
-
-// processBedSystem skips (or, in CI, fails) when this machine cannot host
-// a testbed: it needs root and the testbed's packages.
-func processBedSystem(t *testing.T) testbed.System {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	sys := testbed.NewSystem()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root"
-	} else if err := testbed.Platform(); err != nil {
-		why = err.Error()
-	} else if m := testbed.Missing(sys); len(m) > 0 {
-		why = (&testbed.MissingError{Missing: m}).Error()
-	}
-	if why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("testbed end-to-end test cannot run: %s", why)
-		}
-		t.Skip(why)
-	}
-	return sys
-}
-
-// processBedBinary builds the chaos binary once per test run.
-var processBedBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "chaos-nemesis-test")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "chaos")
-	if out, err := exec.Command("go", "build", "-o", bin, "chaos/cmd/chaos").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v: %s", err, out)
-	}
-	return bin, nil
-})
-
-// bedStatus is chaos-node's GET /status.
-type bedStatus struct {
-	Role    string `json:"role"`
-	Term    uint64 `json:"term"`
-	Leader  string `json:"leader"`
-	Applied uint64 `json:"applied"`
-}
-
-// bedGetJSON GETs url within timeout and decodes a 200 answer into v.
-func bedGetJSON(ctx context.Context, url string, timeout time.Duration, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: status %d: %s", url, resp.StatusCode, body)
-	}
-	return json.Unmarshal(body, v)
-}
-
-// bedLeader returns the node that reports itself leader, among nodes.
-func bedLeader(ctx context.Context, d db.DB, nodes []db.Node) (string, error) {
-	for _, n := range nodes {
-		var st bedStatus
-		if bedGetJSON(ctx, "http://"+d.ClientAddr(n)+"/status", 300*time.Millisecond, &st) == nil && st.Role == "leader" {
-			return n.Name, nil
-		}
-	}
-	return "", errors.New("no node reports itself leader")
-}
 
 // bedProcState reads the State line of the node's process on its host.
 func bedProcState(ctx context.Context, t *testing.T, r control.Remote, n db.Node) string {
@@ -124,18 +34,15 @@ func bedProcState(ctx context.Context, t *testing.T, r control.Remote, n db.Node
 // resume it; skew clocks through the hook and pause a node, then HealAll,
 // and later `chaos heal`, leave no stopped process and no clock skew.
 func TestKillPauseClockOnTestbed(t *testing.T) {
-	sys := processBedSystem(t)
-	bin, err := processBedBinary()
-	require.NoError(t, err)
+	sys := bedtest.Require(t)
+	bin := bedtest.BuildChaos(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
 	dir := filepath.Join(t.TempDir(), "tb")
-	st, err := testbed.Up(ctx, sys, testbed.Config{Dir: dir, Hosts: 3, Subnet: "10.77.243.0/24"})
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = testbed.Down(context.Background(), sys, dir) })
+	st := bedtest.Up(ctx, t, sys, testbed.Config{Dir: dir, Hosts: 3, Subnet: "10.77.243.0/24"})
 
-	c := deployProcessBed(ctx, t, dir, st, bin)
+	c := bedDeploy(ctx, t, dir, st, bin, 20*time.Millisecond, 200*time.Millisecond)
 	url := func(n db.Node, p string) string { return "http://" + c.DB.ClientAddr(n) + p }
 	node := func(name string) db.Node {
 		for _, n := range c.Nodes {
@@ -166,13 +73,13 @@ func TestKillPauseClockOnTestbed(t *testing.T) {
 	require.Eventually(t, func() bool {
 		l, err := bedLeader(ctx, c.DB, others(old.Name))
 		return err == nil && l != old.Name
-	}, processBedDeadline, processBedPoll, "a new leader is elected")
+	}, bedDeadline, bedPoll, "a new leader is elected")
 	_, err = net.DialTimeout("tcp", c.DB.ClientAddr(old), time.Second)
 	require.Error(t, err, "the killed node's client port is dead")
 	survivor := others(old.Name)[0]
 	require.Eventually(t, func() bool {
 		return bedPut(url(survivor, "/kv/k"), `{"value":"after-kill"}`) == nil
-	}, processBedDeadline, processBedPoll, "the survivors accept a write")
+	}, bedDeadline, bedPoll, "the survivors accept a write")
 
 	// Restart it: it answers and catches up.
 	op, err = kill.Stop(ctx, c)
@@ -181,7 +88,7 @@ func TestKillPauseClockOnTestbed(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var got struct{ Value string }
 		return bedGetJSON(ctx, url(old, "/kv/k?stale=true"), time.Second, &got) == nil && got.Value == "after-kill"
-	}, processBedDeadline, processBedPoll, "the restarted node catches up")
+	}, bedDeadline, bedPoll, "the restarted node catches up")
 
 	// Pause a follower: silent within 1s; resume: answers again.
 	leader, err := bedLeader(ctx, c.DB, c.Nodes)
@@ -246,42 +153,6 @@ func assertHealed(ctx context.Context, t *testing.T, c *Cluster) {
 		require.NoError(t, bedGetJSON(ctx, "http://"+c.DB.ClientAddr(n)+"/faults", time.Second, &faults), n.Name)
 		assert.Equal(t, hookClock{Rate: 1}, faults.Clock, "%s: no clock skew left", n.Name)
 	}
-}
-
-// deployProcessBed dials the hosts of st and starts a chaos-node cluster
-// with fault hooks on them; the nodes stop when the test ends.
-func deployProcessBed(ctx context.Context, t *testing.T, dir string, st testbed.State, bin string) *Cluster {
-	t.Helper()
-	cfg := control.SSHConfig{KeyFiles: []string{filepath.Join(dir, testbed.KeyFile)},
-		KnownHosts: filepath.Join(dir, testbed.KnownHostsFile)}
-	dialer, err := control.NewSSHDialer(cfg)
-	require.NoError(t, err)
-	c := &Cluster{Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}, SharedClock: true}
-	for _, h := range st.Hosts {
-		r, err := dialer.Dial(ctx, h.Addr)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = r.Close() })
-		c.Remotes[h.Name] = r
-		c.Nodes = append(c.Nodes, db.Node{Name: h.Name, Addr: h.Addr})
-	}
-	d := &db.ChaosNode{Binary: bin, Upload: true, FaultHooks: true, Layout: db.DefaultLayout(), Nodes: c.Nodes,
-		Heartbeat: 20 * time.Millisecond, Election: 200 * time.Millisecond}
-	c.DB = d
-	c.Leader = func(ctx context.Context) (string, error) { return bedLeader(ctx, d, c.Nodes) }
-	for _, n := range c.Nodes {
-		c.HookAddrs[n.Name] = d.ClientAddr(n)
-		require.NoError(t, d.Install(ctx, c.Remotes[n.Name], n))
-		require.NoError(t, d.Start(ctx, c.Remotes[n.Name], n))
-		t.Cleanup(func() { _ = d.Stop(context.Background(), c.Remotes[n.Name], n) })
-	}
-	for _, n := range c.Nodes {
-		require.NoError(t, d.Ready(ctx, n))
-	}
-	require.Eventually(t, func() bool {
-		_, err := bedLeader(ctx, d, c.Nodes)
-		return err == nil
-	}, processBedDeadline, processBedPoll, "the cluster elects a leader")
-	return c
 }
 
 // bedPut writes body to url and fails unless the answer is 200.

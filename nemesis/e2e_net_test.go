@@ -2,19 +2,15 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,83 +19,16 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/testbed"
+	"chaos/testbed/bedtest"
 )
 
-// netBedRequire skips (or, in CI, fails) when this machine cannot host a
-// testbed: it needs root and the testbed's packages. The same checks as
-// db's end-to-end tests.
-func netBedRequire(t *testing.T) testbed.System {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	sys := testbed.NewSystem()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root"
-	} else if err := testbed.Platform(); err != nil {
-		why = err.Error()
-	} else if m := testbed.Missing(sys); len(m) > 0 {
-		why = (&testbed.MissingError{Missing: m}).Error()
-	} else if _, err := exec.LookPath("bash"); err != nil {
-		why = "needs bash (its /dev/udp sends the loss test's packets)"
-	}
-	if why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("network faults end-to-end test cannot run: %s", why)
-		}
-		t.Skip(why)
-	}
-	return sys
-}
-
-// netBedBinary builds the chaos binary once per test run.
-var netBedBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "chaos-nemesis-net")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "chaos")
-	if out, err := exec.Command("go", "build", "-o", bin, "chaos/cmd/chaos").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v: %s", err, out)
-	}
-	return bin, nil
-})
-
-// netBedStatus is chaos-node's GET /status.
-type netBedStatus struct {
-	Role   string `json:"role"`
-	Term   uint64 `json:"term"`
-	Leader string `json:"leader"`
-}
-
-// netBedGet GETs url into v (when non-nil), within a short timeout.
-func netBedGet(ctx context.Context, url string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: status %d: %s", url, resp.StatusCode, body)
-	}
-	return json.Unmarshal(body, v)
-}
-
-// netBedStatuses reads every node's status; nodes that do not answer are
+// bedStatuses reads every node's status; nodes that do not answer are
 // left out.
-func netBedStatuses(ctx context.Context, d db.DB, nodes []db.Node) map[string]netBedStatus {
-	out := map[string]netBedStatus{}
+func bedStatuses(ctx context.Context, d db.DB, nodes []db.Node) map[string]bedStatus {
+	out := map[string]bedStatus{}
 	for _, n := range nodes {
-		var st netBedStatus
-		if netBedGet(ctx, "http://"+d.ClientAddr(n)+"/status", &st) == nil {
+		var st bedStatus
+		if bedGetJSON(ctx, "http://"+d.ClientAddr(n)+"/status", time.Second, &st) == nil {
 			out[n.Name] = st
 		}
 	}
@@ -109,7 +38,7 @@ func netBedStatuses(ctx context.Context, d db.DB, nodes []db.Node) map[string]ne
 // netBedAgreedLeader returns the leader and term when every node answers
 // and agrees on both.
 func netBedAgreedLeader(ctx context.Context, d db.DB, nodes []db.Node) (string, uint64, bool) {
-	sts := netBedStatuses(ctx, d, nodes)
+	sts := bedStatuses(ctx, d, nodes)
 	if len(sts) != len(nodes) {
 		return "", 0, false
 	}
@@ -145,38 +74,6 @@ func netBedPut(ctx context.Context, d db.DB, n db.Node, value string) (time.Dura
 	return time.Since(start), nil
 }
 
-// netBedDeploy starts chaos-node with fault hooks on every testbed host
-// over SSH and returns the cluster the faults act on.
-func netBedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, bin string) *Cluster {
-	cfg := control.SSHConfig{KeyFiles: []string{filepath.Join(dir, "id_ed25519")}, KnownHosts: filepath.Join(dir, "known_hosts")}
-	c := &Cluster{Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}, SharedClock: true}
-	for _, h := range st.Hosts {
-		r, err := control.DialSSH(ctx, h.Addr, cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = r.Close() })
-		c.Remotes[h.Name] = r
-		c.Nodes = append(c.Nodes, db.Node{Name: h.Name, Addr: h.Addr})
-	}
-	d := &db.ChaosNode{Binary: bin, Upload: true, FaultHooks: true, Layout: db.DefaultLayout(), Nodes: c.Nodes,
-		Heartbeat: 50 * time.Millisecond, Election: time.Second}
-	c.DB = d
-	for _, n := range c.Nodes {
-		require.NoError(t, d.Install(ctx, c.Remotes[n.Name], n))
-		require.NoError(t, d.Start(ctx, c.Remotes[n.Name], n))
-		c.HookAddrs[n.Name] = d.ClientAddr(n)
-	}
-	for _, n := range c.Nodes {
-		require.NoError(t, d.Ready(ctx, n))
-	}
-	c.Leader = func(ctx context.Context) (string, error) {
-		if leader, _, ok := netBedAgreedLeader(ctx, d, c.Nodes); ok {
-			return leader, nil
-		}
-		return "", errors.New("the nodes do not agree on a leader")
-	}
-	return c
-}
-
 // netBedRun runs cmd on node's host and returns its stdout.
 func netBedRun(ctx context.Context, t *testing.T, c *Cluster, node, cmd string) string {
 	t.Helper()
@@ -196,7 +93,7 @@ func netBedRequireClean(ctx context.Context, t *testing.T, c *Cluster) {
 			Drop []string       `json:"drop"`
 			Net  map[string]any `json:"net"`
 		}
-		require.NoError(t, netBedGet(ctx, "http://"+c.HookAddrs[n.Name]+"/faults", &faults))
+		require.NoError(t, bedGetJSON(ctx, "http://"+c.HookAddrs[n.Name]+"/faults", time.Second, &faults))
 		require.Empty(t, faults.Drop, "%s: a hook drop list is left", n.Name)
 		require.Empty(t, faults.Net, "%s: a hook network fault is left", n.Name)
 	}
@@ -210,17 +107,20 @@ func netBedRequireClean(ctx context.Context, t *testing.T, c *Cluster) {
 // hooks shows in the latency of writes, and Heal leaves no rule, qdisc or
 // hook fault behind.
 func TestNetworkFaultsOnTestbed(t *testing.T) {
-	sys := netBedRequire(t)
-	bin, err := netBedBinary()
-	require.NoError(t, err)
+	sys := bedtest.Require(t, "bash") // its /dev/udp sends the loss test's packets
+	bin := bedtest.BuildChaos(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
 	dir := filepath.Join(t.TempDir(), "tb")
-	st, err := testbed.Up(ctx, sys, testbed.Config{Dir: dir, Hosts: 3, Subnet: "10.77.244.0/24"})
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = testbed.Down(context.Background(), sys, dir) })
-	c := netBedDeploy(ctx, t, dir, st, bin)
+	st := bedtest.Up(ctx, t, sys, testbed.Config{Dir: dir, Hosts: 3, Subnet: "10.77.244.0/24"})
+	c := bedDeploy(ctx, t, dir, st, bin, 50*time.Millisecond, time.Second)
+	c.Leader = func(ctx context.Context) (string, error) {
+		if leader, _, ok := netBedAgreedLeader(ctx, c.DB, c.Nodes); ok {
+			return leader, nil
+		}
+		return "", errors.New("the nodes do not agree on a leader")
+	}
 	part, pk := &Partition{}, &Packet{}
 	t.Cleanup(func() {
 		_ = part.Heal(context.Background(), c)
@@ -262,14 +162,14 @@ func netBedIsolateLeader(ctx context.Context, t *testing.T, c *Cluster) {
 	require.Len(t, v[old], 2, "the leader %s drops both others: %v", old, v)
 
 	require.Eventually(t, func() bool {
-		sts := netBedStatuses(ctx, c.DB, c.Nodes)
+		sts := bedStatuses(ctx, c.DB, c.Nodes)
 		newLeader := false
 		for name, st := range sts {
 			newLeader = newLeader || (name != old && st.Role == "leader" && st.Term > oldTerm)
 		}
 		return newLeader && sts[old].Role != "leader"
 	}, 20*time.Second, 50*time.Millisecond, "the others elect a new leader at a higher term, and %s steps down", old)
-	t.Logf("isolated the leader %s (term %d): %v", old, oldTerm, netBedStatuses(ctx, c.DB, c.Nodes))
+	t.Logf("isolated the leader %s (term %d): %v", old, oldTerm, bedStatuses(ctx, c.DB, c.Nodes))
 
 	op, err = p.Stop(ctx, c)
 	require.NoError(t, err)

@@ -1,0 +1,83 @@
+// Package bedtest holds what the end-to-end tests of other packages share
+// when they run on a testbed: the check that this machine can host one, a
+// testbed that is torn down when the test ends, and a chaos binary to deploy
+// on its hosts. Like net/http/httptest it is meant for tests only: import it
+// from _test.go files, never from the product.
+package bedtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"chaos/testbed"
+)
+
+// Require returns this machine's testbed.System when it can host a testbed:
+// the process is root, testbed.Platform and testbed.Missing find nothing
+// lacking, and every one of tools is on PATH. Otherwise the test stops with
+// a one-line reason: t.Fatalf when the environment has CI=true (a CI
+// machine is expected to run every end-to-end test), t.Skip elsewhere.
+// Under -short it always skips.
+func Require(t testing.TB, tools ...string) testbed.System {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test on a testbed")
+	}
+	sys := testbed.NewSystem()
+	if why := unmet(sys, tools); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("testbed end-to-end test cannot run: %s", why)
+		}
+		t.Skip(why)
+	}
+	return sys
+}
+
+// unmet says what this machine lacks to host a testbed with tools, or "".
+func unmet(sys testbed.System, tools []string) string {
+	if os.Geteuid() != 0 {
+		return "needs root"
+	}
+	if err := testbed.Platform(); err != nil {
+		return err.Error()
+	}
+	if m := testbed.Missing(sys); len(m) > 0 {
+		return (&testbed.MissingError{Missing: m}).Error()
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "needs " + tool + " on PATH"
+		}
+	}
+	return ""
+}
+
+// Up brings up the testbed cfg describes (testbed.Up rolls back a failed
+// one itself), failing the test if that fails, and downs it when the test
+// ends. A test may Down the testbed itself, to check the teardown: the Down
+// at the end then finds nothing to do.
+func Up(ctx context.Context, t testing.TB, sys testbed.System, cfg testbed.Config) testbed.State {
+	t.Helper()
+	st, err := testbed.Up(ctx, sys, cfg)
+	if err != nil {
+		t.Fatalf("testbed up: %v", err)
+	}
+	t.Cleanup(func() { _, _ = testbed.Down(context.Background(), sys, cfg.Dir) })
+	return st
+}
+
+// BuildChaos builds chaos/cmd/chaos into a directory of t's own (removed
+// when the test ends) and returns the binary's path; a failed build fails
+// the test. Every call builds anew; the Go build cache makes the calls after
+// the first cheap.
+func BuildChaos(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "chaos")
+	if out, err := exec.Command("go", "build", "-o", bin, "chaos/cmd/chaos").CombinedOutput(); err != nil {
+		t.Fatalf("go build chaos/cmd/chaos: %v\n%s", err, out)
+	}
+	return bin
+}
