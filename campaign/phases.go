@@ -97,10 +97,7 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if err != nil {
 		return Result{}, fmt.Errorf("check: %w", err)
 	}
-	internal, err := raftcheck.CheckRun(r.rd.dir, h, raftcheck.AvailabilityOptions{RecoveryBound: r.o.Recovery})
-	if err != nil {
-		r.log.Error("raft and availability checks", "err", err)
-	}
+	internal := raftcheck.CheckRun(r.rd.dir, h, raftcheck.AvailabilityOptions{RecoveryBound: r.o.Recovery})
 	for name, res := range internal {
 		report.Checks[name] = res
 	}

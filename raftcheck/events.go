@@ -42,16 +42,22 @@ const maxEventLine = 1 << 20
 
 // ReadEvents reads one events.jsonl, in file order, each event's Line set.
 //
-// A final line without a newline that is not valid JSON is what a node
-// killed in the middle of a write leaves behind: it is skipped and reported
-// as a Warning. Blank lines are skipped. Any other bad line (not a JSON
-// object, no time, node or event) is an error naming the line.
+// A torn line, the beginning of an event line cut short, is what a node
+// killed (or a machine crashed) in the middle of a write leaves behind: it
+// is skipped and reported as a Warning when it ends a life, that is when it
+// is the last line, when the next line is a start event, or when a start
+// event follows it on the same line (the next life appended to it; older
+// chaos-nodes did not end a torn line before starting). Blank lines are
+// skipped. Any other bad line (not a JSON object, no time, node or event,
+// a torn line in the middle of a life) is an error naming the line.
 func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 	br := bufio.NewReaderSize(r, maxEventLine)
 	var (
 		events   []Event
 		warnings []Warning
+		torn     *tornLine // the last line, if it was torn
 	)
+lines:
 	for line := 1; ; line++ {
 		text, err := br.ReadSlice('\n')
 		complete := err == nil
@@ -69,13 +75,27 @@ func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 			continue
 		}
 		ev, perr := parseEvent(text)
-		if perr != nil {
-			var syn *json.SyntaxError
-			if !complete && (errors.As(perr, &syn)) {
-				warnings = append(warnings, Warning{Line: line,
-					Msg: fmt.Sprintf("torn final line skipped (%d bytes without a newline)", len(text))})
-				break
+		switch {
+		case perr == nil && torn != nil && ev.Event != "start":
+			return nil, nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
+		case perr == nil && torn != nil:
+			warnings = append(warnings, torn.warning())
+			torn = nil
+		case perr != nil && torn == nil && isTorn(text, perr):
+			torn = &tornLine{line: line, size: len(text), err: perr}
+			if ev, ok := startAfterTorn(text); ok {
+				warnings = append(warnings, torn.warning())
+				torn = nil
+				ev.Line = line
+				events = append(events, ev)
 			}
+			if !complete {
+				break lines
+			}
+			continue
+		case perr != nil && torn != nil:
+			return nil, nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
+		case perr != nil:
 			return nil, nil, fmt.Errorf("events line %d: %w", line, perr)
 		}
 		ev.Line = line
@@ -84,7 +104,40 @@ func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 			break
 		}
 	}
+	if torn != nil {
+		warnings = append(warnings, torn.warning())
+	}
 	return events, warnings, nil
+}
+
+// eventStart is how every event line begins.
+var eventStart = []byte(`{"time":"`)
+
+// tornLine is a line that is the beginning of an event line cut short.
+type tornLine struct {
+	line, size int
+	err        error
+}
+
+func (t *tornLine) warning() Warning {
+	return Warning{Line: t.line, Msg: fmt.Sprintf("torn line skipped (%d bytes): the end of a killed life", t.size)}
+}
+
+// isTorn reports whether text, which failed to parse with err, looks like
+// an event line cut short: it begins like one and is not valid JSON.
+func isTorn(text []byte, err error) bool {
+	var syn *json.SyntaxError
+	return bytes.HasPrefix(text, eventStart) && errors.As(err, &syn)
+}
+
+// startAfterTorn finds a start event appended to a torn line.
+func startAfterTorn(text []byte) (Event, bool) {
+	i := bytes.LastIndex(text, eventStart)
+	if i <= 0 {
+		return Event{}, false
+	}
+	ev, err := parseEvent(text[i:])
+	return ev, err == nil && ev.Event == "start"
 }
 
 // parseEvent decodes one line and checks the fields every event has.

@@ -49,11 +49,41 @@ func TestReadEventsTornLastLine(t *testing.T) {
 	}
 }
 
+// A torn line that ends a life is skipped with a warning, whether the next
+// life's start event follows on the next line (what chaos-node writes now:
+// it ends a torn line on open) or on the same line (what older chaos-nodes
+// left), or nothing follows.
+func TestReadEventsTornLineEndsALife(t *testing.T) {
+	start := `{"time":"2026-11-22T10:00:00Z","event":"start","node":"n1","term":2}`
+	torn := `{"time":"2026-11-22T09:59:59Z","event":"app`
+	for name, in := range map[string]string{
+		"next line":   start + "\n" + torn + "\n" + start + "\n",
+		"same line":   start + "\n" + torn + start + "\n",
+		"ended, last": start + "\n" + torn + "\n",
+	} {
+		evs, warns, err := ReadEvents(strings.NewReader(in))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(warns) != 1 || warns[0].Line != 2 || !strings.Contains(warns[0].Msg, "torn") {
+			t.Errorf("%s: warnings %v, want one for line 2", name, warns)
+		}
+		wantStarts := 2
+		if name == "ended, last" {
+			wantStarts = 1
+		}
+		if len(evs) != wantStarts || evs[len(evs)-1].Event != "start" || evs[len(evs)-1].Term != 2 {
+			t.Errorf("%s: events %+v, want %d start events", name, evs, wantStarts)
+		}
+	}
+}
+
 func TestReadEventsErrorsNameTheLine(t *testing.T) {
 	good := `{"time":"2026-11-22T10:00:00Z","event":"start","node":"n1"}` + "\n"
 	cases := map[string]string{
 		"not json":       good + "garbage\n" + good,
-		"torn not last":  good + `{"time":"2026-11-22T10:00:00Z","ev` + "\n" + good,
+		"torn mid-life":  good + `{"time":"2026-11-22T10:00:00Z","ev` + "\n" + `{"time":"2026-11-22T10:00:01Z","event":"commit","node":"n1","index":3}` + "\n",
 		"no node":        good + `{"time":"2026-11-22T10:00:00Z","event":"start"}` + "\n",
 		"no time":        good + `{"event":"start","node":"n1"}` + "\n",
 		"no event":       good + `{"time":"2026-11-22T10:00:00Z","node":"n1"}` + "\n",

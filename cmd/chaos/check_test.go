@@ -154,6 +154,20 @@ func TestCheckTornFinalLineIsAWarning(t *testing.T) {
 	assert.Contains(t, errOut, "chaos: warning: "+filepath.Join(dir, "history.jsonl")+":5: torn final line skipped")
 }
 
+// An event log that cannot be read leaves the raft check undecided: the
+// verdict is unknown, never valid, and says why.
+func TestCheckUnreadableEventLogIsUnknown(t *testing.T) {
+	dir := runDir(t, goodRegister)
+	events := filepath.Join(dir, "nodes", "n1", "events.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(events), 0o755))
+	require.NoError(t, os.WriteFile(events, []byte("garbage\n"), 0o644))
+	code, out, _ := execute(t, "check", dir)
+	assert.Equal(t, exitUnknown, code)
+	assert.Contains(t, out, "raft: unknown")
+	assert.Contains(t, out, "the event logs cannot be read: "+events+": events line 1")
+	assert.JSONEq(t, `"unknown"`, string(readResults(t, dir)["valid"]))
+}
+
 func TestCheckBadInput(t *testing.T) {
 	invoke := op(0, 1, 0, "invoke", "read", "k", "")
 	cases := []struct {
