@@ -85,22 +85,21 @@ func (r *recordedClients) verdict() checker.Result {
 	return res
 }
 
-// nodeBugScripts drive a cluster into the situation each bug needs. Every
-// script starts with k = 1 written through the leader, and ends with the
-// operation the bug answers wrongly.
-var nodeBugScripts = []struct {
-	bug    string
-	base   int
-	script func(t *testing.T, c *cluster, r *recordedClients)
-}{
-	{"stale-read", 140, staleReadScript},
-	{"dirty-read", 160, dirtyReadScript},
-	{"ack-before-commit", 180, ackBeforeCommitScript},
-	{"lease-read", 200, leaseReadScript},
-}
-
+// TestRealRunNodeBugs drives a cluster into the situation each bug needs.
+// Every script starts with k = 1 written through the leader, and ends with
+// the operation the bug answers wrongly.
 func TestRealRunNodeBugs(t *testing.T) {
-	for _, s := range nodeBugScripts {
+	scripts := []struct {
+		bug    string
+		base   int
+		script func(t *testing.T, c *cluster, r *recordedClients)
+	}{
+		{"stale-read", 140, staleReadScript},
+		{"dirty-read", 160, dirtyReadScript},
+		{"ack-before-commit", 180, ackBeforeCommitScript},
+		{"lease-read", 200, leaseReadScript},
+	}
+	for _, s := range scripts {
 		for _, planted := range []bool{true, false} {
 			name, bug, base, want := s.bug, s.bug, s.base, checker.Invalid
 			if !planted {
