@@ -76,12 +76,12 @@ lines:
 		}
 		ev, perr := parseEvent(text)
 		switch {
-		case perr == nil && torn != nil && ev.Event != "start":
+		case torn != nil && (perr != nil || ev.Event != "start"):
 			return nil, nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
-		case perr == nil && torn != nil:
+		case torn != nil:
 			warnings = append(warnings, torn.warning())
 			torn = nil
-		case perr != nil && torn == nil && isTorn(text, perr):
+		case perr != nil && isTorn(text, perr):
 			torn = &tornLine{line: line, size: len(text), err: perr}
 			if ev, ok := startAfterTorn(text); ok {
 				warnings = append(warnings, torn.warning())
@@ -93,8 +93,6 @@ lines:
 				break lines
 			}
 			continue
-		case perr != nil && torn != nil:
-			return nil, nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
 		case perr != nil:
 			return nil, nil, fmt.Errorf("events line %d: %w", line, perr)
 		}
@@ -111,7 +109,7 @@ lines:
 }
 
 // eventStart is how every event line begins.
-var eventStart = []byte(`{"time":"`)
+const eventStart = `{"time":"`
 
 // tornLine is a line that is the beginning of an event line cut short.
 type tornLine struct {
@@ -124,15 +122,17 @@ func (t *tornLine) warning() Warning {
 }
 
 // isTorn reports whether text, which failed to parse with err, looks like
-// an event line cut short: it begins like one and is not valid JSON.
+// an event line cut short: it is not valid JSON and begins like an event
+// line (or is cut within that beginning).
 func isTorn(text []byte, err error) bool {
 	var syn *json.SyntaxError
-	return bytes.HasPrefix(text, eventStart) && errors.As(err, &syn)
+	start := []byte(eventStart)
+	return errors.As(err, &syn) && (bytes.HasPrefix(text, start) || bytes.HasPrefix(start, text))
 }
 
 // startAfterTorn finds a start event appended to a torn line.
 func startAfterTorn(text []byte) (Event, bool) {
-	i := bytes.LastIndex(text, eventStart)
+	i := bytes.LastIndex(text, []byte(eventStart))
 	if i <= 0 {
 		return Event{}, false
 	}

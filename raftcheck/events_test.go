@@ -60,6 +60,7 @@ func TestReadEventsTornLineEndsALife(t *testing.T) {
 		"next line":   start + "\n" + torn + "\n" + start + "\n",
 		"same line":   start + "\n" + torn + start + "\n",
 		"ended, last": start + "\n" + torn + "\n",
+		"cut short":   start + "\n" + `{"ti` + "\n" + start + "\n",
 	} {
 		evs, warns, err := ReadEvents(strings.NewReader(in))
 		if err != nil {
