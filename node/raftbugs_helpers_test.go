@@ -210,7 +210,7 @@ func (c *cluster) runEvents(scenario string) []raftcheck.Event {
 		require.NoError(c.t, os.MkdirAll(filepath.Dir(to), 0o755))
 		require.NoError(c.t, os.WriteFile(to, b, 0o644))
 	}
-	evs, err := raftcheck.LoadRunEvents(dir)
+	evs, _, err := raftcheck.LoadRunEvents(dir)
 	require.NoError(c.t, err)
 	return evs
 }

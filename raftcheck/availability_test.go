@@ -135,7 +135,7 @@ func TestLeaderless(t *testing.T) {
 }
 
 func TestAvailabilityCleanRunJSON(t *testing.T) {
-	evs, err := LoadRunEvents(filepath.Join("testdata", "clean"))
+	evs, _, err := LoadRunEvents(filepath.Join("testdata", "clean"))
 	if err != nil {
 		t.Fatal(err)
 	}

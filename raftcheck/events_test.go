@@ -100,7 +100,7 @@ func TestReadEventsErrorsNameTheLine(t *testing.T) {
 }
 
 func TestLoadRunEventsMergesByTime(t *testing.T) {
-	evs, err := LoadRunEvents(filepath.Join("testdata", "clean"))
+	evs, _, err := LoadRunEvents(filepath.Join("testdata", "clean"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestLoadRunEventsMergesByTime(t *testing.T) {
 	if len(nodes) != 5 {
 		t.Errorf("nodes %v, want n1..n5", nodes)
 	}
-	if _, err := LoadRunEvents(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := LoadRunEvents(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("empty run dir: %v, want ErrNotExist", err)
 	}
 }

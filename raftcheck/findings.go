@@ -17,6 +17,9 @@ func (d *RaftDetails) Findings() []string {
 	if d.Reason != "" {
 		lines = append(lines, d.Reason)
 	}
+	if n := len(d.Skipped); n > 0 {
+		lines = append(lines, fmt.Sprintf("%d event-log lines skipped, first %s", n, d.Skipped[0]))
+	}
 	return lines
 }
 

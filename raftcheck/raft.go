@@ -43,6 +43,7 @@ type RaftDetails struct {
 	Violations []Violation       `json:"violations"`
 	Omitted    int               `json:"omitted,omitempty"` // violations beyond MaxViolations, not listed
 	Reason     string            `json:"reason,omitempty"`  // why the verdict is unknown
+	Skipped    []string          `json:"skipped,omitempty"` // event-log lines left out, and why (torn lines of killed lives)
 }
 
 // Raft checks Raft's safety invariants over the events of a run (all

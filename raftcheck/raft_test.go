@@ -19,7 +19,7 @@ func raftDetails(t *testing.T, r checker.Result) *RaftDetails {
 }
 
 func TestRaftCleanRun(t *testing.T) {
-	evs, err := LoadRunEvents(filepath.Join("testdata", "clean"))
+	evs, _, err := LoadRunEvents(filepath.Join("testdata", "clean"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestRaftOnRealRuns(t *testing.T) {
 		"commit-old-term-correct": nil,
 	}
 	for name, wants := range cases {
-		evs, err := LoadRunEvents(filepath.Join("testdata", "real", name))
+		evs, _, err := LoadRunEvents(filepath.Join("testdata", "real", name))
 		if err != nil {
 			t.Fatal(err)
 		}

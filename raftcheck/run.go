@@ -15,7 +15,7 @@ import (
 // read make the raft check unknown, with the reason, never valid; the
 // availability check then judges from the history alone.
 func CheckRun(runDir string, h history.History, opts AvailabilityOptions) map[string]checker.Result {
-	events, err := LoadRunEvents(runDir)
+	events, skipped, err := LoadRunEvents(runDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return map[string]checker.Result{"availability": Availability(nil, h, opts)}
@@ -25,5 +25,7 @@ func CheckRun(runDir string, h history.History, opts AvailabilityOptions) map[st
 		return map[string]checker.Result{"raft": {Valid: checker.Unknown, Details: d},
 			"availability": Availability(nil, h, opts)}
 	}
-	return map[string]checker.Result{"raft": Raft(events), "availability": Availability(events, h, opts)}
+	raft := Raft(events)
+	raft.Details.(*RaftDetails).Skipped = skipped
+	return map[string]checker.Result{"raft": raft, "availability": Availability(events, h, opts)}
 }

@@ -168,6 +168,20 @@ func TestCheckUnreadableEventLogIsUnknown(t *testing.T) {
 	assert.JSONEq(t, `"unknown"`, string(readResults(t, dir)["valid"]))
 }
 
+// A torn line that ends a killed node's life is skipped, and the raft
+// check says so.
+func TestCheckTornEventLineIsSaid(t *testing.T) {
+	dir := runDir(t, goodRegister)
+	events := filepath.Join(dir, "nodes", "n1", "events.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(events), 0o755))
+	start := `{"time":"2026-11-22T10:00:00Z","event":"start","node":"n1","term":1}` + "\n"
+	require.NoError(t, os.WriteFile(events, []byte(start+`{"time":"2026-11-22T10:00:01Z","ev`+"\n"+start), 0o644))
+	code, out, _ := execute(t, "check", dir)
+	assert.Equal(t, exitOK, code, out)
+	assert.Contains(t, out, "raft: true")
+	assert.Contains(t, out, "1 event-log lines skipped, first "+events+": line 2: torn line skipped")
+}
+
 func TestCheckBadInput(t *testing.T) {
 	invoke := op(0, 1, 0, "invoke", "read", "k", "")
 	cases := []struct {
