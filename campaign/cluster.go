@@ -2,11 +2,9 @@ package campaign
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,21 +53,35 @@ func LocalDataDir() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("chaos-local-%d", os.Getuid()))
 }
 
-// connect reaches every host: locally, or over SSH in parallel. Every host
-// that cannot be reached is named in the error.
-func connect(ctx context.Context, o *Options) (*cluster, error) {
-	c := &cluster{remotes: map[string]control.Remote{}, local: len(o.Nodes) == 0}
-	hosts := o.Nodes
-	if c.local {
+// LocalLayout is where local mode's nodes keep their binaries and data.
+func LocalLayout() db.Layout {
+	dir := LocalDataDir()
+	return db.Layout{BinDir: filepath.Join(dir, "bin"), DataDir: dir}
+}
+
+// Nodes names the hosts n1, n2, ... in the order given, each bound to its
+// host's address (the host without an SSH port or IPv6 brackets). No hosts
+// means local mode's five nodes. Every command names nodes this way, so a
+// node is the same node to run, heal and the store.
+func Nodes(hosts []string) []db.Node {
+	if len(hosts) == 0 {
 		hosts = localAddrs()
 	}
+	nodes := make([]db.Node, len(hosts))
 	for i, h := range hosts {
 		addr := h
 		if host, _, err := net.SplitHostPort(h); err == nil {
 			addr = host
 		}
-		c.nodes = append(c.nodes, db.Node{Name: fmt.Sprintf("n%d", i+1), Addr: addr})
+		nodes[i] = db.Node{Name: fmt.Sprintf("n%d", i+1), Addr: strings.Trim(addr, "[]")}
 	}
+	return nodes
+}
+
+// connect reaches every host: locally, or over SSH in parallel. Every host
+// that cannot be reached is named in the error.
+func connect(ctx context.Context, o *Options) (*cluster, error) {
+	c := &cluster{remotes: map[string]control.Remote{}, local: len(o.Nodes) == 0, nodes: Nodes(o.Nodes)}
 	if c.local {
 		for _, n := range c.nodes {
 			c.remotes[n.Name] = control.NewLocal(n.Name)
@@ -83,10 +95,19 @@ func connect(ctx context.Context, o *Options) (*cluster, error) {
 			return nil, err
 		}
 		c.lock = lock
-	} else if err := c.dial(ctx, hosts, o.SSH); err != nil {
+	} else if err := c.dial(ctx, o.Nodes, o.SSH); err != nil {
 		return nil, err
 	}
-	c.db = c.newDB(o)
+	layout := db.DefaultLayout()
+	if c.local {
+		layout = LocalLayout()
+	}
+	d, err := db.New(o.DB, db.Config{Nodes: c.nodes, Layout: layout, Binary: o.Binary, Upload: !c.local, Bugs: o.Bugs})
+	if err != nil {
+		c.close(false)
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	c.db = d
 	return c, nil
 }
 
@@ -118,18 +139,6 @@ func (c *cluster) dial(ctx context.Context, hosts []string, cfg control.SSHConfi
 		return errors.Join(errs...)
 	}
 	return nil
-}
-
-func (c *cluster) newDB(o *Options) db.DB {
-	layout := db.DefaultLayout()
-	if c.local {
-		layout = db.Layout{BinDir: filepath.Join(c.workDir, "bin"), DataDir: c.workDir}
-	}
-	if o.DB == "etcd" {
-		return &db.Etcd{Binary: o.Binary, Layout: layout, Nodes: c.nodes}
-	}
-	return &db.ChaosNode{Binary: o.Binary, Upload: !c.local, Layout: layout, Nodes: c.nodes,
-		Bugs: o.Bugs, FaultHooks: true}
 }
 
 // each runs f for every node in parallel and joins the errors.
@@ -169,8 +178,8 @@ func (c *cluster) setup(ctx context.Context) error {
 	if err := c.each(func(n db.Node, _ control.Remote) error { return c.db.Ready(ready, n) }); err != nil {
 		return err
 	}
-	if c.db.Name() != "chaos-node" {
-		return nil // etcd's health check already waits for a leader
+	if _, ok := c.db.(db.LeaderFinder); !ok {
+		return nil // Ready is all a system that cannot name its leader offers
 	}
 	return c.waitLeader(ready)
 }
@@ -222,58 +231,47 @@ func (c *cluster) close(leaveRunning bool) {
 // clients makes one client per worker, bound to nodes round robin.
 func (c *cluster) clients(concurrency int) ([]workload.Client, error) {
 	return workload.BindClients(concurrency, len(c.nodes), func(i int) (workload.Client, error) {
-		n := c.nodes[i]
-		if c.db.Name() == "etcd" {
-			return workload.NewEtcdClient(n.Name, c.db.ClientAddr(n), workload.EtcdOptions{})
-		}
-		return workload.NewChaosNodeClient(n.Name, c.db.ClientAddr(n), workload.ChaosNodeOptions{})
+		return newClient(c.db, c.nodes[i])
 	})
 }
 
-// leader asks the nodes who leads: the leader named by the node with the
-// highest term (chaos-node's /status). Other systems report none.
-func (c *cluster) leader(ctx context.Context) (string, error) {
-	if c.db.Name() != "chaos-node" {
-		return "", errors.New("leader discovery is implemented for chaos-node only")
+// newClient makes a client of d's own protocol for node n.
+func newClient(d db.DB, n db.Node) (workload.Client, error) {
+	switch d.(type) {
+	case *db.Etcd:
+		return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{})
+	case *db.ChaosNode:
+		return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{})
 	}
-	client := &http.Client{Timeout: 500 * time.Millisecond}
-	var best struct {
-		Term   uint64 `json:"term"`
-		Leader string `json:"leader"`
-	}
-	for _, n := range c.nodes {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.db.ClientAddr(n)+"/status", nil)
-		if err != nil {
-			return "", err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			continue
-		}
-		var st struct {
-			Term   uint64 `json:"term"`
-			Leader string `json:"leader"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&st)
-		resp.Body.Close()
-		if err == nil && st.Leader != "" && st.Term >= best.Term {
-			best = st
-		}
-	}
-	if best.Leader == "" {
-		return "", errors.New("no node reports a leader")
-	}
-	return strings.TrimSpace(best.Leader), nil
+	return nil, fmt.Errorf("no client for %s", d.Name())
 }
 
-// hookAddrs are the nodes' fault-hook addresses (chaos-node only).
+// leader asks the system who leads, when it can say.
+func (c *cluster) leader(ctx context.Context) (string, error) {
+	lf, ok := c.db.(db.LeaderFinder)
+	if !ok {
+		return "", fmt.Errorf("%s cannot say who leads", c.db.Name())
+	}
+	return lf.Leader(ctx, c.nodes)
+}
+
+// hookAddrs are the fault-hook addresses of the nodes that have them.
 func (c *cluster) hookAddrs() map[string]string {
+	return HookAddrs(c.db, c.nodes)
+}
+
+// HookAddrs are the fault-hook addresses of those of nodes that answer
+// the hooks, by node name; empty for a system without them.
+func HookAddrs(d db.DB, nodes []db.Node) map[string]string {
 	out := map[string]string{}
-	if c.db.Name() != "chaos-node" {
+	fh, ok := d.(db.FaultHooker)
+	if !ok {
 		return out
 	}
-	for _, n := range c.nodes {
-		out[n.Name] = c.db.ClientAddr(n)
+	for _, n := range nodes {
+		if addr, ok := fh.HookAddr(n); ok {
+			out[n.Name] = addr
+		}
 	}
 	return out
 }

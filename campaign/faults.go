@@ -7,26 +7,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-	"time"
 
 	"chaos/nemesis"
 )
-
-// newFault makes the fault family called name.
-func (r *run) newFault(name string) nemesis.Fault {
-	switch name {
-	case "kill":
-		return &nemesis.Kill{}
-	case "pause":
-		return &nemesis.Pause{}
-	case "partition":
-		return &nemesis.Partition{}
-	case "clock":
-		return &nemesis.Clock{Election: 500 * time.Millisecond}
-	default:
-		return &nemesis.Packet{}
-	}
-}
 
 // nemesisCluster is the nemesis's view of the cluster.
 func (r *run) nemesisCluster() *nemesis.Cluster {
@@ -43,7 +26,7 @@ func (r *run) nemesisCluster() *nemesis.Cluster {
 func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]string, error) {
 	names, explicit := r.o.Nemesis, true
 	if len(names) == 0 || slices.Contains(names, "all") {
-		names, explicit = Families(), false
+		names, explicit = nemesis.FamilyNames(), false
 	}
 	if slices.Contains(names, "none") {
 		return nil, map[string]string{}, nil
@@ -52,8 +35,11 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 	unavailable := map[string]string{}
 	var faults []nemesis.Fault
 	for _, name := range names {
-		f := r.newFault(name)
-		err := f.Available(ctx, c)
+		f, err := nemesis.NewFault(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: --nemesis: %v", ErrUsage, err)
+		}
+		err = f.Available(ctx, c)
 		var partial *nemesis.PacketUnavailableError
 		switch {
 		case err == nil:

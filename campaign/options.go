@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"chaos/control"
+	"chaos/db"
+	"chaos/nemesis"
 	"chaos/workload"
 )
 
@@ -61,8 +63,8 @@ func usagef(format string, args ...any) error {
 // validate checks the options without touching anything and fills defaults.
 func (o *Options) validate() error {
 	switch {
-	case o.DB != "chaos-node" && o.DB != "etcd":
-		return usagef("--db %q: want chaos-node or etcd", o.DB)
+	case !db.Known(o.DB):
+		return usagef("%v", &db.UnknownSystemError{Name: o.DB})
 	case o.Workload != "register" && o.Workload != "set":
 		return usagef("--workload %q: want register or set", o.Workload)
 	case o.Keys < 1:
@@ -92,8 +94,8 @@ func (o *Options) validate() error {
 		seen[n] = true
 	}
 	for _, f := range o.Nemesis {
-		if f != "none" && f != "all" && !slices.Contains(Families(), f) {
-			return usagef("--nemesis %q: want a comma list of %s, or none, or all", f, strings.Join(Families(), ","))
+		if f != "none" && f != "all" && !slices.Contains(nemesis.FamilyNames(), f) {
+			return usagef("--nemesis %q: want a comma list of %s, or none, or all", f, strings.Join(nemesis.FamilyNames(), ","))
 		}
 	}
 	nodes := len(o.Nodes)
@@ -117,9 +119,6 @@ func (o *Options) validate() error {
 	}
 	return nil
 }
-
-// Families are the nemesis fault families, in a fixed order.
-func Families() []string { return []string{"kill", "pause", "partition", "clock", "packet"} }
 
 func (o *Options) defaultName() string {
 	nem := strings.Join(o.Nemesis, "+")

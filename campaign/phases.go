@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"chaos/checker"
 	"chaos/history"
 	"chaos/nemesis"
-	"chaos/raftcheck"
 	"chaos/workload"
 )
 
@@ -92,19 +90,15 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if ctx.Err() == nil {
 		checkCtx = ctx
 	}
-	report, err := checker.CheckAll(checkCtx, h, checker.Options{Workload: r.o.Workload,
-		Linearizable: checker.LinearizableOptions{Timeout: r.o.CheckerTimeout, VisualizationDir: r.rd.path("linearizable")}})
+	report, err := Check(checkCtx, r.rd.dir, h, CheckOptions{Workload: r.o.Workload,
+		CheckerTimeout: r.o.CheckerTimeout, Recovery: r.o.Recovery})
 	if err != nil {
 		return Result{}, fmt.Errorf("check: %w", err)
 	}
-	internal := raftcheck.CheckRun(r.rd.dir, h, raftcheck.AvailabilityOptions{RecoveryBound: r.o.Recovery})
-	for name, res := range internal {
-		report.Checks[name] = res
-	}
-	fields := map[string]any{"name": r.o.Name, "seed": r.seed, "started": r.started.UTC().Format(time.RFC3339Nano),
-		"duration_s": time.Since(r.started).Seconds(), "interrupted": interrupted,
-		"nemesis": nemesisSummary(h, unavailable)}
-	if err := r.rd.writeJSON("results.json", fields); err != nil {
+	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
+		DurationS: time.Since(r.started).Seconds(), Interrupted: interrupted,
+		Nemesis: nemesisSummary(h, unavailable)}
+	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
 	valid, err := checker.WriteResults(r.rd.path("results.json"), report)
@@ -142,20 +136,13 @@ func (r *run) showProgress(ctx context.Context, runner *workload.Runner) {
 	}
 }
 
-// nemesisSummary is results.json's record of the faults: every transition
-// with its targets and the mechanism it used (as the history has it), and
-// the families this environment could not perform, with why.
-func nemesisSummary(h history.History, unavailable map[string]string) map[string]any {
-	type transition struct {
-		TimeS float64         `json:"time_s"`
-		F     string          `json:"f"`
-		Value json.RawMessage `json:"value,omitempty"`
-	}
-	ops := []transition{}
+// nemesisSummary is results.json's record of the faults in h.
+func nemesisSummary(h history.History, unavailable map[string]string) NemesisSummary {
+	ops := []Transition{}
 	for _, op := range h.Nemesis() {
-		ops = append(ops, transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
+		ops = append(ops, Transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
 	}
-	return map[string]any{"transitions": ops, "unavailable": unavailable}
+	return NemesisSummary{Transitions: ops, Unavailable: unavailable}
 }
 
 // nemesisTime is how long the schedule runs: the load phase less the

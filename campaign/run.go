@@ -105,14 +105,15 @@ func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, erro
 }
 
 func (r *run) writeTestJSON() error {
-	return r.rd.writeJSON("test.json", map[string]any{
-		"name": r.o.Name, "seed": r.seed, "argv": r.o.Argv, "version": r.env.Version,
-		"started": r.started.UTC().Format(time.RFC3339Nano), "nodes": r.o.Nodes, "local": len(r.o.Nodes) == 0,
-		"db": r.o.DB, "workload": r.o.Workload, "keys": r.o.Keys, "concurrency": r.o.Concurrency,
-		"rate": r.o.Rate, "time_limit_s": r.o.TimeLimit.Seconds(), "nemesis": r.o.Nemesis,
-		"nemesis_interval_s": r.o.NemesisInterval.Seconds(), "bugs": r.o.Bugs,
-		"checker_timeout_s": r.o.CheckerTimeout.Seconds(), "leave_db_running": r.o.LeaveDBRunning,
-		"recovery_s": r.o.Recovery.Seconds(),
+	o := r.o
+	return r.rd.writeJSON("test.json", TestRecord{
+		Name: o.Name, Seed: r.seed, Argv: o.Argv, Version: r.env.Version,
+		Started: r.started.UTC().Format(time.RFC3339Nano), Nodes: o.Nodes, Local: len(o.Nodes) == 0,
+		DB: o.DB, Workload: o.Workload, Keys: o.Keys, Concurrency: o.Concurrency,
+		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,
+		NemesisIntervalS: o.NemesisInterval.Seconds(), Bugs: o.Bugs,
+		CheckerTimeoutS: o.CheckerTimeout.Seconds(), LeaveDBRunning: o.LeaveDBRunning,
+		RecoveryS: o.Recovery.Seconds(),
 	})
 }
 

@@ -153,7 +153,7 @@ func netHooksMissing(c *Cluster, nodes []string) error {
 			continue
 		}
 		why := "chaos-node runs without --enable-fault-hooks"
-		if c.DB != nil && c.DB.Name() != "chaos-node" {
+		if _, hooks := c.DB.(db.FaultHooker); c.DB != nil && !hooks {
 			why = c.DB.Name() + " has none"
 		}
 		return fmt.Errorf("%s: no fault hooks (%s)", n, why)

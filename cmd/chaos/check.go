@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"chaos/campaign"
 	"chaos/checker"
 	"chaos/history"
-	"chaos/raftcheck"
 )
 
 // checkOptions are the flags of `chaos check`.
@@ -68,16 +67,9 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	dir := filepath.Dir(historyPath)
-	report, err := checker.CheckAll(ctx, h, checker.Options{
-		Workload:     o.workload,
-		Linearizable: checker.LinearizableOptions{Timeout: o.timeout, VisualizationDir: filepath.Join(dir, "linearizable")},
-	})
+	report, err := campaign.Check(ctx, dir, h, campaign.CheckOptions{Workload: o.workload, CheckerTimeout: o.timeout})
 	if err != nil {
 		return checkFailure(historyPath, err)
-	}
-	internal := raftcheck.CheckRun(dir, h, raftcheck.AvailabilityOptions{RecoveryBound: recoveryOf(dir)})
-	for name, res := range internal {
-		report.Checks[name] = res
 	}
 	resultsPath := filepath.Join(dir, "results.json")
 	valid, err := checker.WriteResults(resultsPath, report)
@@ -93,22 +85,6 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	default:
 		return &exitError{code: exitUnknown}
 	}
-}
-
-// recoveryOf is the recovery period a run recorded in its test.json, the
-// bound its availability check used; 0 (the checker's default) without one.
-func recoveryOf(dir string) time.Duration {
-	b, err := os.ReadFile(filepath.Join(dir, "test.json"))
-	if err != nil {
-		return 0
-	}
-	var t struct {
-		RecoveryS float64 `json:"recovery_s"`
-	}
-	if json.Unmarshal(b, &t) != nil {
-		return 0
-	}
-	return time.Duration(t.RecoveryS * float64(time.Second))
 }
 
 // locateHistory returns the history.jsonl that path names: path itself, or

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -19,15 +18,10 @@ import (
 
 // healOptions are the flags of `chaos heal`.
 type healOptions struct {
-	nodes, nodesFile string
-	user, keyFile    string
-	password         string
-	sshPort          int
-	strictHostKeys   bool
-	knownHosts       string
-	db               string
-	dataDir          string
-	timeout          time.Duration
+	hostFlags
+	db      string
+	dataDir string
+	timeout time.Duration
 }
 
 func newHealCmd() *cobra.Command {
@@ -53,15 +47,8 @@ be reached or healed (one line each on stderr).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeal(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.nodes, "nodes", "", "hosts, comma separated (name or address, optional :port); none: local mode")
-	f.StringVar(&o.nodesFile, "nodes-file", "", "file with one host per line (# comments and blank lines skipped)")
-	f.StringVar(&o.user, "username", "root", "SSH user (sudo is used when it is not root)")
-	f.StringVar(&o.keyFile, "ssh-private-key", "", "SSH private key file (default ~/.ssh/id_ed25519 and id_rsa; the SSH agent is tried too)")
-	f.StringVar(&o.password, "password", "", "SSH and sudo password")
-	f.IntVar(&o.sshPort, "ssh-port", 22, "SSH port for hosts given without one")
-	f.BoolVar(&o.strictHostKeys, "strict-host-key-checking", true, "verify host keys against --known-hosts")
-	f.StringVar(&o.knownHosts, "known-hosts", "", "known_hosts file (default ~/.ssh/known_hosts)")
-	f.StringVar(&o.db, "db", "chaos-node", "system under test: chaos-node or etcd")
+	o.hostFlags.register(f)
+	f.StringVar(&o.db, "db", "chaos-node", "system under test: "+strings.Join(db.SystemNames(), " or "))
 	f.StringVar(&o.dataDir, "data-dir", "", "where the nodes keep their data and pidfiles (default "+db.DefaultLayout().DataDir+", or in local mode "+campaign.LocalDataDir()+")")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on the whole heal")
 	return cmd
@@ -75,8 +62,12 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
 	local := len(hosts) == 0
-	nodes := healNodes(hosts)
-	c, outcome, err := o.connect(ctx, nodes, hosts)
+	nodes := campaign.Nodes(hosts)
+	d, err := o.newDB(nodes)
+	if err != nil {
+		return err
+	}
+	c, outcome, err := o.connect(ctx, d, nodes, hosts)
 	if err != nil {
 		return err
 	}
@@ -86,7 +77,7 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 		}
 	}()
 	c.SharedClock = local
-	for _, h := range nemesis.HealEach(ctx, c, healFaults(local)) {
+	for _, h := range nemesis.HealEach(ctx, c, nemesis.HealFaults(local)) {
 		outcome[h.Node.Name] = h.Err
 	}
 	return printHeal(cmd.OutOrStdout(), cmd.ErrOrStderr(), nodes, outcome)
@@ -95,47 +86,20 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 // validate checks the flags and returns the hosts to heal, none in local
 // mode.
 func (o healOptions) validate() ([]string, error) {
-	if o.db != "chaos-node" && o.db != "etcd" {
-		return nil, usageErrorf("--db %q: want chaos-node or etcd", o.db)
+	if !db.Known(o.db) {
+		return nil, usageErrorf("%v", &db.UnknownSystemError{Name: o.db})
 	}
 	if o.timeout <= 0 {
 		return nil, usageErrorf("--timeout %v: want a positive duration such as 2m", o.timeout)
 	}
-	if o.sshPort < 1 || o.sshPort > 65535 {
-		return nil, usageErrorf("--ssh-port %d: want 1 to 65535", o.sshPort)
-	}
-	if o.nodes != "" && o.nodesFile != "" {
-		return nil, usageErrorf("give --nodes or --nodes-file, not both")
-	}
-	hosts, err := readNodes(o.nodes, o.nodesFile)
-	if err != nil {
-		return nil, err
-	}
-	return hosts, noDuplicateHosts(hosts, o.sshPort)
-}
-
-// healNodes names the hosts n1, n2, ... in order, as chaos run does; no
-// hosts means local mode's five nodes.
-func healNodes(hosts []string) []db.Node {
-	if len(hosts) == 0 {
-		hosts = []string{"127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14", "127.0.0.15"}
-	}
-	nodes := make([]db.Node, len(hosts))
-	for i, h := range hosts {
-		addr := h
-		if host, _, err := net.SplitHostPort(h); err == nil {
-			addr = host
-		}
-		nodes[i] = db.Node{Name: fmt.Sprintf("n%d", i+1), Addr: strings.Trim(addr, "[]")}
-	}
-	return nodes
+	return o.hosts()
 }
 
 // connect reaches the nodes' hosts, over SSH (hosts, in the nodes' order)
 // or locally (no hosts), and builds the cluster of those it reached. The
 // outcome holds the dial error of each node it could not reach. Its error
 // is a bad SSH configuration (254).
-func (o healOptions) connect(ctx context.Context, nodes []db.Node, hosts []string) (*nemesis.Cluster, map[string]error, error) {
+func (o healOptions) connect(ctx context.Context, d db.DB, nodes []db.Node, hosts []string) (*nemesis.Cluster, map[string]error, error) {
 	remotes := make([]control.Remote, len(nodes))
 	errs := make([]error, len(nodes))
 	if len(hosts) == 0 {
@@ -153,30 +117,31 @@ func (o healOptions) connect(ctx context.Context, nodes []db.Node, hosts []strin
 		}
 		wg.Wait()
 	}
-	c, outcome := o.cluster(nodes, remotes, errs)
+	c, outcome := cluster(d, nodes, remotes, errs)
 	return c, outcome, nil
 }
 
-func (o healOptions) sshConfig() control.SSHConfig {
-	cfg := control.SSHConfig{User: o.user, Port: o.sshPort, Password: o.password, Agent: true,
-		InsecureIgnoreHostKey: !o.strictHostKeys, KnownHosts: o.knownHosts}
-	if o.keyFile != "" {
-		cfg.KeyFiles = []string{o.keyFile}
-	}
-	return cfg
-}
-
-// cluster is the nodes whose host was reached, with the system under test
-// and its hook addresses, and the dial error of every other node.
-func (o healOptions) cluster(nodes []db.Node, remotes []control.Remote, errs []error) (*nemesis.Cluster, map[string]error) {
+// newDB is the system under test on nodes, where --data-dir (or local
+// mode) says it keeps its data.
+func (o healOptions) newDB(nodes []db.Node) (db.DB, error) {
 	layout := db.DefaultLayout()
 	switch {
 	case o.dataDir != "":
 		layout.DataDir = o.dataDir
-	case len(o.nodes) == 0 && o.nodesFile == "":
-		layout.DataDir = campaign.LocalDataDir()
+	case o.local():
+		layout = campaign.LocalLayout()
 	}
-	c := &nemesis.Cluster{Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}}
+	d, err := db.New(o.db, db.Config{Nodes: nodes, Layout: layout})
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return d, nil
+}
+
+// cluster is the nodes whose host was reached, with the system under test
+// d and its hook addresses, and the dial error of every other node.
+func cluster(d db.DB, nodes []db.Node, remotes []control.Remote, errs []error) (*nemesis.Cluster, map[string]error) {
+	c := &nemesis.Cluster{Remotes: map[string]control.Remote{}, DB: d}
 	outcome := map[string]error{}
 	for i, n := range nodes {
 		if errs[i] != nil {
@@ -186,29 +151,8 @@ func (o healOptions) cluster(nodes []db.Node, remotes []control.Remote, errs []e
 		c.Nodes = append(c.Nodes, n)
 		c.Remotes[n.Name] = remotes[i]
 	}
-	if o.db == "etcd" {
-		c.DB = &db.Etcd{Layout: layout, Nodes: nodes}
-		return c, outcome
-	}
-	d := &db.ChaosNode{Layout: layout, Nodes: nodes}
-	c.DB = d
-	for _, n := range c.Nodes {
-		c.HookAddrs[n.Name] = d.ClientAddr(n)
-	}
+	c.HookAddrs = campaign.HookAddrs(d, c.Nodes)
 	return c, outcome
-}
-
-// healFaults are every fault family, in heal order: SIGCONT first, so that
-// the nodes answer the hooks the others clear. The system clock is reset
-// only where a fault of chaos's left NTP off, and never on hosts that
-// share this machine's clock.
-func healFaults(sharedClock bool) []nemesis.Fault {
-	faults := []nemesis.Fault{&nemesis.Pause{}, &nemesis.Partition{}, &nemesis.Packet{},
-		&nemesis.Clock{Strategy: nemesis.ClockHook}}
-	if !sharedClock {
-		faults = append(faults, &nemesis.Clock{Strategy: nemesis.ClockSystem})
-	}
-	return append(faults, &nemesis.Kill{})
 }
 
 // printHeal writes a line per node, in order: "healed" on stdout, or why

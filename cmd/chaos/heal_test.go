@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/campaign"
 	"chaos/control"
 	"chaos/db"
 	"chaos/nemesis"
@@ -70,24 +71,24 @@ func TestHealFlagsParse(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "nodes")
 	require.NoError(t, os.WriteFile(file, []byte("# testbed\n10.77.0.11\n\n  10.77.0.12:2222  \n[fd00::3]:22\n"), 0o644))
-	hosts, err := healOptions{nodesFile: file, db: "etcd", timeout: 1, sshPort: 22}.validate()
+	hosts, err := healOptions{hostFlags: hostFlags{nodesFile: file, sshPort: 22}, db: "etcd", timeout: 1}.validate()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.77.0.11", "10.77.0.12:2222", "[fd00::3]:22"}, hosts)
 	assert.Equal(t, []db.Node{{Name: "n1", Addr: "10.77.0.11"}, {Name: "n2", Addr: "10.77.0.12"}, {Name: "n3", Addr: "fd00::3"}},
-		healNodes(hosts))
+		campaign.Nodes(hosts))
 
-	hosts, err = healOptions{nodes: "h1, h2", db: "chaos-node", timeout: 1, sshPort: 22}.validate()
+	hosts, err = healOptions{hostFlags: hostFlags{nodes: "h1, h2", sshPort: 22}, db: "chaos-node", timeout: 1}.validate()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"h1", "h2"}, hosts)
 
-	hosts, err = healOptions{db: "chaos-node", timeout: 1, sshPort: 22}.validate()
+	hosts, err = healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", timeout: 1}.validate()
 	require.NoError(t, err)
 	assert.Empty(t, hosts, "local mode")
-	local := healNodes(nil)
+	local := campaign.Nodes(nil)
 	require.Len(t, local, 5)
 	assert.Equal(t, db.Node{Name: "n5", Addr: "127.0.0.15"}, local[4])
 
-	cfg := healOptions{user: "ops", keyFile: "/k", password: "pw", sshPort: 2222, knownHosts: "/kh"}.sshConfig()
+	cfg := hostFlags{user: "ops", keyFile: "/k", password: "pw", sshPort: 2222, knownHosts: "/kh"}.sshConfig()
 	assert.Equal(t, control.SSHConfig{User: "ops", KeyFiles: []string{"/k"}, Password: "pw", Port: 2222, Agent: true,
 		InsecureIgnoreHostKey: true, KnownHosts: "/kh"}, cfg)
 }
@@ -105,11 +106,11 @@ func TestHealFaultsNeverSetTheSharedClock(t *testing.T) {
 		}
 		return names, clocks
 	}
-	names, clocks := strategies(healFaults(true))
+	names, clocks := strategies(nemesis.HealFaults(true))
 	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook}, clocks)
 	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "kill"}, names,
 		"every family, SIGCONT first so that the nodes answer the hooks")
-	_, clocks = strategies(healFaults(false))
+	_, clocks = strategies(nemesis.HealFaults(false))
 	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockSystem}, clocks)
 }
 
@@ -135,15 +136,17 @@ func (r *healRemote) Download(context.Context, string, string) error            
 // family in the layout given, the one that was not is reported, in order.
 func TestHealReportsEveryHost(t *testing.T) {
 	o := healOptions{db: "etcd", dataDir: "/data"}
-	nodes := healNodes([]string{"h1:2222", "h2", "h3"})
+	nodes := campaign.Nodes([]string{"h1:2222", "h2", "h3"})
 	r1, r3 := &healRemote{host: "n1"}, &healRemote{host: "n3"}
-	c, outcome := o.cluster(nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
+	d, err := o.newDB(nodes)
+	require.NoError(t, err)
+	c, outcome := cluster(d, nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
 	assert.Empty(t, c.HookAddrs, "etcd has no hooks")
-	for _, h := range nemesis.HealEach(context.Background(), c, healFaults(false)) {
+	for _, h := range nemesis.HealEach(context.Background(), c, nemesis.HealFaults(false)) {
 		outcome[h.Node.Name] = h.Err
 	}
 	var out, errOut bytes.Buffer
-	err := printHeal(&out, &errOut, nodes, outcome)
+	err = printHeal(&out, &errOut, nodes, outcome)
 	require.EqualError(t, err, "heal failed on 1 of 3 hosts")
 	assert.Equal(t, "n1 (h1): healed\nn3 (h3): healed\n", out.String())
 	assert.Equal(t, "chaos: heal n2 (h2): n2: ssh: connection refused\n", errOut.String())
@@ -159,8 +162,10 @@ func TestHealReportsEveryHost(t *testing.T) {
 // client address.
 func TestHealChaosNodeHookAddresses(t *testing.T) {
 	o := healOptions{db: "chaos-node", dataDir: "/data"}
-	nodes := healNodes([]string{"10.77.0.11", "10.77.0.12"})
-	c, _ := o.cluster(nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
+	nodes := campaign.Nodes([]string{"10.77.0.11", "10.77.0.12"})
+	d, err := o.newDB(nodes)
+	require.NoError(t, err)
+	c, _ := cluster(d, nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
 	assert.Equal(t, map[string]string{"n1": "10.77.0.11:7000"}, c.HookAddrs)
 	assert.Equal(t, []db.Node{nodes[0]}, c.Nodes)
 }

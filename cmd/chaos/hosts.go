@@ -6,7 +6,60 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
+
+	"chaos/control"
 )
+
+// hostFlags are the flags that name the hosts and how to reach them over
+// SSH, shared by every command that acts on a cluster's hosts (run, heal).
+type hostFlags struct {
+	nodes, nodesFile string
+	user, keyFile    string
+	password         string
+	sshPort          int
+	strictHostKeys   bool
+	knownHosts       string
+}
+
+// register declares the flags on f, with their defaults.
+func (h *hostFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&h.nodes, "nodes", "", "hosts, comma separated (name or address, optional :port); none: local mode")
+	f.StringVar(&h.nodesFile, "nodes-file", "", "file with one host per line (# comments and blank lines skipped)")
+	f.StringVar(&h.user, "username", "root", "SSH user (sudo is used when it is not root)")
+	f.StringVar(&h.keyFile, "ssh-private-key", "", "SSH private key file (default ~/.ssh/id_ed25519 and id_rsa; the SSH agent is tried too)")
+	f.StringVar(&h.password, "password", "", "SSH and sudo password")
+	f.IntVar(&h.sshPort, "ssh-port", 22, "SSH port for hosts given without one")
+	f.BoolVar(&h.strictHostKeys, "strict-host-key-checking", true, "verify host keys against --known-hosts")
+	f.StringVar(&h.knownHosts, "known-hosts", "", "known_hosts file (default ~/.ssh/known_hosts)")
+}
+
+// hosts checks the flags and returns the hosts they name, in order; none
+// means local mode.
+func (h hostFlags) hosts() ([]string, error) {
+	if h.sshPort < 1 || h.sshPort > 65535 {
+		return nil, usageErrorf("--ssh-port %d: want 1 to 65535", h.sshPort)
+	}
+	hosts, err := readNodes(h.nodes, h.nodesFile)
+	if err != nil {
+		return nil, err
+	}
+	return hosts, noDuplicateHosts(hosts, h.sshPort)
+}
+
+// local reports whether the flags name no host: local mode.
+func (h hostFlags) local() bool { return h.nodes == "" && h.nodesFile == "" }
+
+// sshConfig is how to reach the hosts. The SSH agent is always tried.
+func (h hostFlags) sshConfig() control.SSHConfig {
+	cfg := control.SSHConfig{User: h.user, Port: h.sshPort, Password: h.password, Agent: true,
+		InsecureIgnoreHostKey: !h.strictHostKeys, KnownHosts: h.knownHosts}
+	if h.keyFile != "" {
+		cfg.KeyFiles = []string{h.keyFile}
+	}
+	return cfg
+}
 
 // readNodes returns the hosts of --nodes or --nodes-file (one per line;
 // blank lines and # comments are skipped).

@@ -15,15 +15,14 @@ import (
 
 	"chaos/campaign"
 	"chaos/checker"
+	"chaos/db"
+	"chaos/nemesis"
 )
 
 type runOptions struct {
-	o                campaign.Options
-	nodes, nodesFile string
-	nemesis          string
-	keyFile          string
-	strictHostKeys   bool
-	sshPort          int
+	o       campaign.Options
+	hosts   hostFlags
+	nemesis string
 }
 
 func newRunCmd() *cobra.Command {
@@ -39,6 +38,8 @@ linearizable/, nodes/<node>/ and chaos.log.
 
 Without --nodes it runs five chaos-nodes on this machine (127.0.0.11..15).
 
+Fault families (--nemesis):
+` + nemesis.FamiliesHelp() + `
 Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure.`,
 		Example: `  chaos run --time-limit 20s
   chaos run --bug stale-read --nemesis partition
@@ -48,22 +49,15 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 	}
 	f := cmd.Flags()
 	o := &ro.o
-	f.StringVar(&ro.nodes, "nodes", "", "hosts, comma separated (name or address, optional :port); none: local mode")
-	f.StringVar(&ro.nodesFile, "nodes-file", "", "file with one host per line")
-	f.StringVar(&o.SSH.User, "username", "root", "SSH user (sudo is used when it is not root)")
-	f.StringVar(&ro.keyFile, "ssh-private-key", "", "SSH private key file (default ~/.ssh/id_ed25519 and id_rsa; the SSH agent is tried too)")
-	f.StringVar(&o.SSH.Password, "password", "", "SSH and sudo password")
-	f.IntVar(&ro.sshPort, "ssh-port", 22, "SSH port for hosts given without one")
-	f.BoolVar(&ro.strictHostKeys, "strict-host-key-checking", true, "verify host keys against --known-hosts")
-	f.StringVar(&o.SSH.KnownHosts, "known-hosts", "", "known_hosts file (default ~/.ssh/known_hosts)")
-	f.StringVar(&o.DB, "db", "chaos-node", "system under test: chaos-node or etcd")
+	ro.hosts.register(f)
+	f.StringVar(&o.DB, "db", "chaos-node", "system under test: "+strings.Join(db.SystemNames(), " or "))
 	f.StringVar(&o.Workload, "workload", "register", "register or set")
 	f.IntVar(&o.Keys, "keys", 10, "keys the register workload spreads over")
 	f.StringVar(&o.Concurrency, "concurrency", "2n", "clients: a number, or Nn = N times the node count")
 	f.Float64Var(&o.Rate, "rate", 0, "total ops/s target, 0 = as fast as possible")
 	f.DurationVar(&o.TimeLimit, "time-limit", 60*time.Second, "length of the load phase")
 	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid")
-	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of "+strings.Join(campaign.Families(), ",")+", or none, or all (default: all the environment supports)")
+	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below), or none, or all (default: all the environment supports)")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for every random choice (default random; printed at start)")
@@ -81,19 +75,13 @@ func runRun(cmd *cobra.Command, ro *runOptions) error {
 	o := ro.o
 	o.Argv = os.Args
 	var err error
-	if o.Nodes, err = readNodes(ro.nodes, ro.nodesFile); err != nil {
+	if o.Nodes, err = ro.hosts.hosts(); err != nil {
 		return err
 	}
-	if err := noDuplicateHosts(o.Nodes, ro.sshPort); err != nil {
-		return err
-	}
+	o.SSH = ro.hosts.sshConfig()
 	if ro.nemesis != "" {
 		o.Nemesis = strings.Split(ro.nemesis, ",")
 	}
-	if ro.keyFile != "" {
-		o.SSH.KeyFiles = []string{ro.keyFile}
-	}
-	o.SSH.Port, o.SSH.InsecureIgnoreHostKey, o.SSH.Agent = ro.sshPort, !ro.strictHostKeys, true
 
 	ctx, hard, stop := interrupts(cmd.Context(), cmd)
 	defer stop()

@@ -3,7 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"chaos/nemesis"
 )
 
 // Bad input is refused with exit 254 before anything starts.
@@ -40,5 +43,23 @@ func TestRunRefusesBadInput(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(store); len(entries) > 0 {
 		t.Errorf("bad input wrote into the store: %v", entries)
+	}
+}
+
+// `chaos run --help` documents every fault family of the registry, and a
+// family it does not hold is refused, naming it and the ones there are.
+func TestRunHelpDocumentsEveryFaultFamily(t *testing.T) {
+	code, out, _ := execute(t, "run", "--help")
+	if code != 0 {
+		t.Fatalf("chaos run --help: exit %d", code)
+	}
+	for _, fam := range nemesis.Families() {
+		if !strings.Contains(out, fam.Name+" ") || !strings.Contains(out, fam.Doc) {
+			t.Errorf("chaos run --help does not document %s (%q)", fam.Name, fam.Doc)
+		}
+	}
+	code, _, errOut := execute(t, "run", "--nemesis", "kill,flood", "--store", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, `--nemesis "flood": want a comma list of kill,pause,partition,clock,packet`) {
+		t.Errorf("unknown family: exit %d, %q", code, errOut)
 	}
 }

@@ -1,0 +1,103 @@
+package campaign
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"chaos/checker"
+)
+
+// TestRecord is a run's test.json (docs/FORMATS.md): the options it ran
+// with, what it ran on, and how to replay it.
+type TestRecord struct {
+	Name             string   `json:"name"`
+	Seed             uint64   `json:"seed"`
+	Argv             []string `json:"argv"`
+	Version          string   `json:"version"`
+	Started          string   `json:"started"` // RFC 3339, UTC
+	Nodes            []string `json:"nodes"`   // as given; empty in local mode
+	Local            bool     `json:"local"`
+	DB               string   `json:"db"`
+	Workload         string   `json:"workload"`
+	Keys             int      `json:"keys"`
+	Concurrency      string   `json:"concurrency"`
+	Rate             float64  `json:"rate"`
+	TimeLimitS       float64  `json:"time_limit_s"`
+	Nemesis          []string `json:"nemesis"`
+	NemesisIntervalS float64  `json:"nemesis_interval_s"`
+	Bugs             []string `json:"bugs"`
+	CheckerTimeoutS  float64  `json:"checker_timeout_s"`
+	LeaveDBRunning   bool     `json:"leave_db_running"`
+	RecoveryS        float64  `json:"recovery_s"`
+}
+
+// Recovery is the recovery period the run had.
+func (t TestRecord) Recovery() time.Duration { return seconds(t.RecoveryS) }
+
+// ReadTestRecord reads the test.json of the run directory dir.
+func ReadTestRecord(dir string) (TestRecord, error) {
+	var t TestRecord
+	b, err := os.ReadFile(filepath.Join(dir, "test.json"))
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, fmt.Errorf("%s: %w", filepath.Join(dir, "test.json"), err)
+	}
+	return t, nil
+}
+
+// RunSummary is what a run writes into results.json besides the checks'
+// verdicts (docs/FORMATS.md).
+type RunSummary struct {
+	Name        string         `json:"name"`
+	Seed        uint64         `json:"seed"`
+	Started     string         `json:"started"` // RFC 3339, UTC
+	DurationS   float64        `json:"duration_s"`
+	Interrupted bool           `json:"interrupted"`
+	Nemesis     NemesisSummary `json:"nemesis"`
+}
+
+// NemesisSummary is results.json's record of the faults: every transition
+// with its targets and the mechanism it used (as the history has it), and
+// the families this environment could not perform, with why.
+type NemesisSummary struct {
+	Transitions []Transition      `json:"transitions"`
+	Unavailable map[string]string `json:"unavailable"`
+}
+
+// Transition is one fault transition of NemesisSummary.
+type Transition struct {
+	TimeS float64         `json:"time_s"`
+	F     string          `json:"f"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// Results is a run's results.json as a whole: the summary, the merged
+// verdict, the op counts and every check's output.
+type Results struct {
+	RunSummary
+	Valid  checker.Validity           `json:"valid"`
+	Ops    checker.Counts             `json:"ops"`
+	Checks map[string]json.RawMessage `json:"checks"`
+}
+
+// ReadResults reads the results.json of the run directory dir.
+func ReadResults(dir string) (Results, error) {
+	var r Results
+	path := filepath.Join(dir, "results.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// seconds turns a float number of seconds into a Duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,69 @@
+package campaign
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"chaos/checker"
+	"chaos/db"
+)
+
+// test.json and results.json are written and read back through the same
+// types, with the field names docs/FORMATS.md gives.
+func TestRecordsRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	rd := &runDir{dir: dir}
+	rec := TestRecord{Name: "t", Seed: 7, Argv: []string{"chaos", "run"}, DB: "chaos-node", Workload: "register",
+		Keys: 10, Concurrency: "2n", TimeLimitS: 60, Nemesis: []string{"kill"}, RecoveryS: 5, Local: true}
+	require.NoError(t, rd.writeJSON("test.json", rec))
+	got, err := ReadTestRecord(dir)
+	require.NoError(t, err)
+	assert.Equal(t, rec, got)
+	assert.Equal(t, 5*time.Second, got.Recovery())
+	raw, err := os.ReadFile(filepath.Join(dir, "test.json"))
+	require.NoError(t, err)
+	for _, field := range []string{`"time_limit_s": 60`, `"recovery_s": 5`, `"local": true`, `"seed": 7`} {
+		assert.Contains(t, string(raw), field)
+	}
+
+	sum := RunSummary{Name: "t", Seed: 7, DurationS: 1.5, Nemesis: NemesisSummary{
+		Transitions: []Transition{{TimeS: 1, F: "kill", Value: []byte(`{"nodes":["n1"]}`)}}, Unavailable: map[string]string{}}}
+	require.NoError(t, rd.writeJSON("results.json", sum))
+	valid, err := checker.WriteResults(filepath.Join(dir, "results.json"), checker.Report{
+		Ops: checker.Counts{Invoke: 2, OK: 1, Info: 1}, Checks: map[string]checker.Result{"stats": {Valid: checker.Unknown}}})
+	require.NoError(t, err)
+	res, err := ReadResults(dir)
+	require.NoError(t, err)
+	assert.Equal(t, valid, res.Valid)
+	assert.Equal(t, checker.Unknown, res.Valid)
+	require.Len(t, res.Nemesis.Transitions, 1)
+	assert.JSONEq(t, `{"nodes":["n1"]}`, string(res.Nemesis.Transitions[0].Value))
+	res.Nemesis.Transitions[0].Value = sum.Nemesis.Transitions[0].Value
+	assert.Equal(t, sum, res.RunSummary)
+	assert.Equal(t, 2, res.Ops.Invoke)
+	assert.Contains(t, res.Checks, "stats")
+}
+
+func TestReadRecordsOfNoRun(t *testing.T) {
+	_, err := ReadTestRecord(t.TempDir())
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "results.json"), []byte("{"), 0o644))
+	_, err = ReadResults(dir)
+	assert.ErrorContains(t, err, "results.json")
+}
+
+// Nodes names hosts n1, n2, ... by position and binds each to its host's
+// address; no hosts is local mode's five.
+func TestNodes(t *testing.T) {
+	assert.Equal(t, []db.Node{{Name: "n1", Addr: "10.0.0.1"}, {Name: "n2", Addr: "h2"}, {Name: "n3", Addr: "fd00::3"}},
+		Nodes([]string{"10.0.0.1:2222", "h2", "[fd00::3]:22"}))
+	local := Nodes(nil)
+	require.Len(t, local, 5)
+	assert.Equal(t, db.Node{Name: "n1", Addr: "127.0.0.11"}, local[0])
+}

@@ -1,0 +1,100 @@
+package nemesis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Family describes one fault family of the registry.
+type Family struct {
+	// Name is the family's name, as --nemesis takes it.
+	Name string
+	// Doc says in a few words what the family does and how, for --help.
+	Doc string
+	// New makes a fault of the family with its defaults.
+	New func() Fault
+	// healRank orders the families for healing (see HealFaults).
+	healRank int
+	// healers are the faults whose Heal removes all the family can leave;
+	// sharedClock says the hosts share this machine's clock.
+	healers func(sharedClock bool) []Fault
+}
+
+// Families returns the registry: every fault family chaos can run, in the
+// order the schedule and --help list them. It is the one list of
+// families; a name not in it is no family.
+func Families() []Family {
+	return []Family{
+		{Name: "kill", Doc: "SIGKILL one, a minority, a majority, all, or the leader; restart later",
+			New: func() Fault { return &Kill{} }, healRank: 4},
+		{Name: "pause", Doc: "SIGSTOP the same targets; SIGCONT later",
+			New: func() Fault { return &Pause{} }, healRank: 0},
+		{Name: "partition", Doc: "cut nodes off from each other (iptables, or chaos-node's drop list)",
+			New: func() Fault { return &Partition{} }, healRank: 1},
+		{Name: "clock", Doc: "bump, strobe or skew nodes' clocks (chaos-node's clock hook)",
+			New: func() Fault { return &Clock{} }, healRank: 3, healers: clockHealers},
+		{Name: "packet", Doc: "loss, delay, reordering and duplication on links (tc netem, iptables or hooks)",
+			New: func() Fault { return &Packet{} }, healRank: 2},
+	}
+}
+
+// FamilyNames returns the names of Families, in order.
+func FamilyNames() []string {
+	fams := Families()
+	names := make([]string, len(fams))
+	for i, f := range fams {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// NewFault makes a fault of the named family. A name the registry does not
+// hold is an error that lists the families.
+func NewFault(name string) (Fault, error) {
+	for _, f := range Families() {
+		if f.Name == name {
+			return f.New(), nil
+		}
+	}
+	return nil, fmt.Errorf("unknown fault family %q: want one of %s", name, strings.Join(FamilyNames(), ", "))
+}
+
+// FamiliesHelp describes every family, one "  name: doc" line each, for a
+// command's --help.
+func FamiliesHelp() string {
+	var b strings.Builder
+	for _, f := range Families() {
+		fmt.Fprintf(&b, "  %-10s %s\n", f.Name, f.Doc)
+	}
+	return b.String()
+}
+
+// HealFaults returns faults that together heal everything every family
+// can leave, in the order healing needs: SIGCONT first, so that paused
+// nodes answer the hooks the others clear, and kill last. The system clock
+// is healed (where a fault of chaos's left NTP off) only when the hosts do
+// not share this machine's clock.
+func HealFaults(sharedClock bool) []Fault {
+	fams := Families()
+	slices.SortStableFunc(fams, func(a, b Family) int { return cmp.Compare(a.healRank, b.healRank) })
+	var faults []Fault
+	for _, f := range fams {
+		if f.healers == nil {
+			faults = append(faults, f.New())
+			continue
+		}
+		faults = append(faults, f.healers(sharedClock)...)
+	}
+	return faults
+}
+
+// clockHealers heals the clock hooks everywhere and, where the hosts have
+// clocks of their own, the system clock too.
+func clockHealers(sharedClock bool) []Fault {
+	if sharedClock {
+		return []Fault{&Clock{Strategy: ClockHook}}
+	}
+	return []Fault{&Clock{Strategy: ClockHook}, &Clock{Strategy: ClockSystem}}
+}

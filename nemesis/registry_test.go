@@ -1,0 +1,48 @@
+package nemesis
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every family of the registry is built under its own name, documented,
+// and listed once.
+func TestRegistryBuildsEveryFamily(t *testing.T) {
+	seen := map[string]bool{}
+	for _, fam := range Families() {
+		assert.False(t, seen[fam.Name], "%s listed twice", fam.Name)
+		seen[fam.Name] = true
+		assert.NotEmpty(t, fam.Doc, "%s has no doc", fam.Name)
+		f, err := NewFault(fam.Name)
+		require.NoError(t, err, fam.Name)
+		assert.Equal(t, fam.Name, f.Name())
+		assert.Contains(t, FamiliesHelp(), fam.Name)
+	}
+	assert.Equal(t, []string{"kill", "pause", "partition", "clock", "packet"}, FamilyNames())
+}
+
+func TestRegistryRefusesUnknownFamily(t *testing.T) {
+	f, err := NewFault("flood")
+	assert.Nil(t, f)
+	assert.EqualError(t, err, `unknown fault family "flood": want one of kill, pause, partition, clock, packet`)
+}
+
+// HealFaults covers every family of the registry, pause first and kill
+// last.
+func TestHealFaultsCoverEveryFamily(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		var names []string
+		covered := map[string]bool{}
+		for _, f := range HealFaults(shared) {
+			names = append(names, f.Name())
+			covered[f.Name()] = true
+		}
+		for _, fam := range FamilyNames() {
+			assert.True(t, covered[fam], "shared clock %v: %s is not healed", shared, fam)
+		}
+		assert.Equal(t, "pause", names[0])
+		assert.Equal(t, "kill", names[len(names)-1])
+	}
+}
