@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"chaos/atomicfile"
 )
 
 // runDir is one run's directory in the store (CONTRACT.md's layout).
@@ -35,12 +37,7 @@ func newRunDir(store, name string, now time.Time) (*runDir, error) {
 
 // link makes path a symlink to target, replacing an older link atomically.
 func (rd *runDir) link(path, target string) error {
-	tmp := path + ".tmp"
-	_ = os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
-		return fmt.Errorf("store: link %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Symlink(target, path); err != nil {
 		return fmt.Errorf("store: link %s: %w", path, err)
 	}
 	return nil

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
+
+	"chaos/atomicfile"
 )
 
 // WriteResults writes r into the results.json at path and returns the
@@ -51,7 +52,10 @@ func WriteResults(path string, r Report) (Validity, error) {
 		return Unknown, fmt.Errorf("results: %w", err)
 	}
 	fields["valid"], _ = valid.MarshalJSON()
-	return valid, writeFileAtomic(path, encodeResults(fields))
+	if err := atomicfile.WriteFile(path, encodeResults(fields), 0o644); err != nil {
+		return valid, fmt.Errorf("results: %w", err)
+	}
+	return valid, nil
 }
 
 // readResults returns the top-level fields and the checks of the
@@ -105,32 +109,4 @@ func encodeResults(fields map[string]json.RawMessage) []byte {
 	}
 	out.WriteByte('\n')
 	return out.Bytes()
-}
-
-// writeFileAtomic replaces path with data: a reader sees the old file or
-// the new one, never a part.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".results-*.json")
-	if err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
 }

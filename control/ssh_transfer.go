@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"chaos/atomicfile"
 )
 
 // Upload implements Remote: the file streams into `cat` on the session's
@@ -46,7 +48,7 @@ func uploadScript(dst string, size int64, mode os.FileMode) string {
 // file, renamed onto dst once the command succeeded.
 func (r *sshRemote) Download(ctx context.Context, src, dst string) error {
 	what := "download " + src + " to " + dst
-	a, err := createAtomic(dst, 0o644)
+	a, err := atomicfile.Create(dst, 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: download %s: %w", r.host, src, err)
 	}
@@ -60,10 +62,10 @@ func (r *sshRemote) Download(ctx context.Context, src, dst string) error {
 		err = r.transferResult(what, res)
 	}
 	if err != nil {
-		a.abort()
+		a.Abort()
 		return err
 	}
-	if err := a.commit(); err != nil {
+	if err := a.Commit(); err != nil {
 		return transferError(r.host, what, err)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"chaos/atomicfile"
 )
 
 // Files of a testbed directory. The first three are the inventory `chaos run`
@@ -90,12 +92,7 @@ func saveState(dir string, st State) error {
 	if err != nil {
 		return fmt.Errorf("encode testbed state: %w", err)
 	}
-	path := filepath.Join(dir, StateFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write testbed state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, StateFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write testbed state: %w", err)
 	}
 	return nil

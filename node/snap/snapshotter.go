@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"chaos/node/wal"
+	"chaos/atomicfile"
 )
 
 var (
@@ -83,27 +83,10 @@ func (s *Snapshotter) Save(term, index uint64, data []byte) error {
 	return nil
 }
 
-// write atomically creates the file name holding contents.
+// write atomically creates the file name holding contents, readable by
+// the owner only.
 func (s *Snapshotter) write(name string, contents []byte) error {
-	tmp, err := os.CreateTemp(s.dir, name+".*"+tempSuffix)
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(contents)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(s.dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return wal.SyncDir(s.dir)
+	return atomicfile.WriteFile(filepath.Join(s.dir, name), contents, 0o600)
 }
 
 // prune deletes every snapshot file but the Keep newest.
@@ -117,7 +100,7 @@ func (s *Snapshotter) prune() error {
 			return err
 		}
 	}
-	return wal.SyncDir(s.dir)
+	return atomicfile.SyncDir(s.dir)
 }
 
 // Load returns the newest snapshot that passes its checksum. A corrupt one is

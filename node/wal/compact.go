@@ -3,6 +3,8 @@ package wal
 import (
 	"fmt"
 	"os"
+
+	"chaos/atomicfile"
 )
 
 // Compact deletes the oldest segments whose entry records (records of a type
@@ -49,7 +51,7 @@ func (w *WAL) compact(index uint64) (removed int, err error) {
 		}
 		removed++
 		if !w.opts.NoSync {
-			if err := SyncDir(w.dir); err != nil {
+			if err := atomicfile.SyncDir(w.dir); err != nil {
 				return removed, err
 			}
 		}

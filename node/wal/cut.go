@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"chaos/atomicfile"
 )
 
 // cut starts a new segment after the current one, named with first (see the
@@ -74,7 +76,7 @@ func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 		return fail(fmt.Errorf("rename %s: %w", tmp, err))
 	}
 	if !w.opts.NoSync {
-		if err := SyncDir(w.dir); err != nil {
+		if err := atomicfile.SyncDir(w.dir); err != nil {
 			f.Close()
 			return nil, err
 		}

@@ -30,20 +30,3 @@ func lockDir(dir string) (*os.File, error) {
 	}
 	return f, nil
 }
-
-// SyncDir fsyncs the directory dir so that file creations, renames and
-// removals in it survive a crash. node/snap uses it too.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s for fsync: %w", dir, err)
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return fmt.Errorf("fsync dir %s: %w", dir, err)
-	}
-	if err := d.Close(); err != nil {
-		return fmt.Errorf("close dir %s: %w", dir, err)
-	}
-	return nil
-}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"chaos/atomicfile"
 )
 
 // RecoveryInfo describes what ReadAll found.
@@ -158,7 +160,7 @@ func (w *WAL) removeTemps(temps []string) error {
 	if len(temps) == 0 || w.opts.NoSync {
 		return nil
 	}
-	return SyncDir(w.dir)
+	return atomicfile.SyncDir(w.dir)
 }
 
 // openLast opens the last segment for appending after its valid records,
