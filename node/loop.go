@@ -2,9 +2,9 @@ package node
 
 import (
 	"fmt"
-	"log/slog"
 	"time"
 
+	"chaos/node/eventlog"
 	"chaos/node/kv"
 	"chaos/raft"
 )
@@ -195,8 +195,8 @@ func (s *Server) handleReady(ls *loopState) error {
 		// A vote or a role change reaches the event log before any message
 		// that shows it to a peer, so that a node killed right after cannot
 		// lose the evidence the raft check needs (other events are written
-		// out every eventFlushInterval).
-		s.events.flush()
+		// out every eventlog.FlushInterval).
+		s.events.Flush()
 	}
 	s.trans.Send(rd.Messages)
 	if s.bugs.ackBeforeCommit {
@@ -230,8 +230,7 @@ func (s *Server) noteSoftState(ls *loopState, ss *raft.SoftState) {
 	}
 	term := s.rn.Status().Term
 	if ss.Role != ls.lastRole {
-		s.events.emit("role", slog.String("role", ss.Role.String()), slog.Uint64("term", term),
-			slog.String("leader", s.name(ss.Lead)))
+		s.events.Emit(eventlog.Event{Event: eventlog.KindRole, Role: roleName(ss.Role), Term: term, Leader: s.name(ss.Lead)})
 		if ss.Role == raft.Candidate {
 			s.metrics.elections.Inc()
 		}
@@ -253,18 +252,33 @@ func (s *Server) noteSoftState(ls *loopState, ss *raft.SoftState) {
 	}
 }
 
+// roleName is r as the event log names it.
+func roleName(r raft.Role) eventlog.Role {
+	switch r {
+	case raft.Follower:
+		return eventlog.Follower
+	case raft.PreCandidate:
+		return eventlog.PreCandidate
+	case raft.Candidate:
+		return eventlog.Candidate
+	case raft.Leader:
+		return eventlog.Leader
+	}
+	return eventlog.Role(r.String())
+}
+
 // noteHardState logs votes and commits, and reports whether it logged a
 // vote.
 func (s *Server) noteHardState(ls *loopState, hs raft.HardState) (voted bool) {
 	st := s.rn.Status()
 	if v := [2]uint64{st.Term, st.Vote}; st.Vote != 0 && v != ls.lastVote {
-		s.events.emit("vote", slog.Uint64("term", st.Term), slog.String("for", s.name(st.Vote)))
+		s.events.Emit(eventlog.Event{Event: eventlog.KindVote, Term: st.Term, For: s.name(st.Vote)})
 		ls.lastVote = v
 		voted = true
 	}
 	if hs.Commit > ls.commit {
 		ls.commit = hs.Commit
-		s.events.emit("commit", slog.Uint64("index", hs.Commit))
+		s.events.Emit(eventlog.Event{Event: eventlog.KindCommit, Index: hs.Commit})
 		s.metrics.commitIndex.Set(float64(hs.Commit))
 	}
 	return voted
@@ -284,8 +298,7 @@ func (s *Server) apply(ls *loopState, ents []raft.Entry) error {
 				delete(ls.dirty, cmd.Key)
 			}
 		}
-		s.events.emit("apply", slog.Uint64("index", e.Index), slog.Uint64("term", e.Term),
-			slog.String("hash", kv.Hash(e.Data)))
+		s.events.Emit(eventlog.Event{Event: eventlog.KindApply, Index: e.Index, Term: e.Term, Hash: kv.Hash(e.Data)})
 		if w, ok := ls.waiting[e.Index]; ok {
 			delete(ls.waiting, e.Index)
 			if w.term == e.Term {
@@ -347,7 +360,7 @@ func (s *Server) restoreSnapshot(ls *loopState, sn *raft.Snapshot) error {
 			delete(ls.waiting, i)
 		}
 	}
-	s.events.emit("restore", slog.Uint64("index", sn.Meta.Index), slog.Uint64("term", sn.Meta.Term))
+	s.events.Emit(eventlog.Event{Event: eventlog.KindRestore, Index: sn.Meta.Index, Term: sn.Meta.Term})
 	return nil
 }
 
@@ -368,7 +381,7 @@ func (s *Server) maybeSnapshot(ls *loopState) error {
 		return fmt.Errorf("persist snapshot: %w", err)
 	}
 	ls.snapIndex = sn.Meta.Index
-	s.events.emit("snapshot", slog.Uint64("index", sn.Meta.Index), slog.Uint64("term", sn.Meta.Term))
+	s.events.Emit(eventlog.Event{Event: eventlog.KindSnapshot, Index: sn.Meta.Index, Term: sn.Meta.Term})
 	return nil
 }
 

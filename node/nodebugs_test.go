@@ -13,7 +13,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
-	"chaos/raftcheck"
+	"chaos/node/eventlog"
 	"chaos/workload"
 )
 
@@ -177,7 +177,7 @@ func leaseReadScript(t *testing.T, c *cluster, r *recordedClients) {
 	r.untilOK(l, workload.FRead, nil, 10*time.Second)
 	c.hook(l, http.MethodPost, "/faults/clock", map[string]any{"rate": 0.05})
 	c.cutOff(l, f...)
-	e, ok := awaitEvent(t, 5*scriptElection, f, func(e raftcheck.Event) bool {
+	e, ok := awaitEvent(t, 5*scriptElection, f, func(e eventlog.Event) bool {
 		return e.Event == "role" && e.Role == "leader" && e.Term > st.Term
 	})
 	require.True(t, ok, "no new leader among %s and %s", f[0].name, f[1].name)

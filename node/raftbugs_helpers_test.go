@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"chaos/raftcheck"
+	"chaos/node/eventlog"
 )
 
 // captureEvents, when set, makes each planted-bug scenario copy its nodes'
@@ -41,7 +41,7 @@ const (
 
 // nodeEvents reads p's events.jsonl as it is now; a torn last line (the
 // node is writing) is skipped.
-func nodeEvents(t *testing.T, p *proc) []raftcheck.Event {
+func nodeEvents(t *testing.T, p *proc) []eventlog.Event {
 	t.Helper()
 	f, err := os.Open(filepath.Join(p.dataDir, "events.jsonl"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -49,7 +49,7 @@ func nodeEvents(t *testing.T, p *proc) []raftcheck.Event {
 	}
 	require.NoError(t, err)
 	defer f.Close()
-	evs, _, err := raftcheck.ReadEvents(f)
+	evs, _, err := eventlog.ReadEvents(f)
 	require.NoError(t, err, "%s events.jsonl", p.name)
 	return evs
 }
@@ -57,7 +57,7 @@ func nodeEvents(t *testing.T, p *proc) []raftcheck.Event {
 // awaitEvent polls the event logs of nodes every 5 ms until one of them
 // holds an event match accepts, for at most d. The second result is false
 // if none appeared in time.
-func awaitEvent(t *testing.T, d time.Duration, nodes []*proc, match func(raftcheck.Event) bool) (raftcheck.Event, bool) {
+func awaitEvent(t *testing.T, d time.Duration, nodes []*proc, match func(eventlog.Event) bool) (eventlog.Event, bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -69,7 +69,7 @@ func awaitEvent(t *testing.T, d time.Duration, nodes []*proc, match func(raftche
 			}
 		}
 		if time.Now().After(deadline) {
-			return raftcheck.Event{}, false
+			return eventlog.Event{}, false
 		}
 		time.Sleep(5 * time.Millisecond) // polling interval, not synchronization
 	}
@@ -77,23 +77,23 @@ func awaitEvent(t *testing.T, d time.Duration, nodes []*proc, match func(raftche
 
 // isVote matches a vote by one of voters for another node, in a term after
 // term.
-func isVote(voters []*proc, after uint64) func(raftcheck.Event) bool {
-	return func(e raftcheck.Event) bool {
+func isVote(voters []*proc, after uint64) func(eventlog.Event) bool {
+	return func(e eventlog.Event) bool {
 		return e.Event == "vote" && e.Term > after && e.For != e.Node &&
 			slices.ContainsFunc(voters, func(p *proc) bool { return p.name == e.Node })
 	}
 }
 
 // isLeader matches node becoming leader in a term after term.
-func isLeader(node string, after uint64) func(raftcheck.Event) bool {
-	return func(e raftcheck.Event) bool {
+func isLeader(node string, after uint64) func(eventlog.Event) bool {
+	return func(e eventlog.Event) bool {
 		return e.Event == "role" && e.Role == "leader" && e.Node == node && e.Term > after
 	}
 }
 
 // tooLate reports whether an action taken now, in reaction to e, may have
 // missed the window the slow link opened after it.
-func tooLate(e raftcheck.Event) bool {
+func tooLate(e eventlog.Event) bool {
 	return time.Since(e.Time) > slowLinkMS*time.Millisecond*3/4
 }
 
@@ -194,9 +194,9 @@ func (c *cluster) stopAll() {
 	}
 }
 
-// runEvents returns every node's events, merged as raftcheck.LoadRunEvents
+// runEvents returns every node's events, merged as eventlog.LoadRun
 // merges a run's, and copies the logs to -capture-events DIR/scenario.
-func (c *cluster) runEvents(scenario string) []raftcheck.Event {
+func (c *cluster) runEvents(scenario string) []eventlog.Event {
 	c.t.Helper()
 	dir := filepath.Join(c.t.TempDir(), scenario)
 	if *captureEvents != "" {
@@ -210,7 +210,7 @@ func (c *cluster) runEvents(scenario string) []raftcheck.Event {
 		require.NoError(c.t, os.MkdirAll(filepath.Dir(to), 0o755))
 		require.NoError(c.t, os.WriteFile(to, b, 0o644))
 	}
-	evs, _, err := raftcheck.LoadRunEvents(dir)
+	evs, _, err := eventlog.LoadRun(dir)
 	require.NoError(c.t, err)
 	return evs
 }

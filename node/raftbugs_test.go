@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/checker"
+	"chaos/node/eventlog"
 	"chaos/raftcheck"
 )
 
@@ -147,7 +148,7 @@ func forgetVoteScript(t *testing.T, c *cluster) (out doubleVote) {
 
 		// l must have stepped down before it meets v: a leader's heartbeat
 		// would teach it v's term, and l must campaign into that term.
-		if _, ok := awaitEvent(t, 3*scriptElection, []*proc{l}, func(e raftcheck.Event) bool {
+		if _, ok := awaitEvent(t, 3*scriptElection, []*proc{l}, func(e eventlog.Event) bool {
 			return e.Event == "role" && e.Role != "leader" && e.Term == st.Term && e.Time.After(cutAt)
 		}); !ok {
 			t.Fatalf("%s, cut off, never stepped down", l.name)
@@ -157,7 +158,7 @@ func forgetVoteScript(t *testing.T, c *cluster) (out doubleVote) {
 		v.args = append(v.args, "--election-timeout", (2 * scriptElection).String())
 		v.start()
 		c.waitUp(v)
-		end, ok := awaitEvent(t, 10*scriptElection, []*proc{l, v}, func(e raftcheck.Event) bool {
+		end, ok := awaitEvent(t, 10*scriptElection, []*proc{l, v}, func(e eventlog.Event) bool {
 			return isLeader(l.name, st.Term)(e) || isLeader(v.name, st.Term)(e)
 		})
 		if !ok {
@@ -237,7 +238,7 @@ func commitOldTermScript(t *testing.T, c *cluster) (index uint64) {
 		if !ok {
 			return fmt.Errorf("%s was not elected by %s", l.name, v.name)
 		}
-		commit, ok := awaitEvent(t, 4*scriptElection, []*proc{l}, func(e raftcheck.Event) bool {
+		commit, ok := awaitEvent(t, 4*scriptElection, []*proc{l}, func(e eventlog.Event) bool {
 			return e.Event == "commit" && e.Index >= i && e.Node == l.name
 		})
 		if !ok {
@@ -252,7 +253,7 @@ func commitOldTermScript(t *testing.T, c *cluster) (index uint64) {
 		c.drop(l, x, v)
 		c.clearFaults(x)
 		c.drop(v, l)
-		end, ok := awaitEvent(t, 10*scriptElection, []*proc{v}, func(e raftcheck.Event) bool {
+		end, ok := awaitEvent(t, 10*scriptElection, []*proc{v}, func(e eventlog.Event) bool {
 			return e.Event == "apply" && e.Index == i && e.Node == v.name
 		})
 		if !ok {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"chaos/node/eventlog"
 	"chaos/node/kv"
 	"chaos/node/transport"
 	"chaos/raft"
@@ -29,7 +30,7 @@ type Server struct {
 	names   []string          // raft id i belongs to names[i-1]
 	ids     map[string]uint64 // name -> raft id
 	log     *slog.Logger
-	events  *eventLog
+	events  *eventlog.Writer
 	metrics *metrics
 	store   *kv.Store
 	disk    *storage
@@ -88,7 +89,7 @@ func (s *Server) open() error {
 	if s.disk, err = openStorage(s.cfg.DataDir); err != nil {
 		return err
 	}
-	if s.events, err = openEventLog(s.cfg.LogDir, s.cfg.Name); err != nil {
+	if s.events, err = eventlog.Open(s.cfg.LogDir, s.cfg.Name); err != nil {
 		return err
 	}
 	if err := s.recover(); err != nil {
@@ -152,11 +153,10 @@ func (s *Server) recover() error {
 	if s.rn, err = raft.NewRawNode(rc, st); err != nil {
 		return err
 	}
-	attrs := []slog.Attr{slog.Uint64("term", st.HardState.Term), slog.Int("entries", len(st.Entries)),
-		slog.String("bugs", strings.Join(s.cfg.Bugs, ","))}
-	s.events.emit("start", attrs...)
+	s.events.Emit(eventlog.Event{Event: eventlog.KindStart, Term: st.HardState.Term, Entries: len(st.Entries),
+		Bugs: strings.Join(s.cfg.Bugs, ",")})
 	if st.Snapshot != nil {
-		s.events.emit("restore", slog.Uint64("index", st.Snapshot.Meta.Index), slog.Uint64("term", st.Snapshot.Meta.Term))
+		s.events.Emit(eventlog.Event{Event: eventlog.KindRestore, Index: st.Snapshot.Meta.Index, Term: st.Snapshot.Meta.Term})
 	}
 	if len(s.cfg.Bugs) > 0 {
 		s.log.Warn("PLANTED BUGS ENABLED: this node is deliberately unsafe", "bugs", strings.Join(s.cfg.Bugs, ","))
@@ -196,7 +196,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	close(s.stopC)
 	s.loopWG.Wait()
-	s.events.emit("stop")
+	s.events.Emit(eventlog.Event{Event: eventlog.KindStop})
 	errs = append(errs, s.closeResources())
 	return errors.Join(errs...)
 }
@@ -212,7 +212,7 @@ func (s *Server) closeResources() error {
 		errs = append(errs, s.disk.close())
 	}
 	if s.events != nil {
-		errs = append(errs, s.events.close())
+		errs = append(errs, s.events.Close())
 	}
 	return errors.Join(errs...)
 }

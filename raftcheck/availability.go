@@ -7,6 +7,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
+	"chaos/node/eventlog"
 )
 
 // AvailabilityOptions tune [Availability]. Zero values take the defaults.
@@ -35,8 +36,8 @@ func isHeal(f string) bool {
 	return false
 }
 
-// LeaderlessWindow is a stretch of wall time (node clocks) during which some
-// node was running and none was leader.
+// LeaderlessWindow is a stretch of wall time (node clocks) during which no
+// node led the newest term (see [Leaderless]).
 type LeaderlessWindow struct {
 	Start    time.Time     `json:"start"`
 	End      time.Time     `json:"end"`
@@ -87,7 +88,7 @@ type AvailabilityDetails struct {
 // ok came but the history ended too soon to tell, the last fault was never
 // healed, or the history is empty. Leaderless windows never change the
 // verdict.
-func Availability(events []Event, h history.History, opts AvailabilityOptions) checker.Result {
+func Availability(events []eventlog.Event, h history.History, opts AvailabilityOptions) checker.Result {
 	if opts.RecoveryBound <= 0 {
 		opts.RecoveryBound = DefaultRecoveryBound
 	}

@@ -10,6 +10,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
+	"chaos/node/eventlog"
 )
 
 func readHistory(t *testing.T, name string) history.History {
@@ -114,9 +115,10 @@ func TestLeaderless(t *testing.T) {
 		return evs[0].Time.Add(time.Duration(s * float64(time.Second)))
 	}
 	want := []LeaderlessWindow{
-		{Start: at(0), End: at(1), Duration: time.Second},     // before the first leader
-		{Start: at(4), End: at(6), Duration: 2 * time.Second}, // n2 stops; killed n1 restarts and wins term 3
-		{Start: at(7), End: at(8), Duration: time.Second},     // n1 steps down, then stops
+		{Start: at(0), End: at(1), Duration: time.Second},             // before the first leader
+		{Start: at(2), End: at(3), Duration: time.Second},             // n2 stands for term 2 while n1 still leads term 1
+		{Start: at(4), End: at(6), Duration: 2 * time.Second},         // n2 stops; killed n1 restarts and wins term 3
+		{Start: at(7), End: at(8), Duration: time.Second, Open: true}, // n1 steps down, then stops: no leader at the end
 	}
 	got := Leaderless(evs)
 	if len(got) != len(want) {
@@ -124,7 +126,7 @@ func TestLeaderless(t *testing.T) {
 	}
 	for i := range want {
 		if !got[i].Start.Equal(want[i].Start) || !got[i].End.Equal(want[i].End) ||
-			got[i].Duration != want[i].Duration || got[i].Open {
+			got[i].Duration != want[i].Duration || got[i].Open != want[i].Open {
 			t.Errorf("window %d is %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -135,7 +137,7 @@ func TestLeaderless(t *testing.T) {
 }
 
 func TestAvailabilityCleanRunJSON(t *testing.T) {
-	evs, _, err := LoadRunEvents(filepath.Join("testdata", "clean"))
+	evs, _, err := eventlog.LoadRun(filepath.Join("testdata", "clean"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestAvailabilityCleanRunJSON(t *testing.T) {
 }
 
 // firstLeader returns the time of the first leader role event.
-func firstLeader(evs []Event) time.Time {
+func firstLeader(evs []eventlog.Event) time.Time {
 	for _, e := range evs {
 		if e.Event == "role" && e.Role == "leader" {
 			return e.Time

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"chaos/node/eventlog"
 )
 
 // benchEventLog writes a five-node event log of terms elections, each
@@ -46,7 +48,7 @@ func BenchmarkReadEvents(b *testing.B) {
 	lines := bytes.Count(data, []byte("\n"))
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, _, err := ReadEvents(bytes.NewReader(data)); err != nil {
+		if _, _, err := eventlog.ReadEvents(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,7 +57,7 @@ func BenchmarkReadEvents(b *testing.B) {
 
 // BenchmarkRaft measures the invariant checker over parsed events.
 func BenchmarkRaft(b *testing.B) {
-	evs, _, err := ReadEvents(bytes.NewReader(benchEventLog(100, 1000)))
+	evs, _, err := eventlog.ReadEvents(bytes.NewReader(benchEventLog(100, 1000)))
 	if err != nil {
 		b.Fatal(err)
 	}

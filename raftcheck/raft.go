@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/foreignlog"
+	"chaos/node/eventlog"
 )
 
 // Violation kinds reported by [Raft].
@@ -47,7 +49,7 @@ type RaftDetails struct {
 }
 
 // Raft checks Raft's safety invariants over the events of a run (all
-// nodes, as [LoadRunEvents] returns them):
+// nodes, as [eventlog.LoadRun] returns them):
 //
 //   - Election Safety: at most one node becomes leader in a term.
 //   - A node's term never decreases: within a life (between two start
@@ -65,7 +67,7 @@ type RaftDetails struct {
 // slice order), not wall time, which clock faults skew. Violations are
 // sorted by time. Without any event the verdict is unknown; with a
 // violation it is invalid; otherwise valid.
-func Raft(events []Event) checker.Result {
+func Raft(events []eventlog.Event) checker.Result {
 	d := &RaftDetails{Events: len(events), Nodes: []string{}, Leaders: map[uint64]string{},
 		Counts: map[string]int{}, Violations: []Violation{}}
 	if len(events) == 0 {
@@ -78,7 +80,8 @@ func Raft(events []Event) checker.Result {
 		d.Nodes = append(d.Nodes, node)
 		all = append(all, checkNode(byNode[node])...)
 	}
-	all = append(all, checkCluster(events, d.Leaders)...)
+	all = append(all, electionSafety(events, d.Leaders)...)
+	all = append(all, stateMachineSafety(events)...)
 	slices.SortStableFunc(all, func(a, b Violation) int { return a.Time.Compare(b.Time) })
 	for _, v := range all {
 		d.Counts[v.Kind]++
@@ -95,13 +98,13 @@ func Raft(events []Event) checker.Result {
 }
 
 // groupByNode splits events by node, each node's in file order.
-func groupByNode(events []Event) map[string][]Event {
-	m := map[string][]Event{}
+func groupByNode(events []eventlog.Event) map[string][]eventlog.Event {
+	m := map[string][]eventlog.Event{}
 	for _, e := range events {
 		m[e.Node] = append(m[e.Node], e)
 	}
 	for _, evs := range m {
-		slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.Line, b.Line) })
+		slices.SortStableFunc(evs, func(a, b eventlog.Event) int { return cmp.Compare(a.Line, b.Line) })
 	}
 	return m
 }
@@ -117,29 +120,29 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // carriesNodeTerm reports whether e's Term is the node's current term (as
 // opposed to an entry's term).
-func carriesNodeTerm(e Event) bool {
-	return e.Event == "start" || e.Event == "role" || e.Event == "vote"
+func carriesNodeTerm(e eventlog.Event) bool {
+	return e.Event == eventlog.KindStart || e.Event == eventlog.KindRole || e.Event == eventlog.KindVote
 }
 
-func violation(kind string, e Event, format string, args ...any) Violation {
+func violation(kind string, e eventlog.Event, format string, args ...any) Violation {
 	return Violation{Kind: kind, Node: e.Node, Term: e.Term, Index: e.Index, Time: e.Time, Line: e.Line,
 		Text: fmt.Sprintf(format, args...)}
 }
 
 // checkNode checks one node's events, in file order: terms, votes and
 // commit indexes.
-func checkNode(evs []Event) []Violation {
+func checkNode(evs []eventlog.Event) []Violation {
 	var (
 		out      []Violation
-		votes    = map[uint64]Event{} // term -> first vote
-		durable  uint64               // highest term known persisted by earlier lives
-		lifeTerm uint64               // highest node term in this life
-		commit   uint64               // highest commit index in this life
-		life     []Event              // events of the current life
+		votes    = map[uint64]eventlog.Event{} // term -> first vote
+		durable  uint64                        // highest term known persisted by earlier lives
+		lifeTerm uint64                        // highest node term in this life
+		commit   uint64                        // highest commit index in this life
+		life     []eventlog.Event              // events of the current life
 	)
 	endLife := func() {
 		n := len(life)
-		if n > 0 && life[n-1].Event == "role" {
+		if n > 0 && life[n-1].Event == eventlog.KindRole {
 			n-- // killed right after a role change: its term may never have been persisted
 		}
 		for _, e := range life[:n] {
@@ -150,7 +153,7 @@ func checkNode(evs []Event) []Violation {
 		life, lifeTerm, commit = life[:0], 0, 0
 	}
 	for _, e := range evs {
-		if e.Event == "start" {
+		if e.Event == eventlog.KindStart {
 			endLife()
 			if e.Term < durable {
 				out = append(out, violation(KindTermDecreased, e,
@@ -166,14 +169,14 @@ func checkNode(evs []Event) []Violation {
 			lifeTerm = max(lifeTerm, e.Term)
 		}
 		switch e.Event {
-		case "vote":
+		case eventlog.KindVote:
 			if first, ok := votes[e.Term]; !ok {
 				votes[e.Term] = e
 			} else if first.For != e.For {
 				out = append(out, violation(KindDoubleVote, e,
 					"%s voted for %s in term %d after voting for %s (line %d)", e.Node, e.For, e.Term, first.For, first.Line))
 			}
-		case "commit":
+		case eventlog.KindCommit:
 			if e.Index < commit {
 				out = append(out, violation(KindCommitDecreased, e,
 					"%s commit index went from %d down to %d", e.Node, commit, e.Index))
@@ -184,37 +187,55 @@ func checkNode(evs []Event) []Violation {
 	return out
 }
 
-// checkCluster checks what involves several nodes: Election Safety and
-// State Machine Safety. It fills leaders.
-func checkCluster(events []Event, leaders map[uint64]string) []Violation {
+// electionSafety reports every node that became leader of a term another
+// node had led first, at its first role event saying so, and fills leaders
+// with each term's first leader. Which terms had two leaders is
+// foreignlog's analysis ([foreignlog.Facts] TwoLeaderTerms); its tenures,
+// in time order, are the evidence.
+func electionSafety(events []eventlog.Event, leaders map[uint64]string) []Violation {
+	f := analyze(events)
+	byTerm := map[int][]foreignlog.Tenure{}
+	for _, t := range f.Leaders {
+		if _, ok := leaders[uint64(t.Term)]; !ok {
+			leaders[uint64(t.Term)] = t.Node
+		}
+		byTerm[t.Term] = append(byTerm[t.Term], t)
+	}
 	var out []Violation
-	applied := map[uint64]Event{} // index -> first apply
-	reported := map[string]bool{} // election-safety: "term node" already reported
+	for _, term := range f.TwoLeaderTerms {
+		first := byTerm[term][0].Node
+		reported := map[string]bool{first: true}
+		for _, t := range byTerm[term] {
+			if reported[t.Node] {
+				continue
+			}
+			reported[t.Node] = true
+			out = append(out, Violation{Kind: KindElectionSafety, Node: t.Node, Term: uint64(term),
+				Time: f.Start.Add(t.Start), Line: t.Line,
+				Text: fmt.Sprintf("%s became leader in term %d, which %s already led", t.Node, term, first)})
+		}
+	}
+	return out
+}
+
+// stateMachineSafety reports every apply of an index whose entry term or
+// command hash differs from the index's first apply, in slice order.
+func stateMachineSafety(events []eventlog.Event) []Violation {
+	var out []Violation
+	applied := map[uint64]eventlog.Event{} // index -> first apply
 	for _, e := range events {
-		switch {
-		case e.Event == "role" && e.Role == "leader":
-			first, ok := leaders[e.Term]
-			if !ok {
-				leaders[e.Term] = e.Node
-				continue
-			}
-			key := fmt.Sprint(e.Term, " ", e.Node)
-			if first != e.Node && !reported[key] {
-				reported[key] = true
-				out = append(out, violation(KindElectionSafety, e,
-					"%s became leader in term %d, which %s already led", e.Node, e.Term, first))
-			}
-		case e.Event == "apply":
-			first, ok := applied[e.Index]
-			if !ok {
-				applied[e.Index] = e
-				continue
-			}
-			if first.Hash != e.Hash || first.Term != e.Term {
-				out = append(out, violation(KindStateMachineSafety, e,
-					"%s applied index %d as term %d hash %s; %s applied it as term %d hash %s",
-					e.Node, e.Index, e.Term, e.Hash, first.Node, first.Term, first.Hash))
-			}
+		if e.Event != eventlog.KindApply {
+			continue
+		}
+		first, ok := applied[e.Index]
+		if !ok {
+			applied[e.Index] = e
+			continue
+		}
+		if first.Hash != e.Hash || first.Term != e.Term {
+			out = append(out, violation(KindStateMachineSafety, e,
+				"%s applied index %d as term %d hash %s; %s applied it as term %d hash %s",
+				e.Node, e.Index, e.Term, e.Hash, first.Node, first.Term, first.Hash))
 		}
 	}
 	return out

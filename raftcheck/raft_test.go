@@ -2,12 +2,30 @@ package raftcheck
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"chaos/checker"
+	"chaos/node/eventlog"
 )
+
+// readFixture reads testdata/name with eventlog.ReadEvents, failing on an
+// error.
+func readFixture(t *testing.T, name string) ([]eventlog.Event, []eventlog.Warning) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, warns, err := eventlog.ReadEvents(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return evs, warns
+}
 
 func raftDetails(t *testing.T, r checker.Result) *RaftDetails {
 	t.Helper()
@@ -19,7 +37,7 @@ func raftDetails(t *testing.T, r checker.Result) *RaftDetails {
 }
 
 func TestRaftCleanRun(t *testing.T) {
-	evs, _, err := LoadRunEvents(filepath.Join("testdata", "clean"))
+	evs, _, err := eventlog.LoadRun(filepath.Join("testdata", "clean"))
 	if err != nil {
 		t.Fatal(err)
 	}

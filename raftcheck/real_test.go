@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"chaos/checker"
+	"chaos/node/eventlog"
 )
 
 // The event logs under testdata/real come from real chaos node processes
@@ -36,7 +37,7 @@ func TestRaftOnRealRuns(t *testing.T) {
 		"commit-old-term-correct": nil,
 	}
 	for name, wants := range cases {
-		evs, _, err := LoadRunEvents(filepath.Join("testdata", "real", name))
+		evs, _, err := eventlog.LoadRun(filepath.Join("testdata", "real", name))
 		if err != nil {
 			t.Fatal(err)
 		}

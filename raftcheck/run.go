@@ -6,6 +6,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
+	"chaos/node/eventlog"
 )
 
 // CheckRun runs the raft and availability checkers on a run directory: the
@@ -15,7 +16,7 @@ import (
 // read make the raft check unknown, with the reason, never valid; the
 // availability check then judges from the history alone.
 func CheckRun(runDir string, h history.History, opts AvailabilityOptions) map[string]checker.Result {
-	events, skipped, err := LoadRunEvents(runDir)
+	events, skipped, err := eventlog.LoadRun(runDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return map[string]checker.Result{"availability": Availability(nil, h, opts)}

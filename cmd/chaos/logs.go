@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"chaos/raftlog"
+	"chaos/foreignlog"
 )
 
 // logsOptions are the flags of `chaos logs`.
@@ -29,13 +29,15 @@ the windows in which the cluster had no leader, how fast terms went by and the
 longest run of terms without a leader, the crashes, stops and restarts of each
 node, any term with two leaders, and a timeline with one column per node.
 
-Formats (detected from the first lines; --format forces one): ` + strings.Join(raftlog.FormatNames(), ", ") + `.
+Formats (detected from the first lines; --format forces one): ` + strings.Join(foreignlog.FormatNames(), ", ") + `.
 chaos is chaos-node's events.jsonl; the event logs of several nodes of one run
 are analysed together, other files one by one. Lines a format does not
 recognise are counted and reported on stderr.
 
-Exit status: 0 the logs were read (whatever they show), 254 a file could not be
-read, is empty or is in no known format.`,
+Exit status: 0 the logs were read and no term had two leaders; 1 some term had
+two leaders (an anomaly: the report says which), so CI can gate on it; 254 a
+file could not be read, is empty or is in no known format; 255 the --html page
+could not be written.`,
 		Example: `  chaos logs runs/latest/nodes/*/events.jsonl
   chaos logs --html page.html raft.log
   chaos logs --json --format course test.log`,
@@ -43,7 +45,7 @@ read, is empty or is in no known format.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runLogs(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "", "force the format: "+strings.Join(raftlog.FormatNames(), ", "))
+	f.StringVar(&o.format, "format", "", "force the format: "+strings.Join(foreignlog.FormatNames(), ", "))
 	f.StringVar(&o.html, "html", "", "also write a page with the timeline coloured by role to this file (- for stdout)")
 	f.BoolVar(&o.json, "json", false, "print the facts as JSON instead of text")
 	return cmd
@@ -52,13 +54,13 @@ read, is empty or is in no known format.`,
 // runLogs reads every file, then prints the reports.
 func runLogs(cmd *cobra.Command, o logsOptions, paths []string) error {
 	if o.format != "" {
-		if _, ok := raftlog.ByName(o.format); !ok {
-			return usageErrorf("--format %q: want one of %s", o.format, strings.Join(raftlog.FormatNames(), ", "))
+		if _, ok := foreignlog.ByName(o.format); !ok {
+			return usageErrorf("--format %q: want one of %s", o.format, strings.Join(foreignlog.FormatNames(), ", "))
 		}
 	}
-	var logs []raftlog.Log
+	var logs []foreignlog.Log
 	for _, p := range paths {
-		l, err := raftlog.ReadFile(p, o.format)
+		l, err := foreignlog.ReadFile(p, o.format)
 		if err != nil {
 			return usageErrorf("%v", err)
 		}
@@ -74,53 +76,67 @@ func runLogs(cmd *cobra.Command, o logsOptions, paths []string) error {
 			return setupError(err)
 		}
 		if o.html == "-" {
-			return nil
+			return verdict(reports)
 		}
 	}
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
+		if err := enc.Encode(reports); err != nil {
+			return err
+		}
+		return verdict(reports)
 	}
 	for i, r := range reports {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		raftlog.Summary(out, r)
+		foreignlog.Summary(out, r)
 		fmt.Fprintln(out, "\nTimeline:")
-		raftlog.TimelineText(out, r)
+		foreignlog.TimelineText(out, r)
+	}
+	return verdict(reports)
+}
+
+// verdict is the exit status of reports already printed: invalid (1,
+// silently) when some report has a term with two leaders, else nil.
+func verdict(reports []foreignlog.Report) error {
+	for _, r := range reports {
+		if len(r.Facts.TwoLeaderTerms) > 0 {
+			return &exitError{code: exitInvalid}
+		}
 	}
 	return nil
 }
 
 // groupReports analyses the chaos event logs together (they are the nodes of
 // one run) and every other file on its own, in the order given.
-func groupReports(logs []raftlog.Log) []raftlog.Report {
-	var reports []raftlog.Report
-	var events []raftlog.Log
+func groupReports(logs []foreignlog.Log) []foreignlog.Report {
+	var reports []foreignlog.Report
+	var events []foreignlog.Log
 	for _, l := range logs {
 		if l.Format == "chaos" {
 			events = append(events, l)
 			continue
 		}
-		reports = append(reports, raftlog.NewReport(l))
+		reports = append(reports, foreignlog.NewReport(l))
 	}
 	if events != nil {
-		reports = append([]raftlog.Report{raftlog.NewReport(events...)}, reports...)
+		reports = append([]foreignlog.Report{foreignlog.NewReport(events...)}, reports...)
 	}
 	return reports
 }
 
 // writeHTML writes the page to path, or to out for "-".
-func writeHTML(out io.Writer, path string, reports []raftlog.Report) error {
+func writeHTML(out io.Writer, path string, reports []foreignlog.Report) error {
 	if path == "-" {
-		return raftlog.HTML(out, reports)
+		return foreignlog.HTML(out, reports)
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := raftlog.HTML(f, reports); err != nil {
+	if err := foreignlog.HTML(f, reports); err != nil {
 		f.Close()
 		return err
 	}

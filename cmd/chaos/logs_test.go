@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/raftlog"
+	"chaos/foreignlog"
 )
 
 // seedLog returns the path of a seed log in ../../../shared/seeds (shared/
@@ -58,7 +58,7 @@ func TestLogsUnparsedLinesWarn(t *testing.T) {
 func TestLogsJSON(t *testing.T) {
 	code, out, _ := execute(t, "logs", "--json", seedLog(t, "002"))
 	require.Equal(t, exitOK, code)
-	var reports []raftlog.Report
+	var reports []foreignlog.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &reports))
 	require.Len(t, reports, 1)
 	f := reports[0].Facts
@@ -96,18 +96,18 @@ func TestLogsChaosEventLogsTogether(t *testing.T) {
 	n2 := write("n2", line("0", "n2", `"event":"start"`), line("3", "n2", `"event":"role","role":"leader","term":2`))
 	n3 := write("n3", line("0", "n3", `"event":"start"`), line("4", "n3", `"event":"role","role":"leader","term":2`))
 	code, out, stderr := execute(t, "logs", "--json", n1, n2, n3)
-	require.Equal(t, exitOK, code, stderr)
-	var reports []raftlog.Report
+	require.Equal(t, exitInvalid, code, "two leaders in term 2: "+stderr)
+	var reports []foreignlog.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &reports))
 	require.Len(t, reports, 1)
 	f := reports[0].Facts
 	assert.Equal(t, []string{"n1", "n2", "n3"}, f.Nodes)
 	assert.Equal(t, []int{2}, f.TwoLeaderTerms)
 	require.Len(t, f.Faults, 2)
-	assert.Equal(t, raftlog.Fault{At: 5e9, Node: "n1", Kind: "crash", Inferred: true, Line: 3}, f.Faults[0])
+	assert.Equal(t, foreignlog.Fault{At: 5e9, Node: "n1", Kind: "crash", Inferred: true, Line: 3}, f.Faults[0])
 
 	code, out, _ = execute(t, "logs", n1, n2, n3)
-	require.Equal(t, exitOK, code)
+	require.Equal(t, exitInvalid, code)
 	assert.Contains(t, out, "TWO LEADERS IN ONE TERM: terms 2")
 }
 
@@ -119,8 +119,8 @@ func TestLogsRealForgetVoteRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, logs, 3)
 	code, out, stderr := execute(t, "logs", "--json", logs[0], logs[1], logs[2])
-	require.Equal(t, exitOK, code, stderr)
-	var reports []raftlog.Report
+	require.Equal(t, exitInvalid, code, "two leaders in term 4: "+stderr)
+	var reports []foreignlog.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &reports))
 	require.Len(t, reports, 1)
 	f := reports[0].Facts
@@ -134,13 +134,43 @@ func TestLogsRealForgetVoteRun(t *testing.T) {
 	assert.Equal(t, []string{"crash", "restart", "stop"}, n3)
 }
 
+// testdataRun returns the event logs of a run kept under raftcheck/testdata.
+func testdataRun(t *testing.T, run string) []string {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join("..", "..", "raftcheck", "testdata", run, "nodes", "*", "events.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, logs, run)
+	return logs
+}
+
+// chaos logs exits 0 for logs without a term with two leaders and 1 for
+// logs with one, whatever the output; bad input is 254 (TestLogsBadInput).
+func TestLogsExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		run  string
+		want int
+	}{
+		{"clean", exitOK},
+		{"real/forget-vote-correct", exitOK},
+		{"real/forget-vote", exitInvalid}, // n2 and n1 both led term 4
+	} {
+		for _, flags := range [][]string{nil, {"--json"}, {"--html", "-"}} {
+			args := append(append([]string{"logs"}, flags...), testdataRun(t, c.run)...)
+			code, out, stderr := execute(t, args...)
+			assert.Equal(t, c.want, code, "%s %v: %s", c.run, flags, stderr)
+			assert.NotEmpty(t, out, "%s %v: the report is printed whatever the verdict", c.run, flags)
+			assert.Empty(t, stderr, "%s %v", c.run, flags)
+		}
+	}
+}
+
 func TestLogsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.log")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
 	prose := filepath.Join(dir, "prose.log")
 	require.NoError(t, os.WriteFile(prose, []byte("dear diary\n"), 0o644))
-	formats := strings.Join(raftlog.FormatNames(), ", ")
+	formats := strings.Join(foreignlog.FormatNames(), ", ")
 	cases := []struct {
 		args []string
 		want string

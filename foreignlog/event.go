@@ -1,9 +1,12 @@
-// Package raftlog reads Raft logs in several formats, turns them into a common
-// stream of events and derives the facts a person looks for when reading
-// them: who led which term and when, how long the cluster had no leader, how
-// fast terms churned, when nodes crashed and came back, and whether any term
-// ever had two leaders.
-package raftlog
+// Package foreignlog reads the logs of other Raft implementations (the
+// formats of shared/seeds: course labs, eliben/raft, etcd, ...) and
+// chaos-node's own event log (through package eventlog), turns them into a
+// common stream of events and derives the facts a person looks for when
+// reading them: who led which term and when, how long the cluster had no
+// leader, how fast terms churned, when nodes crashed and came back, and
+// whether any term ever had two leaders. Its analysis ([Analyze]) is the one
+// place those leadership facts are computed: raftcheck uses it too.
+package foreignlog
 
 import "time"
 

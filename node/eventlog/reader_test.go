@@ -1,4 +1,4 @@
-package raftcheck
+package eventlog
 
 import (
 	"errors"
@@ -8,23 +8,27 @@ import (
 	"testing"
 )
 
-// readFixture reads testdata/name with ReadEvents, failing on an error.
-func readFixture(t *testing.T, name string) ([]Event, []Warning) {
+// raftcheckData is where the Raft checker keeps its event-log fixtures,
+// real runs' logs among them.
+const raftcheckData = "../../raftcheck/testdata"
+
+// readFixture reads the file at path with ReadEvents, failing on an error.
+func readFixture(t *testing.T, path string) ([]Event, []Warning) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	evs, warns, err := ReadEvents(f)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return evs, warns
 }
 
 func TestReadEventsFields(t *testing.T) {
-	evs, warns := readFixture(t, "forget-vote.jsonl")
+	evs, warns := readFixture(t, filepath.Join(raftcheckData, "forget-vote.jsonl"))
 	if len(warns) != 0 || len(evs) != 11 {
 		t.Fatalf("got %d events, warnings %v; want 11 and none", len(evs), warns)
 	}
@@ -33,14 +37,14 @@ func TestReadEventsFields(t *testing.T) {
 		v.Time.Format("15:04:05.000000") != "10:00:02.000300" {
 		t.Errorf("line 11 read as %+v", v)
 	}
-	a, _ := readFixture(t, "divergent.jsonl")
+	a, _ := readFixture(t, filepath.Join(raftcheckData, "divergent.jsonl"))
 	if a[5].Hash != "00000000000000cc" || a[5].Index != 5 || a[5].Term != 3 {
 		t.Errorf("apply read as %+v", a[5])
 	}
 }
 
 func TestReadEventsTornLastLine(t *testing.T) {
-	evs, warns := readFixture(t, "torn.jsonl")
+	evs, warns := readFixture(t, filepath.Join("testdata", "torn.jsonl"))
 	if len(evs) != 2 || evs[1].Event != "commit" || evs[1].Index != 2 {
 		t.Errorf("events %+v, want the two whole lines", evs)
 	}
@@ -99,8 +103,8 @@ func TestReadEventsErrorsNameTheLine(t *testing.T) {
 	}
 }
 
-func TestLoadRunEventsMergesByTime(t *testing.T) {
-	evs, _, err := LoadRunEvents(filepath.Join("testdata", "clean"))
+func TestLoadRunMergesByTime(t *testing.T) {
+	evs, _, err := LoadRun(filepath.Join(raftcheckData, "clean"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +121,7 @@ func TestLoadRunEventsMergesByTime(t *testing.T) {
 	if len(nodes) != 5 {
 		t.Errorf("nodes %v, want n1..n5", nodes)
 	}
-	if _, _, err := LoadRunEvents(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := LoadRun(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("empty run dir: %v, want ErrNotExist", err)
 	}
 }

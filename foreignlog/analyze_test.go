@@ -1,4 +1,4 @@
-package raftlog
+package foreignlog
 
 import (
 	"testing"
@@ -42,6 +42,7 @@ func TestInferredCrashAndOrder(t *testing.T) {
 	require.Len(t, f.Leaders, 2)
 	assert.Equal(t, Tenure{Term: 1, Node: "a", Start: 100 * time.Millisecond, End: 500 * time.Millisecond, EndedBy: "crash"}, f.Leaders[0])
 	assert.Equal(t, []Window{
+		{Start: 0, End: 100 * time.Millisecond, FromTerm: 0, ToTerm: 1}, // started, not yet led
 		{Start: 500 * time.Millisecond, End: 700 * time.Millisecond, FromTerm: 1, ToTerm: 2},
 	}, f.Leaderless)
 }

@@ -1,7 +1,6 @@
-package node
+package eventlog
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,32 +8,34 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// flush puts an event in the file at once, without waiting for the
-// periodic flush: what handleReady relies on for votes and role changes.
-func TestEventLogFlushWritesAtOnce(t *testing.T) {
+// Flush puts an event in the file at once, without waiting for the
+// periodic flush: what a node relies on for votes and role changes.
+func TestWriterFlushWritesAtOnce(t *testing.T) {
 	dir := t.TempDir()
-	el, err := openEventLog(dir, "n1")
+	w, err := Open(dir, "n1")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, el.close()) }()
-	el.emit("vote", slog.Uint64("term", 3), slog.String("for", "n2"))
-	el.flush()
-	b, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	defer func() { require.NoError(t, w.Close()) }()
+	w.Emit(Event{Event: KindVote, Term: 3, For: "n2"})
+	w.Flush()
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"event":"vote","node":"n1","term":3,"for":"n2"`)
 }
 
 // The buffer is written out at line boundaries only, however many events
 // fill it; a torn last line left by an earlier life is ended on open.
-func TestEventLogWritesWholeLines(t *testing.T) {
+func TestWriterWritesWholeLines(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "events.jsonl")
+	path := filepath.Join(dir, FileName)
 	require.NoError(t, os.WriteFile(path, []byte(`{"time":"2026-01-01T00:00:00Z","node":"n1","event":"start"}`+"\n"+`{"time":"2026-01-0`), 0o644))
-	el, err := openEventLog(dir, "n1")
+	w, err := Open(dir, "n1")
 	require.NoError(t, err)
-	defer func() { require.NoError(t, el.close()) }()
+	defer func() { require.NoError(t, w.Close()) }()
 	for i := range 2000 { // about three buffers' worth
-		el.emit("apply", slog.Int("index", i), slog.String("hash", "0123456789abcdef"))
+		w.Emit(Event{Event: KindApply, Index: uint64(i), Hash: "0123456789abcdef"})
+		w.mu.Lock() // no flush is writing: a read may see half of a write(2) in progress
 		b, err := os.ReadFile(path)
+		w.mu.Unlock()
 		require.NoError(t, err)
 		require.Equal(t, byte('\n'), b[len(b)-1], "after event %d the file ends mid-line", i)
 	}

@@ -1,4 +1,4 @@
-package raftlog
+package foreignlog
 
 import (
 	"regexp"

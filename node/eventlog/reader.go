@@ -1,4 +1,4 @@
-package raftcheck
+package eventlog
 
 import (
 	"bufio"
@@ -7,26 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
-	"time"
 )
-
-// Event is one line of a chaos-node events.jsonl. Fields an event kind does
-// not carry are zero.
-type Event struct {
-	Time   time.Time `json:"time"`
-	Node   string    `json:"node"`
-	Event  string    `json:"event"`            // start, stop, role, vote, commit, apply, snapshot, restore, ...
-	Role   string    `json:"role,omitempty"`   // role: follower, pre-candidate, candidate, leader
-	Leader string    `json:"leader,omitempty"` // role: the leader the node knows, "" for none
-	For    string    `json:"for,omitempty"`    // vote: the candidate voted for
-	Hash   string    `json:"hash,omitempty"`   // apply: hash of the entry's command
-	Term   uint64    `json:"term,omitempty"`   // start, role, vote: the node's term; apply, snapshot, restore: the entry's
-	Index  uint64    `json:"index,omitempty"`  // commit, apply, snapshot, restore
-	Line   int       `json:"line"`             // 1-based line in the file it was read from
-}
 
 // Warning is a problem ReadEvents recovered from.
 type Warning struct {
@@ -74,9 +55,9 @@ lines:
 			}
 			continue
 		}
-		ev, perr := parseEvent(text)
+		ev, perr := ParseLine(text)
 		switch {
-		case torn != nil && (perr != nil || ev.Event != "start"):
+		case torn != nil && (perr != nil || ev.Event != KindStart):
 			return nil, nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
 		case torn != nil:
 			warnings = append(warnings, torn.warning())
@@ -136,12 +117,13 @@ func startAfterTorn(text []byte) (Event, bool) {
 	if i <= 0 {
 		return Event{}, false
 	}
-	ev, err := parseEvent(text[i:])
-	return ev, err == nil && ev.Event == "start"
+	ev, err := ParseLine(text[i:])
+	return ev, err == nil && ev.Event == KindStart
 }
 
-// parseEvent decodes one line and checks the fields every event has.
-func parseEvent(text []byte) (Event, error) {
+// ParseLine decodes one line and checks the fields every event has: time,
+// node and event. It accepts any event name and role; Line is left zero.
+func ParseLine(text []byte) (Event, error) {
 	var ev Event
 	if err := json.Unmarshal(text, &ev); err != nil {
 		return ev, err
@@ -155,46 +137,4 @@ func parseEvent(text []byte) (Event, error) {
 		return ev, errors.New("no event")
 	}
 	return ev, nil
-}
-
-// LoadRunEvents reads runDir/nodes/*/events.jsonl and merges them into one
-// slice sorted by time; events with equal times keep file order, files in
-// node-directory order. Torn lines that end a life (see [ReadEvents]) are
-// skipped, each said in a warning naming the file and line. A run without
-// any event log is an error wrapping
-// os.ErrNotExist; a bad line is an error naming the file and line.
-//
-// Times come from each node's own clock, so under clock faults the merged
-// order across nodes is approximate; [Raft] relies on file order within a
-// node (Line), not on the merged order.
-func LoadRunEvents(runDir string) ([]Event, []string, error) {
-	paths, err := filepath.Glob(filepath.Join(runDir, "nodes", "*", "events.jsonl"))
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(paths) == 0 {
-		return nil, nil, fmt.Errorf("%s: no nodes/*/events.jsonl: %w", runDir, os.ErrNotExist)
-	}
-	slices.Sort(paths)
-	var (
-		all      []Event
-		warnings []string
-	)
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		events, warns, err := ReadEvents(f)
-		f.Close()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", p, err)
-		}
-		all = append(all, events...)
-		for _, w := range warns {
-			warnings = append(warnings, fmt.Sprintf("%s: %s", p, w))
-		}
-	}
-	slices.SortStableFunc(all, func(a, b Event) int { return a.Time.Compare(b.Time) })
-	return all, warnings, nil
 }

@@ -1,4 +1,4 @@
-package raftlog
+package foreignlog
 
 import (
 	"sort"
@@ -21,7 +21,19 @@ type Tenure struct {
 	Line    int    `json:"line"`
 }
 
-// Window is a stretch of time in which no node led the newest term.
+// Window is a stretch of time in which no node led the newest term (the
+// highest term any role or vote event has shown so far). It begins at the
+// first event, or at the event after which no node leads the newest term,
+// and ends at the event that makes a node leader of it. A node leads from
+// its role event with role leader until its next role event in another
+// role or term, its stop or crash, or its restart (a start without a stop
+// before it); a paused or partitioned leader still leads until a higher
+// term appears, since only the events are used. Every node being down
+// does not end a window: the cluster has no leader then either. A window
+// still open when the log ends is Open and ends at the last event, even
+// at zero length, unless it began during the trailing run of stops and
+// crashes that left every node down (the end of a test): that is no
+// window.
 type Window struct {
 	Start time.Duration `json:"start_ns"`
 	End   time.Duration `json:"end_ns"`
@@ -58,15 +70,18 @@ type Churn struct {
 // Facts is what Analyze finds in a log.
 type Facts struct {
 	// Start is the time of the first event; offsets are from it.
-	Start          time.Time     `json:"start"`
-	Span           time.Duration `json:"span_ns"`
-	Nodes          []string      `json:"nodes"`
-	Leaders        []Tenure      `json:"leaders"`
-	TwoLeaderTerms []int         `json:"two_leader_terms"`
-	Leaderless     []Window      `json:"leaderless"`
-	Churn          Churn         `json:"churn"`
-	Faults         []Fault       `json:"faults"`
-	Notes          []Event       `json:"notes,omitempty"`
+	Start time.Time     `json:"start"`
+	Span  time.Duration `json:"span_ns"`
+	Nodes []string      `json:"nodes"`
+	// Leaders are the tenures, in the order they began; a node's first
+	// tenure in a term begins at its first role event saying it leads it.
+	Leaders []Tenure `json:"leaders"`
+	// TwoLeaderTerms are the terms more than one node led, ascending.
+	TwoLeaderTerms []int    `json:"two_leader_terms"`
+	Leaderless     []Window `json:"leaderless"`
+	Churn          Churn    `json:"churn"`
+	Faults         []Fault  `json:"faults"`
+	Notes          []Event  `json:"notes,omitempty"`
 }
 
 // Sort orders events by time, keeping the log's order among equal times.
@@ -226,11 +241,8 @@ func (a *analysis) seenDown(node string) bool {
 	return known && !up
 }
 
-// track opens and closes leaderless windows after each event.
+// track opens and closes leaderless windows after each event (see Window).
 func (a *analysis) track() {
-	if !a.anyTerm {
-		return
-	}
 	has := a.hasLeader()
 	switch {
 	case !has && a.window == nil:
@@ -250,7 +262,7 @@ func (a *analysis) finish() {
 		i := a.leading[node]
 		f.Leaders[i].End, f.Leaders[i].Open, f.Leaders[i].EndedBy = a.at, true, "end of log"
 	}
-	if a.window != nil && a.window.Start < a.at && !(a.allDown() && a.window.Start >= a.shutdownAt) {
+	if a.window != nil && !(a.allDown() && a.window.Start >= a.shutdownAt) {
 		a.window.End, a.window.ToTerm, a.window.Open = a.at, a.maxTerm, true
 		f.Leaderless = append(f.Leaderless, *a.window)
 	}

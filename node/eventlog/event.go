@@ -1,0 +1,62 @@
+// Package eventlog owns chaos-node's protocol event log, events.jsonl
+// (CONTRACT.md, "chaos-node event log"): the [Event] type, the [Writer] a
+// node appends with, and the torn-line-tolerant reader ([ReadEvents],
+// [LoadRun]) the Raft checker and `chaos logs` read with.
+//
+// The format: JSON lines, one event a line, each beginning with
+// {"time":" (RFC 3339 UTC, nanoseconds), then event and node, then the
+// fields the event's kind carries (see the [Kind] constants). Readers rely
+// on that beginning to tell a line torn by a killed node from a bad one.
+package eventlog
+
+import "time"
+
+// FileName is the event log's name in a node's log directory, and in
+// nodes/<node>/ of a run directory.
+const FileName = "events.jsonl"
+
+// Kind is an event's name, the "event" field of a line.
+type Kind string
+
+// The kinds of events chaos-node writes, each with the fields it carries
+// (written in this order, zero values included).
+const (
+	KindStart    Kind = "start"    // term (persisted), entries (in the log), bugs (planted, comma-separated)
+	KindStop     Kind = "stop"     // a clean shutdown; a killed node writes none
+	KindRole     Kind = "role"     // role, term (the node's), leader (the one it knows, "" for none)
+	KindVote     Kind = "vote"     // term, for (the candidate voted for)
+	KindCommit   Kind = "commit"   // index (the new commit index)
+	KindApply    Kind = "apply"    // index, term (the entry's), hash (of its command)
+	KindSnapshot Kind = "snapshot" // index, term (of the snapshot's last entry)
+	KindRestore  Kind = "restore"  // index, term (of the restored snapshot's last entry)
+)
+
+// Role is a Raft role, the "role" field of a role event.
+type Role string
+
+// The roles chaos-node's Raft takes.
+const (
+	Follower     Role = "follower"
+	PreCandidate Role = "pre-candidate" // running a PreVote round, without changing its term
+	Candidate    Role = "candidate"
+	Leader       Role = "leader"
+)
+
+// Event is one line of events.jsonl. Fields its kind does not carry are
+// zero. Terms and indexes are uint64, as in raft.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Node    string    `json:"node"`
+	Event   Kind      `json:"event"`
+	Role    Role      `json:"role,omitempty"`    // role
+	Leader  string    `json:"leader,omitempty"`  // role: the leader the node knows, "" for none
+	For     string    `json:"for,omitempty"`     // vote: the candidate voted for
+	Hash    string    `json:"hash,omitempty"`    // apply: hash of the entry's command
+	Term    uint64    `json:"term,omitempty"`    // start, role, vote: the node's term; apply, snapshot, restore: the entry's
+	Index   uint64    `json:"index,omitempty"`   // commit, apply, snapshot, restore
+	Entries int       `json:"entries,omitempty"` // start: entries in the log
+	Bugs    string    `json:"bugs,omitempty"`    // start: the planted bugs enabled, comma-separated
+	// Line is the 1-based line of the file the event was read from (set by
+	// the reader; not part of the format).
+	Line int `json:"-"`
+}
