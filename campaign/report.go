@@ -3,10 +3,12 @@ package campaign
 import (
 	"fmt"
 	"html/template"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 
+	"chaos/atomicfile"
 	"chaos/checker"
 	"chaos/history"
 )
@@ -108,15 +110,7 @@ code{font-size:90%}
 
 // writeReport renders report.html: one self-contained page, no server needed.
 func writeReport(path string, d reportData) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := reportTemplate.Execute(f, d); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error { return reportTemplate.Execute(w, d) })
 }
 
 // summarize prints what a person acts on: the verdict, failed checks and
@@ -159,5 +153,5 @@ func (r *run) writeLinearizableSummary(res Result) error {
 	for _, l := range checker.Findings(c.Details) {
 		text += l + "\n"
 	}
-	return os.WriteFile(r.rd.path("linearizable", "summary.txt"), []byte(text), 0o644)
+	return atomicfile.WriteFile(r.rd.path("linearizable", "summary.txt"), []byte(text), 0o644)
 }

@@ -53,5 +53,5 @@ func (rd *runDir) writeJSON(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(rd.path(name), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(rd.path(name), append(b, '\n'), 0o644)
 }

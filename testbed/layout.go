@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"chaos/atomicfile"
 	"crypto/rand"
 	"fmt"
 	"io"
@@ -106,10 +107,7 @@ func makeDir(path string, mode os.FileMode) error {
 // writeFile writes a file with exactly mode, whatever the umask or the mode
 // of a file it replaces.
 func writeFile(path string, data []byte, mode os.FileMode) error {
-	if err := os.WriteFile(path, data, mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(path, mode); err != nil {
+	if err := atomicfile.WriteFile(path, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

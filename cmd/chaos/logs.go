@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"chaos/atomicfile"
 	"chaos/foreignlog"
 )
 
@@ -132,13 +132,5 @@ func writeHTML(out io.Writer, path string, reports []foreignlog.Report) error {
 	if path == "-" {
 		return foreignlog.HTML(out, reports)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := foreignlog.HTML(f, reports); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error { return foreignlog.HTML(w, reports) })
 }
