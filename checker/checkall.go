@@ -76,10 +76,10 @@ func DetectWorkload(h history.History) (string, error) {
 			continue
 		}
 		switch op.F {
-		case "read":
-		case "write", "cas":
+		case history.FRead:
+		case history.FWrite, history.FCAS:
 			register = op
-		case "add":
+		case history.FAdd:
 			set = op
 		default:
 			return "", fmt.Errorf("%w: op %d: f %q belongs to no workload (register: read, write, cas; set: add, read)",

@@ -140,7 +140,7 @@ func decodeRegister(op *regOp, inv, out *history.Op) error {
 		return fmt.Errorf("%w: op %d (%s on key %q): %s", ErrMalformed, inv.Index, inv.F, inv.Key, fmt.Sprintf(format, args...))
 	}
 	switch inv.F {
-	case "read":
+	case history.FRead:
 		op.kind = regRead
 		if out == nil || out.Type != history.OK {
 			return nil
@@ -150,14 +150,14 @@ func decodeRegister(op *regOp, inv, out *history.Op) error {
 			return bad("read returned %s, want an integer or null", out.Value)
 		}
 		op.read = v
-	case "write":
+	case history.FWrite:
 		op.kind = regWrite
 		v, err := decodeOptionalInt(inv.Value)
 		if err != nil || !v.present {
 			return bad("write value %s, want an integer", inv.Value)
 		}
 		op.arg = v.v
-	case "cas":
+	case history.FCAS:
 		op.kind = regCas
 		var pair []json.Number
 		if err := json.Unmarshal(inv.Value, &pair); err != nil || len(pair) != 2 {

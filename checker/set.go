@@ -124,7 +124,7 @@ func decodeSet(h history.History) (map[int64]*setElement, *setRead, error) {
 		key, keyed = inv.Key, true
 		outcome := h.Outcome(p)
 		switch inv.F {
-		case "add":
+		case history.FAdd:
 			v, err := strconv.ParseInt(string(inv.Value), 10, 64)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: op %d: add value %s, want an integer", ErrMalformed, inv.Index, inv.Value)
@@ -135,7 +135,7 @@ func decodeSet(h history.History) (map[int64]*setElement, *setRead, error) {
 				adds[v] = e
 			}
 			e.record(outcome, inv.Time, h, p)
-		case "read":
+		case history.FRead:
 			if outcome != history.OK {
 				continue
 			}

@@ -81,12 +81,12 @@ func visualizationFile(key string) string {
 // "" when f starts no fault.
 func faultEnd(f string) string {
 	switch f {
-	case "kill":
-		return "start"
-	case "pause":
-		return "resume"
-	case "clock-bump":
-		return "clock-reset"
+	case history.FKill:
+		return history.FStart
+	case history.FPause:
+		return history.FResume
+	case history.FClockBump:
+		return history.FClockReset
 	}
 	if rest, ok := strings.CutPrefix(f, "start-"); ok {
 		return "stop-" + rest

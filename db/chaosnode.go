@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"chaos/control"
+	"chaos/node/nodeapi"
 )
 
 // ChaosNode deploys chaos-node: the `chaos` binary itself, run as
@@ -144,7 +145,7 @@ func (c *ChaosNode) Start(ctx context.Context, r control.Remote, n Node) error {
 }
 
 func (c *ChaosNode) Ready(ctx context.Context, n Node) error {
-	return wrap(n, "wait for chaos-node", waitHTTP(ctx, "http://"+c.ClientAddr(n)+"/status", nil))
+	return wrap(n, "wait for chaos-node", waitHTTP(ctx, "http://"+c.ClientAddr(n)+nodeapi.Path(nodeapi.RouteStatus, ""), nil))
 }
 
 func (c *ChaosNode) Kill(ctx context.Context, r control.Remote, n Node) error {

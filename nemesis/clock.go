@@ -1,23 +1,20 @@
 package nemesis
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"path"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/history"
+	"chaos/node/nodeapi"
 )
 
 // ClockStrategy is how the clock family bends a node's time.
@@ -64,7 +61,8 @@ type Clock struct {
 	// go up to twice it, enough to expire a leader lease or start an
 	// election.
 	Election time.Duration
-	// HTTP is the hooks' client (default: a 5s timeout per request).
+	// HTTP is the hooks' client (default: a 5s timeout per request,
+	// netHookTimeout).
 	HTTP *http.Client
 	// Now is the controller's clock, which the system strategy sets hosts
 	// from (default time.Now).
@@ -151,9 +149,9 @@ func (k *Clock) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	v := k.plan(nodes, mode, rng)
 	k.active = nodes
 	if err := k.apply(ctx, c, nodes, &v); err != nil {
-		return Op{F: "clock-bump", Value: v}, fmt.Errorf("clock: %w", err)
+		return Op{F: history.FClockBump, Value: v}, fmt.Errorf("clock: %w", err)
 	}
-	return Op{F: "clock-bump", Value: v}, nil
+	return Op{F: history.FClockBump, Value: v}, nil
 }
 
 // Stop resets the skewed nodes' clocks: DELETE /faults/clock (a node that
@@ -171,7 +169,7 @@ func (k *Clock) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	if len(nodes) == 0 {
 		return Op{}, nil
 	}
-	op := Op{F: "clock-reset", Value: clockValue{Nodes: names(nodes), Mechanism: k.strategy()}}
+	op := Op{F: history.FClockReset, Value: clockValue{Nodes: names(nodes), Mechanism: k.strategy()}}
 	return op, wrapFamily("clock", eachNode(nodes, func(n db.Node) error { return k.reset(ctx, c, n) }))
 }
 
@@ -269,7 +267,7 @@ func (k *Clock) apply(ctx context.Context, c *Cluster, nodes []db.Node, v *clock
 // node's last answer shows the clock v asked for.
 func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *clockValue) (changed bool, err error) {
 	if v.Kind == clockRate {
-		st, err := k.hook(ctx, c, n, http.MethodPost, &hookClock{Rate: v.Rates[n.Name]})
+		st, err := k.hook(ctx, c, n, &nodeapi.ClockFault{Rate: v.Rates[n.Name]})
 		return err == nil && st.Rate == v.Rates[n.Name], err
 	}
 	if v.Mechanism == ClockSystem {
@@ -296,7 +294,7 @@ func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *clockVa
 // system strategy sets the clock from the controller's: NTP must be off.
 func (k *Clock) jump(ctx context.Context, c *Cluster, n db.Node, ms, total int64) (changed bool, err error) {
 	if k.strategy() == ClockHook {
-		st, err := k.hook(ctx, c, n, http.MethodPost, &hookClock{OffsetMS: ms})
+		st, err := k.hook(ctx, c, n, &nodeapi.ClockFault{OffsetMS: ms})
 		return err == nil && st.OffsetMS == total, err
 	}
 	at := k.now().Add(time.Duration(total) * time.Millisecond)
@@ -312,7 +310,7 @@ func (k *Clock) reset(ctx context.Context, c *Cluster, n db.Node) error {
 	if c.HookAddrs[n.Name] == "" {
 		return nil
 	}
-	_, err := k.hook(ctx, c, n, http.MethodDelete, nil)
+	_, err := k.hook(ctx, c, n, nil)
 	if nothingToHeal(err) {
 		return nil
 	}
@@ -333,79 +331,19 @@ func (k *Clock) wait(ctx context.Context, d time.Duration) error {
 	return k.Wait(ctx, d)
 }
 
-// hookClock is the body of POST /faults/clock and the "clock" of the
-// hooks' answers: a jump of the offset, and the rate when > 0.
-type hookClock struct {
-	OffsetMS int64   `json:"offset_ms"`
-	Rate     float64 `json:"rate"`
-}
-
-// hookError is a hook that answered with an error status.
-type hookError struct {
-	status int
-	msg    string
-}
-
-func (e *hookError) Error() string { return fmt.Sprintf("status %d: %s", e.status, e.msg) }
-
-// nothingToHeal reports whether a failed reset shows that the node has no
-// clock skew: it does not run (connection refused) or runs without hooks.
-func nothingToHeal(err error) bool {
-	var he *hookError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &he) && he.status == http.StatusForbidden
-}
-
-// hook sends method /faults/clock with body (nil: none) to n and returns
-// the clock state the node answers with.
-func (k *Clock) hook(ctx context.Context, c *Cluster, n db.Node, method string, body *hookClock) (hookClock, error) {
+// hook sets n's clock fault to f through its hooks (nil: resets it) and
+// returns the clock the node answers with.
+func (k *Clock) hook(ctx context.Context, c *Cluster, n db.Node, f *nodeapi.ClockFault) (nodeapi.ClockFault, error) {
 	addr := c.HookAddrs[n.Name]
 	if addr == "" {
-		return hookClock{}, fmt.Errorf("%s: %w", n.Name, errNoHooks)
+		return nodeapi.ClockFault{}, fmt.Errorf("%s: %w", n.Name, errNoHooks)
 	}
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body) // a struct of numbers always encodes
-		rd = bytes.NewReader(b)
+	route, send := nodeapi.RouteResetClock, func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) }
+	if f != nil {
+		route, send = nodeapi.RouteSetClock, func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetClock(ctx, *f) }
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+"/faults/clock", rd)
-	if err != nil {
-		return hookClock{}, fmt.Errorf("%s: %s /faults/clock: %w", n.Name, method, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	st, err := k.doHook(req)
-	if err != nil {
-		return hookClock{}, fmt.Errorf("%s: %s /faults/clock: %w", n.Name, method, err)
-	}
-	return st, nil
-}
-
-// doHook sends req and decodes the clock of the answer.
-func (k *Clock) doHook(req *http.Request) (hookClock, error) {
-	client := k.HTTP
-	if client == nil {
-		client = &http.Client{Timeout: 5 * time.Second}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return hookClock{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return hookClock{}, err
-	}
-	var ans struct {
-		Clock hookClock `json:"clock"`
-		Error string    `json:"error"`
-	}
-	_ = json.Unmarshal(b, &ans) // an answer that is not JSON shows as its text below
-	if resp.StatusCode != http.StatusOK {
-		if ans.Error == "" {
-			ans.Error = strings.TrimSpace(string(b))
-		}
-		return hookClock{}, &hookError{status: resp.StatusCode, msg: ans.Error}
-	}
-	return ans.Clock, nil
+	st, err := netHook(k.HTTP, n.Name, addr, route, send)
+	return st.Clock, err
 }
 
 // system runs cmd on n's host, refusing hosts that share a clock.

@@ -19,6 +19,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/node/nodeapi"
 )
 
 // hookNode answers the clock hooks as chaos-node does (offsets add up, a
@@ -43,7 +44,7 @@ func newHookNode(t *testing.T) *hookNode {
 func (h *hookNode) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var body hookClock
+	var body nodeapi.ClockFault
 	line := r.Method + " " + r.URL.Path
 	if r.Method == http.MethodPost {
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {

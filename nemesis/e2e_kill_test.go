@@ -16,6 +16,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/node/nodeapi"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )
@@ -130,13 +131,13 @@ func leaveFaults(ctx context.Context, t *testing.T, c, followers *Cluster) {
 	t.Helper()
 	clock := &Clock{}
 	skewed, bumped := c.Nodes[0], c.Nodes[1]
-	_, err := clock.hook(ctx, c, skewed, http.MethodPost, &hookClock{Rate: 0.5})
+	_, err := clock.hook(ctx, c, skewed, &nodeapi.ClockFault{Rate: 0.5})
 	require.NoError(t, err)
-	_, err = clock.hook(ctx, c, bumped, http.MethodPost, &hookClock{OffsetMS: 700})
+	_, err = clock.hook(ctx, c, bumped, &nodeapi.ClockFault{OffsetMS: 700})
 	require.NoError(t, err)
-	var faults struct{ Clock hookClock }
+	var faults struct{ Clock nodeapi.ClockFault }
 	require.NoError(t, bedGetJSON(ctx, "http://"+c.DB.ClientAddr(skewed)+"/faults", time.Second, &faults))
-	assert.Equal(t, hookClock{Rate: 0.5}, faults.Clock, "GET /faults shows the rate")
+	assert.Equal(t, nodeapi.ClockFault{Rate: 0.5}, faults.Clock, "GET /faults shows the rate")
 	op, err := (&Pause{Targets: []Target{TargetOne}}).Start(ctx, followers, seeded(3))
 	require.NoError(t, err)
 	n := op.Value.(processValue).Nodes[0]
@@ -149,9 +150,9 @@ func assertHealed(ctx context.Context, t *testing.T, c *Cluster) {
 	t.Helper()
 	for _, n := range c.Nodes {
 		assert.NotContains(t, bedProcState(ctx, t, c.Remotes[n.Name], n), "stopped", n.Name)
-		var faults struct{ Clock hookClock }
+		var faults struct{ Clock nodeapi.ClockFault }
 		require.NoError(t, bedGetJSON(ctx, "http://"+c.DB.ClientAddr(n)+"/faults", time.Second, &faults), n.Name)
-		assert.Equal(t, hookClock{Rate: 1}, faults.Clock, "%s: no clock skew left", n.Name)
+		assert.Equal(t, nodeapi.ClockFault{Rate: 1}, faults.Clock, "%s: no clock skew left", n.Name)
 	}
 }
 

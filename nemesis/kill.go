@@ -9,6 +9,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/history"
 )
 
 // Kill is the kill family: SIGKILL on the chosen nodes (op "kill"); Stop
@@ -47,7 +48,7 @@ func (k *Kill) Available(_ context.Context, c *Cluster) error {
 // fails, the nodes stay recorded as killed, so that Stop restarts them.
 func (k *Kill) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
 	kill := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error { return d.Kill(ctx, r, n) }
-	return k.state.start(ctx, c, rng, injection{family: "kill", f: "kill", targets: k.Targets, probe: k.Probe, act: kill})
+	return k.state.start(ctx, c, rng, injection{family: "kill", f: history.FKill, targets: k.Targets, probe: k.Probe, act: kill})
 }
 
 // Stop starts every killed node again and waits until each answers. It
@@ -61,7 +62,7 @@ func (k *Kill) Stop(ctx context.Context, c *Cluster) (Op, error) {
 		}
 		return waitReady(ctx, d, n, k.ReadyTimeout)
 	}
-	return k.state.stop(ctx, c, injection{family: "kill", f: "start", act: restart})
+	return k.state.stop(ctx, c, injection{family: "kill", f: history.FStart, act: restart})
 }
 
 // Heal does nothing; see Kill.

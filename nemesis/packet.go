@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"chaos/history"
+	"chaos/node/nodeapi"
 )
 
 // Parts of a packet fault, as the op value's "mechanism" and "unavailable"
@@ -225,7 +228,7 @@ func (p *Packet) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, err
 		return Op{}, errors.Join(err, p.heal(ctx, c, plan.mech))
 	}
 	p.active = &PacketValue{Targets: links, Behavior: b, Mechanism: plan.mech, Unavailable: plan.unavailable}
-	return Op{F: "start-packet", Value: p.active}, nil
+	return Op{F: history.FStartPacket, Value: p.active}, nil
 }
 
 // Stop ends the packet fault and returns stop-packet with the value of the
@@ -244,10 +247,10 @@ func (p *Packet) Stop(ctx context.Context, c *Cluster) (Op, error) {
 		used = value.Mechanism
 	}
 	if err := p.heal(ctx, c, used); err != nil {
-		return Op{F: "stop-packet", Value: value}, err
+		return Op{F: history.FStopPacket, Value: value}, err
 	}
 	p.active = nil
-	return Op{F: "stop-packet", Value: value}, nil
+	return Op{F: history.FStopPacket, Value: value}, nil
 }
 
 // Heal removes, from every node's host, chaos's root qdisc (and so its
@@ -285,7 +288,8 @@ func (p *Packet) heal(ctx context.Context, c *Cluster, used map[string]string) e
 			}
 		}
 		if addr := c.HookAddrs[n.Name]; addr != "" && uses(MechHooks) {
-			if err := netHookHeal(ctx, p.HTTP, n.Name, addr, "/faults/net"); err != nil {
+			heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ClearNet(ctx) }
+			if err := netHookHeal(p.HTTP, n.Name, addr, nodeapi.RouteClearNet, heal); err != nil {
 				errs = append(errs, fmt.Errorf("packet: %w", err))
 			}
 		}
@@ -537,20 +541,10 @@ func packetUses(mech map[string]string, m string) bool {
 	return false
 }
 
-// packetHookBody is the body of POST /faults/net.
-type packetHookBody struct {
-	Peers     []string `json:"peers"`
-	Loss      float64  `json:"loss"`
-	Duplicate float64  `json:"duplicate"`
-	Reorder   float64  `json:"reorder"`
-	DelayMS   float64  `json:"delay_ms"`
-	JitterMS  float64  `json:"jitter_ms"`
-}
-
 // applyHooks sets, in each sender, the parts planned for the hooks on its
 // links.
 func (p *Packet) applyHooks(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string) error {
-	body := packetHookBody{}
+	body := nodeapi.NetFaults{}
 	if mech[PartLoss] == MechHooks {
 		body.Loss = b.Loss
 	}
@@ -568,7 +562,8 @@ func (p *Packet) applyHooks(ctx context.Context, c *Cluster, b PacketBehavior, l
 			continue
 		}
 		body.Peers = links[n.Name]
-		if err := netHook(ctx, p.HTTP, n.Name, c.HookAddrs[n.Name], http.MethodPost, "/faults/net", body); err != nil {
+		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetNet(ctx, body) }
+		if _, err := netHook(p.HTTP, n.Name, c.HookAddrs[n.Name], nodeapi.RouteSetNet, set); err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
 	}

@@ -1,21 +1,19 @@
 package nemesis
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"chaos/db"
+	"chaos/history"
+	"chaos/node/nodeapi"
 )
 
 // Partition cuts the network between nodes along a Grudge (see Topology).
@@ -121,7 +119,7 @@ func (p *Partition) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, 
 		return Op{}, errors.Join(err, p.heal(ctx, c, mech))
 	}
 	p.active = &partitionActive{grudge: g, mechanism: mech}
-	return Op{F: "start-partition", Value: partitionValue(g, mech)}, nil
+	return Op{F: history.FStartPartition, Value: partitionValue(g, mech)}, nil
 }
 
 // Stop heals the partition and returns stop-partition with the grudge it
@@ -136,10 +134,10 @@ func (p *Partition) Stop(ctx context.Context, c *Cluster) (Op, error) {
 		value, mech = partitionValue(p.active.grudge, p.active.mechanism), p.active.mechanism
 	}
 	if err := p.heal(ctx, c, mech); err != nil {
-		return Op{F: "stop-partition", Value: value}, err
+		return Op{F: history.FStopPartition, Value: value}, err
 	}
 	p.active = nil
-	return Op{F: "stop-partition", Value: value}, nil
+	return Op{F: history.FStopPartition, Value: value}, nil
 }
 
 // Heal removes chaos's partition chain and its jump from every node's
@@ -167,7 +165,8 @@ func (p *Partition) heal(ctx context.Context, c *Cluster, mech string) error {
 			}
 		}
 		if addr := c.HookAddrs[n.Name]; addr != "" && mech != MechIPTables {
-			if err := netHookHeal(ctx, p.HTTP, n.Name, addr, "/faults/partition"); err != nil {
+			heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.HealPartition(ctx) }
+			if err := netHookHeal(p.HTTP, n.Name, addr, nodeapi.RouteHealPartition, heal); err != nil {
 				errs = append(errs, fmt.Errorf("partition: %w", err))
 			}
 		}
@@ -247,12 +246,8 @@ func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) err
 // for nodes without one, which also clears a stale list).
 func (p *Partition) applyHooks(ctx context.Context, c *Cluster, g Grudge) error {
 	for _, n := range c.Nodes {
-		drop := g[n.Name]
-		if drop == nil {
-			drop = []string{}
-		}
-		body := map[string][]string{"drop": drop}
-		if err := netHook(ctx, p.HTTP, n.Name, c.HookAddrs[n.Name], http.MethodPost, "/faults/partition", body); err != nil {
+		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetPartition(ctx, g[n.Name]) }
+		if _, err := netHook(p.HTTP, n.Name, c.HookAddrs[n.Name], nodeapi.RouteSetPartition, set); err != nil {
 			return fmt.Errorf("partition: %w", err)
 		}
 	}
@@ -280,69 +275,43 @@ func partitionNames(nodes []db.Node) []string {
 	return out
 }
 
-// netHookTimeout bounds one fault hook request when Partition.HTTP or
-// Packet.HTTP is nil.
+// netHookTimeout bounds one fault hook request when Partition.HTTP,
+// Packet.HTTP or Clock.HTTP is nil.
 const netHookTimeout = 5 * time.Second
 
-// netHookStatusError is a fault hook that answered, but not with 2xx.
-type netHookStatusError struct {
-	Status int
-	Msg    string
-}
-
-func (e *netHookStatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Msg) }
-
 // netHook sends one request to the fault hooks of the chaos-node named
-// node, listening at addr (host:port), with body as JSON (none when nil).
-// Any answer but 2xx is an error naming the node and the request.
-func netHook(ctx context.Context, client *http.Client, node, addr, method, path string, body any) error {
-	what := fmt.Sprintf("%s: %s %s", node, method, path)
+// node, listening at addr (host:port): send, on a client of them made with
+// hc (nil: one with netHookTimeout). route (a nodeapi.Route*) names the
+// request in the error, after the node. Any answer but a 200 is an error.
+func netHook(hc *http.Client, node, addr, route string, send func(*nodeapi.Client) (nodeapi.Faults, error)) (nodeapi.Faults, error) {
 	if addr == "" {
-		return fmt.Errorf("%s: the node has no fault hooks", what)
+		return nodeapi.Faults{}, fmt.Errorf("%s: %s: the node has no fault hooks", node, route)
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		rd = bytes.NewReader(b)
+	if hc == nil {
+		hc = &http.Client{Timeout: netHookTimeout}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, rd)
+	f, err := send(nodeapi.NewClient(addr, hc))
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return nodeapi.Faults{}, fmt.Errorf("%s: %s: %w", node, route, err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if client == nil {
-		client = &http.Client{Timeout: netHookTimeout}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(msg, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(msg))
-		}
-		return fmt.Errorf("%s: %w", what, &netHookStatusError{Status: resp.StatusCode, Msg: e.Error})
-	}
-	return nil
+	return f, nil
 }
 
-// netHookHeal sends DELETE path to node's hooks. A node that is down
-// (connection refused) or runs without hooks (403) has nothing to heal.
-func netHookHeal(ctx context.Context, client *http.Client, node, addr, path string) error {
-	err := netHook(ctx, client, node, addr, http.MethodDelete, path, nil)
-	var status *netHookStatusError
-	if errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &status) && status.Status == http.StatusForbidden) {
+// netHookHeal sends a request that removes faults, like netHook. A node
+// that is down or runs without hooks has nothing to heal (see
+// nothingToHeal).
+func netHookHeal(hc *http.Client, node, addr, route string, send func(*nodeapi.Client) (nodeapi.Faults, error)) error {
+	_, err := netHook(hc, node, addr, route, send)
+	if nothingToHeal(err) {
 		return nil
 	}
 	return err
+}
+
+// nothingToHeal reports whether a failed hook request that removes faults
+// shows that the node has none: it does not run (connection refused) or
+// runs without hooks (403).
+func nothingToHeal(err error) bool {
+	var ae *nodeapi.Error
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &ae) && ae.Status == http.StatusForbidden
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/node/nodeapi"
 )
 
 func netRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
@@ -239,15 +240,18 @@ func TestHookHealIgnoresDownNodesAndDisabledHooks(t *testing.T) {
 	hooks := newNetHooks(t, log, nodes)
 	addr := hooks.addrs()["n1"]
 
+	heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ClearNet(ctx) }
+	set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetNet(ctx, nodeapi.NetFaults{}) }
+
 	hooks.status.Store(403)
-	require.NoError(t, netHookHeal(ctx, nil, "n1", addr, "/faults/net"))
+	require.NoError(t, netHookHeal(nil, "n1", addr, nodeapi.RouteClearNet, heal))
 	hooks.status.Store(500)
-	require.EqualError(t, netHookHeal(ctx, nil, "n1", addr, "/faults/net"),
+	require.EqualError(t, netHookHeal(nil, "n1", addr, nodeapi.RouteClearNet, heal),
 		"n1: DELETE /faults/net: status 500: fault hooks are disabled")
 	hooks.servers["n1"].Close()
-	require.NoError(t, netHookHeal(ctx, nil, "n1", addr, "/faults/net"), "a node that is down has no faults")
-	require.ErrorContains(t, netHook(ctx, nil, "n1", addr, "POST", "/faults/net", map[string]int{}),
-		"n1: POST /faults/net: ")
+	require.NoError(t, netHookHeal(nil, "n1", addr, nodeapi.RouteClearNet, heal), "a node that is down has no faults")
+	_, err := netHook(nil, "n1", addr, nodeapi.RouteSetNet, set)
+	require.ErrorContains(t, err, "n1: POST /faults/net: ")
 }
 
 // Stop undoes only the mechanism the partition used: hooks that fail (a

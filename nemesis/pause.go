@@ -7,6 +7,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/history"
 )
 
 // Pause is the pause family: SIGSTOP on the chosen nodes (op "pause"); Stop
@@ -40,7 +41,7 @@ func (p *Pause) Available(_ context.Context, c *Cluster) error {
 // every target answered before and stopped answering after.
 func (p *Pause) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
 	pause := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error { return d.Pause(ctx, r, n) }
-	return p.state.start(ctx, c, rng, injection{family: "pause", f: "pause", targets: p.Targets, probe: p.Probe, act: pause})
+	return p.state.start(ctx, c, rng, injection{family: "pause", f: history.FPause, targets: p.Targets, probe: p.Probe, act: pause})
 }
 
 // Stop resumes every paused node and waits until each answers. With no
@@ -52,7 +53,7 @@ func (p *Pause) Stop(ctx context.Context, c *Cluster) (Op, error) {
 		}
 		return waitReady(ctx, d, n, p.ReadyTimeout)
 	}
-	return p.state.stop(ctx, c, injection{family: "pause", f: "resume", act: resume})
+	return p.state.stop(ctx, c, injection{family: "pause", f: history.FResume, act: resume})
 }
 
 // Heal sends SIGCONT to the daemon of every node, paused or not (a node

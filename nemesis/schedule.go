@@ -189,7 +189,7 @@ func (s *scheduleRun) finish(ctx context.Context) error {
 		value["error"] = err.Error()
 		s.log().Error("nemesis: heal failed; nodes may be left faulty", "err", err)
 	}
-	s.nemesis("heal", value)
+	s.nemesis(history.FHeal, value)
 	return err
 }
 

@@ -8,32 +8,17 @@ import (
 	"sync"
 	"time"
 
+	"chaos/node/nodeapi"
 	"chaos/node/transport"
 )
 
 // faultState is what the fault hooks have set: a drop list (an in-process
 // partition) and per-peer message faults. Both combine into the
-// transport's per-peer Faults.
+// transport's per-peer Faults. The clock's faults live in Server.clock.
 type faultState struct {
-	mu    sync.Mutex
-	drop  map[string]bool
-	net   map[string]transport.Faults // peer name -> faults; "" for every peer
-	clock clockFault
-}
-
-type clockFault struct {
-	OffsetMS int64   `json:"offset_ms"`
-	Rate     float64 `json:"rate"`
-}
-
-// netFaultBody is the body of POST /faults/net.
-type netFaultBody struct {
-	Peers     []string `json:"peers"` // empty: every peer
-	Loss      float64  `json:"loss"`
-	Duplicate float64  `json:"duplicate"`
-	Reorder   float64  `json:"reorder"`
-	DelayMS   float64  `json:"delay_ms"`
-	JitterMS  float64  `json:"jitter_ms"`
+	mu   sync.Mutex
+	drop map[string]bool
+	net  map[string]transport.Faults // peer name -> faults; "" for every peer
 }
 
 func (s *Server) hookRoutes(mux *http.ServeMux) {
@@ -47,14 +32,14 @@ func (s *Server) hookRoutes(mux *http.ServeMux) {
 			h(fs, w, r)
 		}
 	}
-	mux.HandleFunc("GET /faults", hook(s.getFaults))
-	mux.HandleFunc("POST /faults/clock", hook(s.setClock))
-	mux.HandleFunc("DELETE /faults/clock", hook(s.resetClock))
-	mux.HandleFunc("POST /faults/partition", hook(s.setPartition))
-	mux.HandleFunc("DELETE /faults/partition", hook(s.healPartition))
-	mux.HandleFunc("POST /faults/net", hook(s.setNet))
-	mux.HandleFunc("DELETE /faults/net", hook(s.clearNet))
-	mux.HandleFunc("DELETE /faults", hook(s.clearAll))
+	mux.HandleFunc(nodeapi.RouteFaults, hook(s.getFaults))
+	mux.HandleFunc(nodeapi.RouteSetClock, hook(s.setClock))
+	mux.HandleFunc(nodeapi.RouteResetClock, hook(s.resetClock))
+	mux.HandleFunc(nodeapi.RouteSetPartition, hook(s.setPartition))
+	mux.HandleFunc(nodeapi.RouteHealPartition, hook(s.healPartition))
+	mux.HandleFunc(nodeapi.RouteSetNet, hook(s.setNet))
+	mux.HandleFunc(nodeapi.RouteClearNet, hook(s.clearNet))
+	mux.HandleFunc(nodeapi.RouteClearFaults, hook(s.clearAll))
 }
 
 func decodeHookBody(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -76,13 +61,13 @@ func (s *Server) getFaults(fs *faultState, w http.ResponseWriter, _ *http.Reques
 	}
 	slices.Sort(drop)
 	rate, offset := s.clock.state()
-	writeJSON(w, http.StatusOK, map[string]any{"drop": drop, "net": fs.net,
-		"clock": clockFault{OffsetMS: offset.Milliseconds(), Rate: rate}})
+	writeJSON(w, http.StatusOK, nodeapi.Faults{Drop: drop, Net: fs.net,
+		Clock: nodeapi.ClockFault{OffsetMS: offset.Milliseconds(), Rate: rate}})
 }
 
 // setClock bumps the node's clock by offset_ms and sets its rate (when > 0).
 func (s *Server) setClock(fs *faultState, w http.ResponseWriter, r *http.Request) {
-	var c clockFault
+	var c nodeapi.ClockFault
 	if !decodeHookBody(w, r, &c) {
 		return
 	}
@@ -103,9 +88,7 @@ func (s *Server) resetClock(fs *faultState, w http.ResponseWriter, r *http.Reque
 // setPartition replaces the drop list: messages to and from these peers are
 // discarded by the transport.
 func (s *Server) setPartition(fs *faultState, w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Drop []string `json:"drop"`
-	}
+	var body nodeapi.PartitionRequest
 	if !decodeHookBody(w, r, &body) {
 		return
 	}
@@ -129,7 +112,7 @@ func (s *Server) healPartition(fs *faultState, w http.ResponseWriter, r *http.Re
 
 // setNet sets message faults toward some or all peers.
 func (s *Server) setNet(fs *faultState, w http.ResponseWriter, r *http.Request) {
-	var b netFaultBody
+	var b nodeapi.NetFaults
 	if !decodeHookBody(w, r, &b) {
 		return
 	}

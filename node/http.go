@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"chaos/node/kv"
+	"chaos/node/nodeapi"
 )
 
 // maxBodyBytes bounds a request body; larger bodies answer 413.
@@ -25,12 +26,12 @@ const forwardedHeader = "X-Chaos-Forwarded"
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /kv/{key}", s.timed("read", s.handleGet))
-	mux.HandleFunc("PUT /kv/{key}", s.timed("write", s.handlePut))
-	mux.HandleFunc("POST /kv/{key}/cas", s.timed("cas", s.handleCAS))
-	mux.HandleFunc("DELETE /kv/{key}", s.timed("delete", s.handleDelete))
-	mux.HandleFunc("GET /status", s.handleStatus)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc(nodeapi.RouteGet, s.timed("read", s.handleGet))
+	mux.HandleFunc(nodeapi.RoutePut, s.timed("write", s.handlePut))
+	mux.HandleFunc(nodeapi.RouteCAS, s.timed("cas", s.handleCAS))
+	mux.HandleFunc(nodeapi.RouteDelete, s.timed("delete", s.handleDelete))
+	mux.HandleFunc(nodeapi.RouteStatus, s.handleStatus)
+	mux.Handle(nodeapi.RouteMetrics, promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	s.hookRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
@@ -65,7 +66,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
+	writeJSON(w, code, nodeapi.ErrorResponse{Error: msg})
 }
 
 // writeFailure maps a request error to its status code: 503 when the
@@ -93,19 +94,9 @@ func checkKey(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return key, true
 }
 
-// writeBody is the JSON body of PUT and CAS. Client and Seq are optional and
-// make a retried write apply once.
-type writeBody struct {
-	Value  *string `json:"value"`
-	From   *string `json:"from"`
-	To     *string `json:"to"`
-	Client uint64  `json:"client"`
-	Seq    uint64  `json:"seq"`
-}
-
 // readBody decodes a request body, answering 400 or 413 itself on failure.
-func readBody(w http.ResponseWriter, r *http.Request) (writeBody, []byte, bool) {
-	var b writeBody
+func readBody(w http.ResponseWriter, r *http.Request) (nodeapi.WriteRequest, []byte, bool) {
+	var b nodeapi.WriteRequest
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -140,7 +131,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	stale := r.URL.Query().Get("stale") == "true"
+	stale := r.URL.Query().Get(nodeapi.StaleParam) == "true"
 	if stale || (s.bugs.staleRead && s.Status().Role != "leader") {
 		v, found := s.store.Get(key)
 		writeValue(w, v, found)
@@ -161,15 +152,15 @@ func writeValue(w http.ResponseWriter, v string, found bool) {
 		writeError(w, http.StatusNotFound, "key not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"value": v})
+	writeJSON(w, http.StatusOK, nodeapi.ValueResponse{Value: &v})
 }
 
 // keyAndBody validates the key and decodes the body of a write, answering
 // the error itself when either is bad.
-func keyAndBody(w http.ResponseWriter, r *http.Request) (string, writeBody, []byte, bool) {
+func keyAndBody(w http.ResponseWriter, r *http.Request) (string, nodeapi.WriteRequest, []byte, bool) {
 	key, ok := checkKey(w, r)
 	if !ok {
-		return "", writeBody{}, nil, false
+		return "", nodeapi.WriteRequest{}, nil, false
 	}
 	b, raw, ok := readBody(w, r)
 	return key, b, raw, ok
@@ -226,11 +217,11 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, raw []byte, cmd k
 	case err != nil:
 		writeFailure(w, err)
 	case res.OK:
-		writeJSON(w, http.StatusOK, map[string]string{})
+		writeJSON(w, http.StatusOK, nodeapi.WriteResponse{})
 	case res.Found:
-		writeJSON(w, http.StatusConflict, map[string]string{"error": "cas mismatch", "value": res.Current})
+		writeJSON(w, http.StatusConflict, nodeapi.MismatchResponse{Error: nodeapi.CASMismatch, Value: &res.Current})
 	default:
-		writeJSON(w, http.StatusConflict, map[string]any{"error": "cas mismatch", "value": nil})
+		writeJSON(w, http.StatusConflict, nodeapi.MismatchResponse{Error: nodeapi.CASMismatch})
 	}
 }
 

@@ -121,7 +121,7 @@ func TestRealRunNodeBugs(t *testing.T) {
 func leaderWithOne(t *testing.T, c *cluster, r *recordedClients) (*proc, []*proc) {
 	t.Helper()
 	l, _ := c.waitLeader()
-	r.untilOK(l, workload.FWrite, int64(1), 10*time.Second)
+	r.untilOK(l, history.FWrite, int64(1), 10*time.Second)
 	return l, c.followers(l)
 }
 
@@ -140,8 +140,8 @@ func staleReadScript(t *testing.T, c *cluster, r *recordedClients) {
 	l, f := leaderWithOne(t, c, r)
 	c.waitCaughtUp()
 	c.cutOff(f[0], l, f[1])
-	r.untilOK(l, workload.FWrite, int64(2), 10*time.Second)
-	r.do(f[0], workload.FRead, nil, time.Second)
+	r.untilOK(l, history.FWrite, int64(2), 10*time.Second)
+	r.do(f[0], history.FRead, nil, time.Second)
 }
 
 // dirtyReadScript: the leader, cut off, appends k = 2 that can never
@@ -150,9 +150,9 @@ func staleReadScript(t *testing.T, c *cluster, r *recordedClients) {
 func dirtyReadScript(t *testing.T, c *cluster, r *recordedClients) {
 	l, f := leaderWithOne(t, c, r)
 	c.cutOff(l, f...)
-	r.do(l, workload.FWrite, int64(2), 300*time.Millisecond)
-	r.do(l, workload.FRead, nil, 300*time.Millisecond)
-	r.untilOK(f[0], workload.FRead, nil, 20*time.Second)
+	r.do(l, history.FWrite, int64(2), 300*time.Millisecond)
+	r.do(l, history.FRead, nil, 300*time.Millisecond)
+	r.untilOK(f[0], history.FRead, nil, 20*time.Second)
 }
 
 // ackBeforeCommitScript: the leader, cut off, acknowledges k = 2 that can
@@ -160,8 +160,8 @@ func dirtyReadScript(t *testing.T, c *cluster, r *recordedClients) {
 func ackBeforeCommitScript(t *testing.T, c *cluster, r *recordedClients) {
 	l, f := leaderWithOne(t, c, r)
 	c.cutOff(l, f...)
-	r.do(l, workload.FWrite, int64(2), 500*time.Millisecond)
-	r.untilOK(f[0], workload.FRead, nil, 20*time.Second)
+	r.do(l, history.FWrite, int64(2), 500*time.Millisecond)
+	r.untilOK(f[0], history.FRead, nil, 20*time.Second)
 }
 
 // leaseReadScript: the leader's clock runs at a twentieth of real speed,
@@ -174,13 +174,13 @@ func leaseReadScript(t *testing.T, c *cluster, r *recordedClients) {
 	require.NoError(t, err)
 	// A read confirms l's leadership with a heartbeat round a quorum
 	// acknowledges, which starts its lease.
-	r.untilOK(l, workload.FRead, nil, 10*time.Second)
+	r.untilOK(l, history.FRead, nil, 10*time.Second)
 	c.hook(l, http.MethodPost, "/faults/clock", map[string]any{"rate": 0.05})
 	c.cutOff(l, f...)
 	e, ok := awaitEvent(t, 5*scriptElection, f, func(e eventlog.Event) bool {
 		return e.Event == "role" && e.Role == "leader" && e.Term > st.Term
 	})
 	require.True(t, ok, "no new leader among %s and %s", f[0].name, f[1].name)
-	r.untilOK(c.byName[e.Node], workload.FWrite, int64(2), 10*time.Second)
-	r.do(l, workload.FRead, nil, 500*time.Millisecond)
+	r.untilOK(c.byName[e.Node], history.FWrite, int64(2), 10*time.Second)
+	r.do(l, history.FRead, nil, 500*time.Millisecond)
 }

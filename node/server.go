@@ -15,6 +15,7 @@ import (
 
 	"chaos/node/eventlog"
 	"chaos/node/kv"
+	"chaos/node/nodeapi"
 	"chaos/node/transport"
 	"chaos/raft"
 )
@@ -47,21 +48,10 @@ type Server struct {
 	stopC  chan struct{}
 	loopWG sync.WaitGroup
 
-	status  atomic.Pointer[Status]
+	status  atomic.Pointer[nodeapi.Status]
 	nextCtx atomic.Uint64
 	stopped atomic.Bool
 	failed  chan error // the event loop's fatal error, if any
-}
-
-// Status is what GET /status answers.
-type Status struct {
-	ID        string `json:"id"`
-	Role      string `json:"role"`
-	Term      uint64 `json:"term"`
-	Leader    string `json:"leader"`
-	Commit    uint64 `json:"commit"`
-	Applied   uint64 `json:"applied"`
-	LastIndex uint64 `json:"last_index"`
 }
 
 // New opens the node's data directory (locking it), recovers its state and
@@ -234,9 +224,10 @@ func (s *Server) name(id uint64) string {
 
 func (s *Server) publishStatus() {
 	st := s.rn.Status()
-	s.status.Store(&Status{ID: s.cfg.Name, Role: st.Role.String(), Term: st.Term, Leader: s.name(st.Lead),
+	s.status.Store(&nodeapi.Status{ID: s.cfg.Name, Role: st.Role.String(), Term: st.Term, Leader: s.name(st.Lead),
 		Commit: st.Commit, Applied: st.Applied, LastIndex: st.LastIndex})
 }
 
-// Status returns the node's last published status.
-func (s *Server) Status() Status { return *s.status.Load() }
+// Status returns the node's last published status, what GET /status
+// answers.
+func (s *Server) Status() nodeapi.Status { return *s.status.Load() }

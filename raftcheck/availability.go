@@ -30,7 +30,7 @@ const (
 // other nemesis op is taken to start one.
 func isHeal(f string) bool {
 	switch f {
-	case "stop-partition", "start", "resume", "clock-reset", "stop-packet", "heal":
+	case history.FStopPartition, history.FStart, history.FResume, history.FClockReset, history.FStopPacket, history.FHeal:
 		return true
 	}
 	return false

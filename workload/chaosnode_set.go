@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -61,14 +60,9 @@ func (c *ChaosNodeClient) readSet(ctx context.Context, attempted []int64) histor
 // readElement reports whether set element v is present.
 func (c *ChaosNodeClient) readElement(ctx context.Context, v int64) (bool, error) {
 	key := chaosNodeSetKey(v)
-	a, err := c.roundTrip(ctx, http.MethodGet, key, "", nil)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("read %s: %w", key, err)
-	case a.status == http.StatusOK:
-		return true, nil
-	case a.status == http.StatusNotFound:
-		return false, nil
+	_, found, err := c.api.Get(ctx, key, false)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", key, c.refused(ctx, err))
 	}
-	return false, fmt.Errorf("read %s: %s", key, a)
+	return found, nil
 }

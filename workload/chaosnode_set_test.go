@@ -63,7 +63,7 @@ func TestChaosNodeFinalSetRead(t *testing.T) {
 	c := newTestChaosNodeClient(t, server.addr(), ChaosNodeOptions{ReadConcurrency: 4})
 	// Out of order on purpose: the answer is sorted regardless.
 	attempted[0], attempted[199] = attempted[199], attempted[0]
-	out := c.Do(t.Context(), Op{F: FRead, Attempted: attempted})
+	out := c.Do(t.Context(), Op{F: history.FRead, Attempted: attempted})
 	require.Equal(t, history.OK, out.Type, out.Error)
 	assert.Equal(t, want, out.Value)
 	assert.Equal(t, "n3", out.Node)
@@ -83,7 +83,7 @@ func TestChaosNodeFinalSetReadFailsWhole(t *testing.T) {
 		for i := range attempted {
 			attempted[i] = int64(i + 1)
 		}
-		out := c.Do(t.Context(), Op{F: FRead, Attempted: attempted})
+		out := c.Do(t.Context(), Op{F: history.FRead, Attempted: attempted})
 		assert.Equal(t, history.Fail, out.Type)
 		assert.Nil(t, out.Value)
 		assert.Contains(t, out.Error, "final read of 100 elements: read s50: status "+strconv.Itoa(code))
@@ -92,7 +92,7 @@ func TestChaosNodeFinalSetReadFailsWhole(t *testing.T) {
 
 func TestChaosNodeFinalSetReadOfNothing(t *testing.T) {
 	c := newTestChaosNodeClient(t, "127.0.0.1:1", ChaosNodeOptions{}) // never contacted
-	out := c.Do(t.Context(), Op{F: FRead})
+	out := c.Do(t.Context(), Op{F: history.FRead})
 	require.Equal(t, history.OK, out.Type)
 	assert.Equal(t, []int64{}, out.Value, "an empty list, which records as [] rather than null")
 }
@@ -103,7 +103,7 @@ func TestChaosNodeFinalSetReadInterrupted(t *testing.T) {
 	c := newTestChaosNodeClient(t, server.addr(), ChaosNodeOptions{})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	out := c.Do(ctx, Op{F: FRead, Attempted: []int64{1, 2, 3}})
+	out := c.Do(ctx, Op{F: history.FRead, Attempted: []int64{1, 2, 3}})
 	assert.Equal(t, history.Fail, out.Type)
 	assert.Contains(t, out.Error, "context canceled")
 }

@@ -84,10 +84,10 @@ func newTestChaosNodeClient(t *testing.T, addr string, opts ChaosNodeOptions) *C
 }
 
 var (
-	opRead  = Op{F: FRead, Key: "k1"}
-	opWrite = Op{F: FWrite, Key: "k1", Value: int64(7)}
-	opCAS   = Op{F: FCAS, Key: "k1", Value: [2]int64{3, 8}}
-	opAdd   = Op{F: FAdd, Value: int64(9)}
+	opRead  = Op{F: history.FRead, Key: "k1"}
+	opWrite = Op{F: history.FWrite, Key: "k1", Value: int64(7)}
+	opCAS   = Op{F: history.FCAS, Key: "k1", Value: [2]int64{3, 8}}
+	opAdd   = Op{F: history.FAdd, Value: int64(9)}
 )
 
 func ptr(v int64) *int64 { return &v }
@@ -194,9 +194,9 @@ func TestChaosNodeRejectsOpsItCannotSend(t *testing.T) {
 	stub := newNodeStub(t, answering(200, `{}`))
 	c := newTestChaosNodeClient(t, stub.addr(), ChaosNodeOptions{})
 	for _, op := range []Op{
-		{F: FWrite, Key: "k1", Value: 7}, // int, not int64
-		{F: FCAS, Key: "k1", Value: []int64{1, 2}},
-		{F: FRead, Key: "k1", Value: int64(1)},
+		{F: history.FWrite, Key: "k1", Value: 7}, // int, not int64
+		{F: history.FCAS, Key: "k1", Value: []int64{1, 2}},
+		{F: history.FRead, Key: "k1", Value: int64(1)},
 		{F: "delete", Key: "k1"},
 	} {
 		out := c.Do(t.Context(), op)

@@ -11,14 +11,6 @@ import (
 	"chaos/history"
 )
 
-// The operation names of CONTRACT.md's history.
-const (
-	FRead  = "read"
-	FWrite = "write"
-	FCAS   = "cas"
-	FAdd   = "add"
-)
-
 // Op is one operation a worker asks a client to perform.
 //
 //   - read (register): Key; the outcome's Value is *int64, nil when absent.
@@ -30,7 +22,7 @@ const (
 //     sorted []int64 of elements present. Attempted lists every element ever
 //     added, for clients whose store cannot enumerate the set.
 type Op struct {
-	F         string
+	F         string // history.FRead, history.FWrite, history.FCAS or history.FAdd
 	Key       string
 	Value     any
 	Attempted []int64

@@ -146,24 +146,24 @@ func (c *EtcdClient) Do(ctx context.Context, op Op) history.Outcome {
 
 func (c *EtcdClient) do(ctx context.Context, op Op) history.Outcome {
 	switch op.F {
-	case FRead:
+	case history.FRead:
 		if op.Key == "" {
 			return c.readSet(ctx)
 		}
 		return c.read(ctx, op.Key)
-	case FWrite:
+	case history.FWrite:
 		v, ok := etcdInt64(op.Value)
 		if !ok {
 			return etcdFailf("etcd write %s: value %v (%T), want an int64", op.Key, op.Value, op.Value)
 		}
 		return c.put(ctx, c.prefix+op.Key, v)
-	case FCAS:
+	case history.FCAS:
 		ev, ok := op.Value.([2]int64)
 		if !ok {
 			return etcdFailf("etcd cas %s: value %v (%T), want [2]int64", op.Key, op.Value, op.Value)
 		}
 		return c.cas(ctx, op.Key, ev)
-	case FAdd:
+	case history.FAdd:
 		v, ok := etcdInt64(op.Value)
 		if !ok {
 			return etcdFailf("etcd add: value %v (%T), want an int64", op.Value, op.Value)

@@ -102,18 +102,18 @@ func TestEtcdRequestBodies(t *testing.T) {
 		path     string
 		wantBody string
 	}{
-		{"linearizable read", EtcdOptions{}, Op{F: FRead, Key: "k1"}, "/v3/kv/range",
+		{"linearizable read", EtcdOptions{}, Op{F: history.FRead, Key: "k1"}, "/v3/kv/range",
 			fmt.Sprintf(`{"key":%q,"serializable":false}`, etcdB64("chaos/k1"))},
-		{"serializable read, own prefix", EtcdOptions{Serializable: true, KeyPrefix: "p/"}, Op{F: FRead, Key: "k1"},
+		{"serializable read, own prefix", EtcdOptions{Serializable: true, KeyPrefix: "p/"}, Op{F: history.FRead, Key: "k1"},
 			"/v3/kv/range", fmt.Sprintf(`{"key":%q,"serializable":true}`, etcdB64("p/k1"))},
-		{"write", EtcdOptions{}, Op{F: FWrite, Key: "k1", Value: int64(42)}, "/v3/kv/put",
+		{"write", EtcdOptions{}, Op{F: history.FWrite, Key: "k1", Value: int64(42)}, "/v3/kv/put",
 			fmt.Sprintf(`{"key":%q,"value":%q}`, etcdB64("chaos/k1"), etcdB64("42"))},
-		{"cas", EtcdOptions{}, Op{F: FCAS, Key: "k1", Value: [2]int64{5, -6}}, "/v3/kv/txn", casBody},
-		{"add", EtcdOptions{}, Op{F: FAdd, Value: int64(7)}, "/v3/kv/put",
+		{"cas", EtcdOptions{}, Op{F: history.FCAS, Key: "k1", Value: [2]int64{5, -6}}, "/v3/kv/txn", casBody},
+		{"add", EtcdOptions{}, Op{F: history.FAdd, Value: int64(7)}, "/v3/kv/put",
 			fmt.Sprintf(`{"key":%q,"value":%q}`, etcdB64("chaos/set/7"), etcdB64("7"))},
-		{"set read", EtcdOptions{}, Op{F: FRead}, "/v3/kv/range",
+		{"set read", EtcdOptions{}, Op{F: history.FRead}, "/v3/kv/range",
 			fmt.Sprintf(`{"key":%q,"range_end":%q,"serializable":false}`, etcdB64("chaos/set/"), etcdB64("chaos/set0"))},
-		{"serializable set read", EtcdOptions{Serializable: true}, Op{F: FRead}, "/v3/kv/range",
+		{"serializable set read", EtcdOptions{Serializable: true}, Op{F: history.FRead}, "/v3/kv/range",
 			fmt.Sprintf(`{"key":%q,"range_end":%q,"serializable":true}`, etcdB64("chaos/set/"), etcdB64("chaos/set0"))},
 	}
 	for _, tt := range tests {
@@ -146,11 +146,11 @@ func etcdErrBody(code int, msg string) string {
 
 func TestEtcdOutcomes(t *testing.T) {
 	var (
-		read    = Op{F: FRead, Key: "k1"}
-		write   = Op{F: FWrite, Key: "k1", Value: int64(42)}
-		cas     = Op{F: FCAS, Key: "k1", Value: [2]int64{5, 6}}
-		add     = Op{F: FAdd, Value: int64(7)}
-		setRead = Op{F: FRead}
+		read    = Op{F: history.FRead, Key: "k1"}
+		write   = Op{F: history.FWrite, Key: "k1", Value: int64(42)}
+		cas     = Op{F: history.FCAS, Key: "k1", Value: [2]int64{5, 6}}
+		add     = Op{F: history.FAdd, Value: int64(7)}
+		setRead = Op{F: history.FRead}
 		five    = int64(5)
 		ok      = "{" + etcdOKHeader + "}"
 	)
@@ -270,9 +270,9 @@ func etcdCheckOutcome(t *testing.T, got history.Outcome, wantType history.Type, 
 func TestEtcdEmptySetReadRecordsAList(t *testing.T) {
 	g := newEtcdFakeGateway(t, 200, "{"+etcdOKHeader+"}")
 	c := newTestEtcdClient(t, g.srv.URL, EtcdOptions{})
-	o := c.Do(context.Background(), Op{F: FRead})
+	o := c.Do(context.Background(), Op{F: history.FRead})
 	rec := history.NewRecorder(nil, func() time.Duration { return 0 }, history.RecorderOptions{})
-	p, err := rec.Invoke(0, FRead, "", nil)
+	p, err := rec.Invoke(0, history.FRead, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,9 +289,9 @@ func TestEtcdBadOpsSendNothing(t *testing.T) {
 		name, wantErr string
 		op            Op
 	}{
-		{"write of a string", "want an int64", Op{F: FWrite, Key: "k1", Value: "42"}},
-		{"cas of a slice", "want [2]int64", Op{F: FCAS, Key: "k1", Value: []int64{1, 2}}},
-		{"add of nothing", "want an int64", Op{F: FAdd}},
+		{"write of a string", "want an int64", Op{F: history.FWrite, Key: "k1", Value: "42"}},
+		{"cas of a slice", "want [2]int64", Op{F: history.FCAS, Key: "k1", Value: []int64{1, 2}}},
+		{"add of nothing", "want an int64", Op{F: history.FAdd}},
 		{"unknown f", `unknown operation "delete"`, Op{F: "delete", Key: "k1"}},
 	}
 	for _, tt := range tests {
@@ -313,11 +313,11 @@ func TestEtcdBadOpsSendNothing(t *testing.T) {
 // have when its answer is lost: unknown for changes, fail for reads.
 func etcdOpsAndLostOutcome() []etcdOpAndOutcome {
 	return []etcdOpAndOutcome{
-		{Op{F: FRead, Key: "k1"}, history.Fail},
-		{Op{F: FWrite, Key: "k1", Value: int64(1)}, history.Info},
-		{Op{F: FCAS, Key: "k1", Value: [2]int64{1, 2}}, history.Info},
-		{Op{F: FAdd, Value: int64(3)}, history.Info},
-		{Op{F: FRead}, history.Fail},
+		{Op{F: history.FRead, Key: "k1"}, history.Fail},
+		{Op{F: history.FWrite, Key: "k1", Value: int64(1)}, history.Info},
+		{Op{F: history.FCAS, Key: "k1", Value: [2]int64{1, 2}}, history.Info},
+		{Op{F: history.FAdd, Value: int64(3)}, history.Info},
+		{Op{F: history.FRead}, history.Fail},
 	}
 }
 
@@ -430,7 +430,7 @@ func TestEtcdKeepsConnectionAlive(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := newTestEtcdClient(t, srv.URL, EtcdOptions{})
 	for i := range 10 {
-		if o := c.Do(context.Background(), Op{F: FWrite, Key: "k", Value: int64(i)}); o.Type != history.OK {
+		if o := c.Do(context.Background(), Op{F: history.FWrite, Key: "k", Value: int64(i)}); o.Type != history.OK {
 			t.Fatalf("write %d: %v %s", i, o.Type, o.Error)
 		}
 	}
@@ -450,7 +450,7 @@ func TestEtcdUsesGivenHTTPClient(t *testing.T) {
 	g := newEtcdFakeGateway(t, 200, "{"+etcdOKHeader+"}")
 	tr := &etcdCountingTransport{}
 	c := newTestEtcdClient(t, g.srv.URL, EtcdOptions{HTTPClient: &http.Client{Transport: tr}})
-	if o := c.Do(context.Background(), Op{F: FRead, Key: "k"}); o.Type != history.OK {
+	if o := c.Do(context.Background(), Op{F: history.FRead, Key: "k"}); o.Type != history.OK {
 		t.Fatalf("read: %v %s", o.Type, o.Error)
 	}
 	if n := tr.n.Load(); n != 1 {
@@ -615,23 +615,23 @@ func TestEtcdRealServer(t *testing.T) {
 		wantValue any
 		wantErr   string
 	}{
-		{"read absent", c, Op{F: FRead, Key: "k1"}, history.OK, (*int64)(nil), ""},
-		{"write", c, Op{F: FWrite, Key: "k1", Value: int64(5)}, history.OK, int64(5), ""},
-		{"read written", c, Op{F: FRead, Key: "k1"}, history.OK, i64(5), ""},
-		{"cas success", c, Op{F: FCAS, Key: "k1", Value: [2]int64{5, 6}}, history.OK, [2]int64{5, 6}, ""},
-		{"read after cas", c, Op{F: FRead, Key: "k1"}, history.OK, i64(6), ""},
-		{"cas mismatch", c, Op{F: FCAS, Key: "k1", Value: [2]int64{5, 7}}, history.Fail, [2]int64{5, 7}, "cas mismatch"},
-		{"read after mismatch", c, Op{F: FRead, Key: "k1"}, history.OK, i64(6), ""},
-		{"cas on absent key", c, Op{F: FCAS, Key: "k2", Value: [2]int64{0, 1}}, history.Fail, [2]int64{0, 1}, "cas mismatch"},
-		{"absent key stays absent", c, Op{F: FRead, Key: "k2"}, history.OK, (*int64)(nil), ""},
-		{"serializable read", serial, Op{F: FRead, Key: "k1"}, history.OK, i64(6), ""},
-		{"serializable read absent", serial, Op{F: FRead, Key: "k2"}, history.OK, (*int64)(nil), ""},
-		{"empty set", c, Op{F: FRead}, history.OK, []int64{}, ""},
-		{"add 30", c, Op{F: FAdd, Value: int64(30)}, history.OK, int64(30), ""},
-		{"add -2", c, Op{F: FAdd, Value: int64(-2)}, history.OK, int64(-2), ""},
-		{"add 4", c, Op{F: FAdd, Value: int64(4)}, history.OK, int64(4), ""},
-		{"final read", c, Op{F: FRead}, history.OK, []int64{-2, 4, 30}, ""},
-		{"serializable final read", serial, Op{F: FRead}, history.OK, []int64{-2, 4, 30}, ""},
+		{"read absent", c, Op{F: history.FRead, Key: "k1"}, history.OK, (*int64)(nil), ""},
+		{"write", c, Op{F: history.FWrite, Key: "k1", Value: int64(5)}, history.OK, int64(5), ""},
+		{"read written", c, Op{F: history.FRead, Key: "k1"}, history.OK, i64(5), ""},
+		{"cas success", c, Op{F: history.FCAS, Key: "k1", Value: [2]int64{5, 6}}, history.OK, [2]int64{5, 6}, ""},
+		{"read after cas", c, Op{F: history.FRead, Key: "k1"}, history.OK, i64(6), ""},
+		{"cas mismatch", c, Op{F: history.FCAS, Key: "k1", Value: [2]int64{5, 7}}, history.Fail, [2]int64{5, 7}, "cas mismatch"},
+		{"read after mismatch", c, Op{F: history.FRead, Key: "k1"}, history.OK, i64(6), ""},
+		{"cas on absent key", c, Op{F: history.FCAS, Key: "k2", Value: [2]int64{0, 1}}, history.Fail, [2]int64{0, 1}, "cas mismatch"},
+		{"absent key stays absent", c, Op{F: history.FRead, Key: "k2"}, history.OK, (*int64)(nil), ""},
+		{"serializable read", serial, Op{F: history.FRead, Key: "k1"}, history.OK, i64(6), ""},
+		{"serializable read absent", serial, Op{F: history.FRead, Key: "k2"}, history.OK, (*int64)(nil), ""},
+		{"empty set", c, Op{F: history.FRead}, history.OK, []int64{}, ""},
+		{"add 30", c, Op{F: history.FAdd, Value: int64(30)}, history.OK, int64(30), ""},
+		{"add -2", c, Op{F: history.FAdd, Value: int64(-2)}, history.OK, int64(-2), ""},
+		{"add 4", c, Op{F: history.FAdd, Value: int64(4)}, history.OK, int64(4), ""},
+		{"final read", c, Op{F: history.FRead}, history.OK, []int64{-2, 4, 30}, ""},
+		{"serializable final read", serial, Op{F: history.FRead}, history.OK, []int64{-2, 4, 30}, ""},
 	}
 	for _, s := range steps {
 		o := s.c.Do(ctx, s.op)
@@ -650,7 +650,7 @@ func etcdRealCheckErrors(t *testing.T, ctx context.Context, c *EtcdClient) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	o := c.Do(ctx, Op{F: FRead, Key: "bad"})
+	o := c.Do(ctx, Op{F: history.FRead, Key: "bad"})
 	etcdCheckOutcome(t, o, history.Fail, nil, `key "chaos/bad" holds "abc", not a decimal integer`)
 
 	// A put without a key: etcd refuses it before proposing.

@@ -26,7 +26,7 @@ func (s *memStore) apply(op Op) history.Outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch op.F {
-	case FRead:
+	case history.FRead:
 		if op.Key == "" {
 			present := make([]int64, 0)
 			for _, e := range op.Attempted {
@@ -40,11 +40,11 @@ func (s *memStore) apply(op Op) history.Outcome {
 			return history.Outcome{Type: history.OK, Value: &v}
 		}
 		return history.Outcome{Type: history.OK, Value: (*int64)(nil)}
-	case FWrite:
+	case history.FWrite:
 		s.values[op.Key] = op.Value.(int64)
-	case FAdd:
+	case history.FAdd:
 		s.values["s"+strconv.FormatInt(op.Value.(int64), 10)] = 1
-	case FCAS:
+	case history.FCAS:
 		pair := op.Value.([2]int64)
 		if v, ok := s.values[op.Key]; !ok || v != pair[0] {
 			return history.Outcome{Type: history.Fail, Error: "cas mismatch"}

@@ -39,11 +39,11 @@ func FinalSetRead(ctx context.Context, clients []Client, attempted []int64, rec 
 
 // finalRead performs and records one final read as process.
 func finalRead(ctx context.Context, c Client, process int, attempted []int64, rec *history.Recorder) error {
-	p, err := rec.Invoke(process, FRead, "", nil)
+	p, err := rec.Invoke(process, history.FRead, "", nil)
 	if err != nil {
 		return fmt.Errorf("record invoke: %w", err)
 	}
-	out := recordable(c.Do(ctx, Op{F: FRead, Attempted: attempted}))
+	out := recordable(c.Do(ctx, Op{F: history.FRead, Attempted: attempted}))
 	if err := rec.Complete(p, out); err != nil {
 		return fmt.Errorf("record %v: %w", out.Type, err)
 	}

@@ -33,7 +33,7 @@ func TestSetWorkloadWithFinalRead(t *testing.T) {
 	require.Len(t, h, loadOps+6, "three final reads")
 	var processes []int
 	for _, op := range h[loadOps:] {
-		assert.Equal(t, FRead, op.F)
+		assert.Equal(t, history.FRead, op.F)
 		assert.Empty(t, op.Key)
 		processes = append(processes, int(op.Process))
 		if op.Type != history.Invoke {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"chaos/history"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -66,7 +67,7 @@ func (r *Register) Next(rng *rand.Rand) Op {
 	k := &r.keys[rng.IntN(len(r.keys))]
 	roll := rng.IntN(100)
 	if roll < registerReadPct {
-		return Op{F: FRead, Key: k.name}
+		return Op{F: history.FRead, Key: k.name}
 	}
 	cas := roll >= registerReadPct+registerWritePct
 	// Draw before taking the lock so the rng sequence does not depend on
@@ -83,7 +84,7 @@ func (r *Register) Next(rng *rand.Rand) Op {
 	k.recent[k.count%registerRecent] = v
 	k.count++
 	if expected == 0 {
-		return Op{F: FWrite, Key: k.name, Value: v}
+		return Op{F: history.FWrite, Key: k.name, Value: v}
 	}
-	return Op{F: FCAS, Key: k.name, Value: [2]int64{expected, v}}
+	return Op{F: history.FCAS, Key: k.name, Value: [2]int64{expected, v}}
 }

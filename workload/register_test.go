@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"chaos/history"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -36,12 +37,12 @@ func TestRegisterOps(t *testing.T) {
 		require.Contains(t, g.Keys(), op.Key)
 		var v int64
 		switch op.F {
-		case FRead:
+		case history.FRead:
 			require.Nil(t, op.Value)
 			continue
-		case FWrite:
+		case history.FWrite:
 			v = op.Value.(int64)
-		case FCAS:
+		case history.FCAS:
 			pair := op.Value.([2]int64)
 			recent := given[op.Key][max(0, len(given[op.Key])-registerRecent):]
 			require.Contains(t, recent, pair[0], "cas on %s expects a recent value of that key", op.Key)
@@ -57,10 +58,10 @@ func TestRegisterOps(t *testing.T) {
 		seen[v] = true
 		given[op.Key] = append(given[op.Key], v)
 	}
-	assert.InDelta(t, 0.5, float64(count[FRead])/n, 0.02)
-	assert.InDelta(t, 0.3, float64(count[FWrite])/n, 0.02) // a little more: first ops on a key
-	assert.InDelta(t, 0.2, float64(count[FCAS])/n, 0.02)
-	assert.Greater(t, casOfLatest, count[FCAS]/8, "a fair share of cas expect the latest value")
+	assert.InDelta(t, 0.5, float64(count[history.FRead])/n, 0.02)
+	assert.InDelta(t, 0.3, float64(count[history.FWrite])/n, 0.02) // a little more: first ops on a key
+	assert.InDelta(t, 0.2, float64(count[history.FCAS])/n, 0.02)
+	assert.Greater(t, casOfLatest, count[history.FCAS]/8, "a fair share of cas expect the latest value")
 }
 
 func TestRegisterFirstOpOnAKeyIsNeverACAS(t *testing.T) {
@@ -70,11 +71,11 @@ func TestRegisterFirstOpOnAKeyIsNeverACAS(t *testing.T) {
 	touched := map[string]bool{}
 	for range 5000 {
 		op := g.Next(rng)
-		if op.F == FRead {
+		if op.F == history.FRead {
 			continue
 		}
 		if !touched[op.Key] {
-			require.Equal(t, FWrite, op.F, "first value-giving op on %s", op.Key)
+			require.Equal(t, history.FWrite, op.F, "first value-giving op on %s", op.Key)
 		}
 		touched[op.Key] = true
 	}
@@ -108,9 +109,9 @@ func TestRegisterConcurrentValuesUnique(t *testing.T) {
 			rng := rand.New(rand.NewPCG(9, uint64(w)))
 			for range each {
 				switch op := g.Next(rng); op.F {
-				case FWrite:
+				case history.FWrite:
 					values[w] = append(values[w], op.Value.(int64))
-				case FCAS:
+				case history.FCAS:
 					values[w] = append(values[w], op.Value.([2]int64)[1])
 				}
 			}

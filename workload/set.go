@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"chaos/history"
 	"math/rand/v2"
 	"sync/atomic"
 )
@@ -17,7 +18,7 @@ func NewSet() *Set { return &Set{} }
 // Next returns an add of an element never handed out before. It draws
 // nothing from rng.
 func (s *Set) Next(*rand.Rand) Op {
-	return Op{F: FAdd, Value: s.last.Add(1)}
+	return Op{F: history.FAdd, Value: s.last.Add(1)}
 }
 
 // Attempted returns every element handed out so far, in increasing order:

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"chaos/history"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -21,7 +22,7 @@ func TestSetAddsUniqueAndAttemptedListsThemAll(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(w)))
 			for range each {
 				op := s.Next(rng)
-				assert.Equal(t, FAdd, op.F)
+				assert.Equal(t, history.FAdd, op.F)
 				assert.Empty(t, op.Key)
 				got[w] = append(got[w], op.Value.(int64))
 			}
