@@ -338,9 +338,11 @@ func (k *Clock) hook(ctx context.Context, c *Cluster, n db.Node, f *nodeapi.Cloc
 	if addr == "" {
 		return nodeapi.ClockFault{}, fmt.Errorf("%s: %w", n.Name, errNoHooks)
 	}
-	route, send := nodeapi.RouteResetClock, func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) }
+	route := nodeapi.RouteResetClock
+	send := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) }
 	if f != nil {
-		route, send = nodeapi.RouteSetClock, func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetClock(ctx, *f) }
+		route = nodeapi.RouteSetClock
+		send = func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetClock(ctx, *f) }
 	}
 	st, err := netHook(k.HTTP, n.Name, addr, route, send)
 	return st.Clock, err

@@ -4,6 +4,7 @@ package node_test
 
 import (
 	"bytes"
+	"chaos/node/nodeapi"
 	"context"
 	"encoding/json"
 	"errors"
@@ -308,17 +309,6 @@ func newHTTPClient(timeout time.Duration) *http.Client {
 		DisableCompression: true}}
 }
 
-// nodeStatus is GET /status.
-type nodeStatus struct {
-	ID        string `json:"id"`
-	Role      string `json:"role"`
-	Term      uint64 `json:"term"`
-	Leader    string `json:"leader"`
-	Commit    uint64 `json:"commit"`
-	Applied   uint64 `json:"applied"`
-	LastIndex uint64 `json:"last_index"`
-}
-
 // reply is one HTTP answer: status code, raw body and its JSON fields.
 type reply struct {
 	code   int
@@ -383,17 +373,17 @@ func jsonBody(v any) []byte {
 	return b
 }
 
-func (c *cluster) status(p *proc) (nodeStatus, error) {
+func (c *cluster) status(p *proc) (nodeapi.Status, error) {
 	r, err := c.do(p, http.MethodGet, "/status", nil)
 	if err != nil {
-		return nodeStatus{}, err
+		return nodeapi.Status{}, err
 	}
 	if r.code != http.StatusOK {
-		return nodeStatus{}, fmt.Errorf("status %s", r)
+		return nodeapi.Status{}, fmt.Errorf("status %s", r)
 	}
-	var st nodeStatus
+	var st nodeapi.Status
 	if err := json.Unmarshal(r.body, &st); err != nil {
-		return nodeStatus{}, fmt.Errorf("status body %q: %w", r.body, err)
+		return nodeapi.Status{}, fmt.Errorf("status body %q: %w", r.body, err)
 	}
 	return st, nil
 }
@@ -441,13 +431,13 @@ func (c *cluster) live() []*proc {
 // waitLeader waits until every running node names the same leader, which
 // itself reports being leader in the same term, and returns it with its
 // status.
-func (c *cluster) waitLeader() (*proc, nodeStatus) {
+func (c *cluster) waitLeader() (*proc, nodeapi.Status) {
 	c.t.Helper()
 	var leader *proc
-	var lst nodeStatus
+	var lst nodeapi.Status
 	waitFor(c.t, 10*time.Second, "a leader every live node agrees on", func() error {
 		leader = nil
-		sts := map[string]nodeStatus{}
+		sts := map[string]nodeapi.Status{}
 		for _, p := range c.live() {
 			st, err := c.status(p)
 			if err != nil {
@@ -507,9 +497,9 @@ func (c *cluster) eventually(p *proc, method, path string, body []byte) reply {
 
 // waitCaughtUp waits until every live node has applied everything the
 // leader has committed, and returns the leader's status.
-func (c *cluster) waitCaughtUp() nodeStatus {
+func (c *cluster) waitCaughtUp() nodeapi.Status {
 	c.t.Helper()
-	var lst nodeStatus
+	var lst nodeapi.Status
 	waitFor(c.t, 15*time.Second, "every live node applies the leader's commit index", func() error {
 		var leader *proc
 		leader, lst = c.waitLeader()
