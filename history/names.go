@@ -1,8 +1,8 @@
 package history
 
-// The operation names of history.jsonl: an Op's F (CONTRACT.md,
-// "history.jsonl"). Op.F is a plain string because a history may hold any
-// name; these are the ones chaos writes and checks.
+// The operation names of history.jsonl: an Op's F (docs/FORMATS.md,
+// "Operations" and "Nemesis operations"). Op.F is a plain string because a
+// history may hold any name; these are the ones chaos writes and checks.
 const (
 	// The register workload: read (also the set workload's final read),
 	// write and cas.

@@ -5,9 +5,9 @@
 // workload's clients, the nemesis's fault hooks, leader discovery, readiness
 // polls) goes through them, so the two sides cannot drift apart.
 //
-// The API is HTTP/1.1 with JSON bodies (CONTRACT.md, "chaos-node client
-// API"). Any node accepts any request and forwards writes to the leader.
-// Status codes:
+// The API is HTTP/1.1 with JSON bodies, documented for users in
+// docs/FORMATS.md ("chaos-node's HTTP API"). Any node accepts any request
+// and forwards writes to the leader. Status codes:
 //
 //   - 200: done. A GET of a key answers ValueResponse, a write "{}", GET
 //     /status a Status, every fault hook the node's Faults after it.
@@ -17,7 +17,8 @@
 //   - 404: GET of an absent key ("key not found"), or no such route.
 //   - 409: a cas whose key holds another value: MismatchResponse.
 //   - 413: a key, value or body over its limit.
-//   - 500: the node failed inside (a fault hook could not be applied).
+//   - 500: the node failed inside: a forward it could not build (nothing
+//     changed), a fault hook the transport refused.
 //   - 503: no leader, no quorum, or the leader changed: the request was
 //     certainly not applied.
 //   - 504: timed out, or a forwarded request was lost: the outcome is
