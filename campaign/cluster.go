@@ -41,7 +41,7 @@ func lockLocalMode(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// localAddrs are local mode's node addresses (CONTRACT.md).
+// localAddrs are local mode's node addresses (docs/FORMATS.md).
 func localAddrs() []string {
 	return []string{"127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14", "127.0.0.15"}
 }

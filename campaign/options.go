@@ -20,7 +20,7 @@ import (
 // ErrUsage marks errors in the options (exit 254): nothing was started.
 var ErrUsage = errors.New("bad option")
 
-// Options are the flags of `chaos run` (CONTRACT.md).
+// Options are the flags of `chaos run` (docs/FORMATS.md).
 type Options struct {
 	// Nodes are the hosts (name or address, optionally :port for SSH); empty
 	// means local mode: five chaos-nodes on 127.0.0.11..15.

@@ -10,7 +10,7 @@ import (
 	"chaos/atomicfile"
 )
 
-// runDir is one run's directory in the store (CONTRACT.md's layout).
+// runDir is one run's directory in the store (docs/FORMATS.md's store layout).
 type runDir struct {
 	root string // the store
 	name string // the test name

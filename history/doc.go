@@ -1,5 +1,5 @@
 // Package history holds the record of a test: the operations clients and the
-// nemesis performed, in the order they happened, as CONTRACT.md fixes them
+// nemesis performed, in the order they happened, as docs/FORMATS.md fixes them
 // for history.jsonl.
 //
 // A history is a sequence of [Op]. Every client operation is an invoke

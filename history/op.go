@@ -151,7 +151,7 @@ func (op *Op) HasValue() bool {
 }
 
 // MarshalJSON encodes op as one history.jsonl line without the newline,
-// fields in the order CONTRACT.md shows them.
+// fields in the order docs/FORMATS.md shows them.
 func (op Op) MarshalJSON() ([]byte, error) {
 	if op.Type < Invoke || op.Type > Info {
 		return nil, fmt.Errorf("marshal op %d: type %v is not valid", op.Index, op.Type)

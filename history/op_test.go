@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The three lines CONTRACT.md shows, byte for byte.
+// The three lines docs/FORMATS.md shows, byte for byte.
 const contractExample = `{"index":0,"time":1204331,"process":0,"type":"invoke","f":"write","key":"k1","value":3}
 {"index":1,"time":3088210,"process":0,"type":"ok","f":"write","key":"k1","value":3,"node":"n2"}
 {"index":2,"time":3100021,"process":"nemesis","type":"info","f":"start-partition","value":{"n1":["n4","n5"]}}

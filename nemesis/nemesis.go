@@ -35,7 +35,7 @@ type Cluster struct {
 }
 
 // Op is a fault transition as the history records it: F is the nemesis
-// op name of CONTRACT.md (start-partition, kill, clock-bump, ...) and Value
+// op name of docs/FORMATS.md (start-partition, kill, clock-bump, ...) and Value
 // its targets and the mechanism used.
 type Op struct {
 	F     string

@@ -1,5 +1,5 @@
 // Package raftcheck checks a run from the inside: the chaos-node event logs
-// (nodes/<node>/events.jsonl, see CONTRACT.md) for Raft's safety
+// (nodes/<node>/events.jsonl, see docs/FORMATS.md) for Raft's safety
 // invariants, and the event logs together with the client history for
 // availability and recovery after faults.
 //

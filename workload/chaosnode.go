@@ -35,7 +35,7 @@ type ChaosNodeOptions struct {
 }
 
 // ChaosNodeClient is a Client of one chaos-node, over its HTTP/JSON API
-// (CONTRACT.md) with keep-alive connections of its own. Register values and
+// (docs/FORMATS.md) with keep-alive connections of its own. Register values and
 // set elements are decimal strings in the store; set element v is the key
 // s<v>.
 //

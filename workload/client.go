@@ -29,7 +29,7 @@ type Op struct {
 }
 
 // Client performs operations against one node of a system under test. Do
-// must classify its result honestly (CONTRACT.md):
+// must classify its result honestly (docs/FORMATS.md):
 //
 //   - history.OK: the operation certainly happened;
 //   - history.Fail: it certainly did not happen (a refused request, a cas

@@ -81,7 +81,7 @@ func (c *Config) validate() error {
 // Runner runs a workload: len(Clients) workers, each invoking one
 // operation at a time through its own client and recording it.
 //
-// Process numbers follow CONTRACT.md: worker w starts as process w; an
+// Process numbers follow docs/FORMATS.md: worker w starts as process w; an
 // operation that ends in info retires its process, and the worker goes on
 // as process + concurrency. A process therefore never has two operations
 // open and never invokes after an info.

@@ -75,7 +75,7 @@ func TestRunnerRegisterHistory(t *testing.T) {
 	assert.Equal(t, checker.Valid, report.Valid, "%+v", report.Checks)
 }
 
-// assertProcessesRetire checks CONTRACT.md's numbering: worker w runs as
+// assertProcessesRetire checks docs/FORMATS.md's numbering: worker w runs as
 // w, then w+workers after its first info, and so on; a process has one op
 // open at a time and never invokes after its info.
 func assertProcessesRetire(t *testing.T, h history.History, workers int) {

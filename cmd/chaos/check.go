@@ -35,7 +35,8 @@ results.json beside the history (keeping the fields and checks of a run's
 results.json it does not recompute) and, for keys that are not
 linearizable, porcupine visualizations into linearizable/.
 
-Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad input.`,
+Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 results.json or a
+visualization could not be written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd, args[0], o)

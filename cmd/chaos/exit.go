@@ -2,7 +2,7 @@ package main
 
 import "fmt"
 
-// Exit codes of every command (CONTRACT.md).
+// Exit codes of every command (docs/FORMATS.md).
 const (
 	exitOK      = 0   // valid / success
 	exitInvalid = 1   // an anomaly was found

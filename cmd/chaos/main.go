@@ -14,7 +14,7 @@ func main() {
 }
 
 // run executes the command line and returns the process exit code of
-// CONTRACT.md. It is the only place that maps errors to exit codes.
+// docs/FORMATS.md. It is the only place that maps errors to exit codes.
 func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)

@@ -1,5 +1,5 @@
 // Package eventlog owns chaos-node's protocol event log, events.jsonl
-// (CONTRACT.md, "chaos-node event log"): the [Event] type, the [Writer] a
+// (docs/FORMATS.md, "events.jsonl"): the [Event] type, the [Writer] a
 // node appends with, and the torn-line-tolerant reader ([ReadEvents],
 // [LoadRun]) the Raft checker and `chaos logs` read with.
 //
