@@ -27,13 +27,17 @@ type Options struct {
 	Nodes []string
 	SSH   control.SSHConfig
 
-	DB          string // chaos-node or etcd
-	Workload    string // register or set
-	Keys        int
-	Concurrency string // a number, or Nn = N times the node count
-	Rate        float64
-	TimeLimit   time.Duration
-	TestCount   int
+	DB       string // chaos-node or etcd
+	Workload string // register or set
+	Keys     int
+	// ReadConsistency is how reads are served: "linearizable" (default)
+	// or "serializable" (a node's local state: etcd's serializable range,
+	// chaos-node's ?stale=true), the way to check a weaker read mode.
+	ReadConsistency string
+	Concurrency     string // a number, or Nn = N times the node count
+	Rate            float64
+	TimeLimit       time.Duration
+	TestCount       int
 	// Nemesis are fault families, "none", or "all"; empty means all the
 	// environment supports.
 	Nemesis         []string
@@ -56,6 +60,12 @@ type Options struct {
 	Argv []string
 }
 
+// Read consistencies of Options.ReadConsistency.
+const (
+	ReadLinearizable = "linearizable"
+	ReadSerializable = "serializable"
+)
+
 func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
 }
@@ -67,6 +77,8 @@ func (o *Options) validate() error {
 		return usagef("%v", &db.UnknownSystemError{Name: o.DB})
 	case o.Workload != "register" && o.Workload != "set":
 		return usagef("--workload %q: want register or set", o.Workload)
+	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
+		return usagef("--read-consistency %q: want %s or %s", o.ReadConsistency, ReadLinearizable, ReadSerializable)
 	case o.Keys < 1:
 		return usagef("--keys %d: want at least 1", o.Keys)
 	case o.Rate < 0:

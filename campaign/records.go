@@ -23,6 +23,7 @@ type TestRecord struct {
 	DB               string   `json:"db"`
 	Workload         string   `json:"workload"`
 	Keys             int      `json:"keys"`
+	ReadConsistency  string   `json:"read_consistency"`
 	Concurrency      string   `json:"concurrency"`
 	Rate             float64  `json:"rate"`
 	TimeLimitS       float64  `json:"time_limit_s"`

@@ -109,7 +109,7 @@ func (r *run) writeTestJSON() error {
 	return r.rd.writeJSON("test.json", TestRecord{
 		Name: o.Name, Seed: r.seed, Argv: o.Argv, Version: r.env.Version,
 		Started: r.started.UTC().Format(time.RFC3339Nano), Nodes: o.Nodes, Local: len(o.Nodes) == 0,
-		DB: o.DB, Workload: o.Workload, Keys: o.Keys, Concurrency: o.Concurrency,
+		DB: o.DB, Workload: o.Workload, Keys: o.Keys, ReadConsistency: o.ReadConsistency, Concurrency: o.Concurrency,
 		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,
 		NemesisIntervalS: o.NemesisInterval.Seconds(), Bugs: o.Bugs,
 		CheckerTimeoutS: o.CheckerTimeout.Seconds(), LeaveDBRunning: o.LeaveDBRunning,

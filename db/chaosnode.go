@@ -148,6 +148,11 @@ func (c *ChaosNode) Ready(ctx context.Context, n Node) error {
 	return wrap(n, "wait for chaos-node", waitHTTP(ctx, "http://"+c.ClientAddr(n)+nodeapi.Path(nodeapi.RouteStatus, ""), nil))
 }
 
+// Up asks n for its /status, which a node answers without a leader.
+func (c *ChaosNode) Up(ctx context.Context, n Node) error {
+	return wrap(n, "chaos-node up", probeOnce(ctx, "http://"+c.ClientAddr(n)+nodeapi.Path(nodeapi.RouteStatus, ""), nil))
+}
+
 func (c *ChaosNode) Kill(ctx context.Context, r control.Remote, n Node) error {
 	return wrap(n, "kill", run(ctx, r, c.daemon(n).signalCmd("KILL")))
 }

@@ -47,8 +47,15 @@ type DB interface {
 	// Start starts n as a daemon with a pidfile and a log file, and returns
 	// once the process runs. Starting a node that runs already fails.
 	Start(ctx context.Context, r control.Remote, n Node) error
-	// Ready waits until n answers its client API.
+	// Ready waits until n answers its client API as a member of a working
+	// cluster (for etcd: healthy, with a leader). It is for setup and the
+	// recovery phase, never for a fault transition.
 	Ready(ctx context.Context, n Node) error
+	// Up checks once whether n's process answers on its client port,
+	// whatever the state of the cluster: a node cut off from its peers, or
+	// of a cluster without a leader, is up; a killed or paused one is not.
+	// Fault transitions wait on this, never on Ready.
+	Up(ctx context.Context, n Node) error
 	// Kill sends SIGKILL; Pause SIGSTOP; Resume SIGCONT. A node that does not
 	// run is no error for Kill and Resume.
 	Kill(ctx context.Context, r control.Remote, n Node) error

@@ -105,6 +105,11 @@ func (e *Etcd) Ready(ctx context.Context, n Node) error {
 	return wrap(n, "wait for etcd", waitHTTP(ctx, "http://"+e.ClientAddr(n)+"/health", healthy))
 }
 
+// Up asks n for its /version, which a member answers without a leader.
+func (e *Etcd) Up(ctx context.Context, n Node) error {
+	return wrap(n, "etcd up", probeOnce(ctx, "http://"+e.ClientAddr(n)+"/version", nil))
+}
+
 func (e *Etcd) Kill(ctx context.Context, r control.Remote, n Node) error {
 	return wrap(n, "kill", run(ctx, r, e.daemon(n).signalCmd("KILL")))
 }

@@ -29,6 +29,14 @@ func waitHTTP(ctx context.Context, url string, ok func(body []byte) bool) error 
 	}
 }
 
+// upTimeout bounds one Up check, whatever ctx allows.
+const upTimeout = time.Second
+
+// probeOnce checks url once, within upTimeout.
+func probeOnce(ctx context.Context, url string, ok func([]byte) bool) error {
+	return probe(ctx, &http.Client{Timeout: upTimeout}, url, ok)
+}
+
 func probe(ctx context.Context, client *http.Client, url string, ok func([]byte) bool) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -42,6 +42,10 @@ type Outcome struct {
 	Value any  // see Recorder.Invoke for how values are encoded
 	Node  string
 	Error string
+	// Unavailable says the node did not take the request at all: it
+	// refused the connection or answered that it has no leader. It is not
+	// recorded; the worker backs off before its next operation.
+	Unavailable bool
 }
 
 // Pending is an operation the recorder saw invoked and not yet completed.

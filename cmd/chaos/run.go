@@ -53,6 +53,8 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 	f.StringVar(&o.DB, "db", "chaos-node", "system under test: "+strings.Join(db.SystemNames(), " or "))
 	f.StringVar(&o.Workload, "workload", "register", "register or set")
 	f.IntVar(&o.Keys, "keys", 10, "keys the register workload spreads over")
+	f.StringVar(&o.ReadConsistency, "read-consistency", campaign.ReadLinearizable,
+		"how reads are served: linearizable, or serializable (a node's local state: etcd's serializable reads, chaos-node's stale reads) to check a weaker read mode")
 	f.StringVar(&o.Concurrency, "concurrency", "2n", "clients: a number, or Nn = N times the node count")
 	f.Float64Var(&o.Rate, "rate", 0, "total ops/s target, 0 = as fast as possible")
 	f.DurationVar(&o.TimeLimit, "time-limit", 60*time.Second, "length of the load phase")

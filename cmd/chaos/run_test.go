@@ -32,6 +32,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"run", "--db", "etcd"},
 		{"run", "--test-count", "0"},
 		{"run", "--keys", "0"},
+		{"run", "--read-consistency", "eventual"},
 	}
 	for _, args := range cases {
 		if got := run(append(args, "--store", store)); got != exitUsage {
