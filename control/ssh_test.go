@@ -42,10 +42,15 @@ func TestSSHSessionsShareOneBoundedConnection(t *testing.T) {
 	cfg.MaxSessions = 3
 	r := dial(t, px.addr(), cfg)
 
-	// Each command counts the commands running with it.
-	dir := t.TempDir()
-	cmd := fmt.Sprintf("touch %[1]s/$$ && ls %[1]s | wc -l && sleep 0.2 && rm %[1]s/$$", dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Each command counts the commands running with it, then waits at a
+	// barrier, which the test lifts once it has seen MaxSessions commands
+	// running at once; the commands after those pass it. How long a session
+	// takes to start (the login shell reads root's startup files) thus
+	// cannot decide whether the commands overlap.
+	running := t.TempDir()
+	gate := newShellBarrier(t)
+	cmd := fmt.Sprintf("touch %[1]s/$$ && ls %[1]s | wc -l && %[2]s && rm %[1]s/$$", running, gate.wait())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
 	results := make(chan Result, 24)
@@ -57,6 +62,11 @@ func TestSSHSessionsShareOneBoundedConnection(t *testing.T) {
 			errs <- err
 		})
 	}
+	require.Eventually(t, func() bool {
+		entries, err := os.ReadDir(running)
+		return err == nil && len(entries) >= cfg.MaxSessions
+	}, time.Minute, 10*time.Millisecond, "MaxSessions commands run at once")
+	gate.lift(t)
 	wg.Wait()
 	close(results)
 	close(errs)
@@ -81,9 +91,10 @@ func TestSSHWaitingForASessionRespectsTheContext(t *testing.T) {
 	cfg.MaxSessions = 1
 	r := dial(t, srv.addr, cfg)
 	marker := filepath.Join(t.TempDir(), "running")
+	gate := newShellBarrier(t)
 	holder := make(chan error, 1)
 	go func() {
-		_, err := r.Run(context.Background(), "touch "+marker+"; sleep 1")
+		_, err := r.Run(context.Background(), "touch "+marker+"; "+gate.wait())
 		holder <- err
 	}()
 	require.Eventually(t, func() bool { return fileExists(marker) }, 10*time.Second, 10*time.Millisecond,
@@ -93,6 +104,7 @@ func TestSSHWaitingForASessionRespectsTheContext(t *testing.T) {
 	_, err := r.Run(ctx, "true")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.EqualError(t, err, srv.addr+": ssh: waiting for a free session: context deadline exceeded")
+	gate.lift(t)
 	require.NoError(t, <-holder)
 	require.Equal(t, 0, run(t, r, "true").ExitCode, "the session is free again")
 }
@@ -297,10 +309,13 @@ func TestSSHCommandIsNeverRunTwice(t *testing.T) {
 	px := startProxy(t, srv.addr)
 	r := dial(t, px.addr(), srv.config(t, px.addr()))
 	marks := filepath.Join(t.TempDir(), "marks")
+	// The command is still running when the connection is cut, however
+	// long that takes to happen; the barrier is lifted when the test ends.
+	gate := newShellBarrier(t)
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Run(context.Background(), "echo ran >> "+marks+"; sleep 2")
+		_, err := r.Run(context.Background(), "echo ran >> "+marks+"; "+gate.wait())
 		done <- err
 	}()
 	// Wait for the command's output, not just the file: the shell creates
