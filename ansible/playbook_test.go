@@ -21,6 +21,11 @@ import (
 	"chaos/testbed"
 )
 
+// playbookTestDeadline bounds TestPlaybookOnTestbed, so that a hung step
+// fails it with a message instead of hanging until go test's timeout. It is
+// no speed requirement: the test takes about 40 s alone on two cores.
+const playbookTestDeadline = 5 * time.Minute
+
 // testSubnet is the testbed network of this package's test; the other
 // packages' end-to-end tests use other subnets, so they can run at the same
 // time.
@@ -77,12 +82,17 @@ func ansibleEnv(t *testing.T) []string {
 	)
 }
 
-// run runs a program in dir with env and returns its combined output.
+// run runs a program in dir with env and returns its combined output. A
+// program killed because ctx ended says so, rather than only "signal:
+// killed".
 func run(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%s: %w (%v: the test's deadline)", name, err, ctx.Err())
+	}
 	return string(out), err
 }
 
@@ -192,7 +202,7 @@ func TestPlaybookOnTestbed(t *testing.T) {
 	}
 	sys := requireTestbedMachine(t)
 	bin := buildChaos(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), playbookTestDeadline)
 	defer cancel()
 
 	start := time.Now()
@@ -209,6 +219,7 @@ func TestPlaybookOnTestbed(t *testing.T) {
 	f := &fixture{dir: dir, hosts: st.Hosts, env: ansibleEnv(t)}
 	for _, h := range f.hosts {
 		nameHost(ctx, t, f, h)
+		hideMachineShellStartup(ctx, t, f, h)
 	}
 	pub, err := os.ReadFile(filepath.Join(dir, testbed.KeyFile+".pub"))
 	require.NoError(t, err)
@@ -300,6 +311,20 @@ func nameHost(ctx context.Context, t *testing.T, f *fixture, h testbed.Host) {
 printf '127.0.0.1\tlocalhost\n%s\t%s\n' > /tmp/etc-hosts
 mount --bind /tmp/etc-hosts /etc/hosts`, h.Addr, h.Name)
 	out, err := f.ssh(ctx, h, script)
+	require.NoError(t, err, "%s: %s", h.Name, out)
+}
+
+// hideMachineShellStartup hides this machine's /root/.bashrc from host h,
+// as a real host has a /root of its own: the testbed's hosts share the
+// machine's /root, and bash reads ~/.bashrc for every command sshd runs.
+// The machine's file is no part of what the playbook is tested for, and
+// can be slow (a pyenv setup starts about a hundred processes, a second or
+// more per command on a loaded machine, and ansible sends several commands
+// per task). As in nameHost, the bind mount is in the host's own mount
+// namespace.
+func hideMachineShellStartup(ctx context.Context, t *testing.T, f *fixture, h testbed.Host) {
+	t.Helper()
+	out, err := f.ssh(ctx, h, "[ ! -e /root/.bashrc ] || mount --bind /dev/null /root/.bashrc")
 	require.NoError(t, err, "%s: %s", h.Name, out)
 }
 
