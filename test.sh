@@ -51,12 +51,47 @@ go vet ./...
 echo "== go build"
 go build -o bin/chaos ./cmd/chaos
 
-echo "== go test"
-go test -count=1 -timeout 15m ./...
+# The tests run in three passes, each package's test binary once per pass,
+# and every pass runs even when one before it failed.
+#  1. Packages without testbed tests, in parallel (go test's default -p,
+#     the number of CPUs).
+#  2. Packages whose tests bring up a testbed (their tests import
+#     chaos/testbed), one package at a time: each starts hosts, sshd and
+#     clusters in network namespaces, and two at once starve each other of
+#     CPU on a small machine.
+#  3. The race detector on the packages with concurrent code, in parallel,
+#     all their tests but the testbed end-to-end ones, which pass 2 ran and
+#     which turn themselves off with CHAOS_TESTBED_E2E=skip (see
+#     testbed/bedtest).
+failed=()
+# pass NAME COMMAND...: run one pass, say how long it took, note a failure.
+pass() {
+	local name=$1 start=$SECONDS
+	shift
+	echo "== $name"
+	if "$@"; then
+		echo "== $name: passed in $((SECONDS - start))s"
+	else
+		echo "== $name: FAILED after $((SECONDS - start))s"
+		failed+=("$name")
+	fi
+}
 
-echo "== go test -race (concurrent packages)"
-race_pkgs=$(go list ./... | grep -E '/(node|workload|checker|nemesis|control|db)(/|$)' || true)
-if [ -n "$race_pkgs" ]; then
-	go test -count=1 -race -timeout 15m $race_pkgs
+all_pkgs=$(go list ./...)
+testbed_pkgs=$(go list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... |
+	awk '{ for (i = 2; i <= NF; i++) if ($i == "chaos/testbed" || $i == "chaos/testbed/bedtest") { print $1; break } }')
+other_pkgs=$(grep -vxF -f <(echo "$testbed_pkgs") <<<"$all_pkgs" || true)
+race_pkgs=$(grep -E '/(node|workload|checker|nemesis|control|db)(/|$)' <<<"$all_pkgs" || true)
+
+[ -z "$other_pkgs" ] || pass "go test (packages without testbed tests)" \
+	go test -count=1 -timeout 15m $other_pkgs
+[ -z "$testbed_pkgs" ] || pass "go test -p 1 (packages with testbed tests)" \
+	go test -count=1 -p 1 -timeout 15m $testbed_pkgs
+[ -z "$race_pkgs" ] || pass "go test -race (concurrent packages, no testbed tests)" \
+	env CHAOS_TESTBED_E2E=skip go test -count=1 -race -timeout 15m $race_pkgs
+
+if [ ${#failed[@]} -gt 0 ]; then
+	printf '== FAILED: %s\n' "${failed[@]}" >&2
+	exit 1
 fi
 echo "== all tests passed"

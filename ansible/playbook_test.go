@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/testbed"
+	"chaos/testbed/bedtest"
 )
 
 // playbookTestDeadline bounds TestPlaybookOnTestbed, so that a hung step
@@ -197,11 +198,8 @@ func parseRecap(t *testing.T, out string) map[string]recap {
 // services and running the unit under systemd (the hosts have no systemd:
 // the NTP tasks must skip, and the service tasks need systemd).
 func TestPlaybookOnTestbed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
 	sys := requireTestbedMachine(t)
-	bin := buildChaos(t)
+	bin := bedtest.BuildChaos(t)
 	ctx, cancel := context.WithTimeout(context.Background(), playbookTestDeadline)
 	defer cancel()
 
@@ -266,20 +264,12 @@ func TestPlaybookOnTestbed(t *testing.T) {
 	phase("unit rendered, verified and started")
 }
 
-// requireTestbedMachine checks that this machine can host a testbed and run
+// requireTestbedMachine checks that this machine can host a testbed
+// (bedtest.Require, which also honours -short and bedtest.SkipEnv) and run
 // ansible against it.
 func requireTestbedMachine(t *testing.T) testbed.System {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		unavailable(t, "the testbed needs root")
-	}
-	if err := testbed.Platform(); err != nil {
-		unavailable(t, err.Error())
-	}
-	sys := testbed.NewSystem()
-	if m := testbed.Missing(sys); len(m) > 0 {
-		unavailable(t, (&testbed.MissingError{Missing: m}).Error())
-	}
+	sys := bedtest.Require(t)
 	requireCommand(t, "ansible-playbook", "ansible")
 	requireCommand(t, "ssh", "openssh-client")
 	// The hosts run the machine's /usr/bin/python3, and ansible's apt module
@@ -289,15 +279,6 @@ func requireTestbedMachine(t *testing.T) testbed.System {
 		unavailable(t, "/usr/bin/python3 cannot import apt: install it with `apt-get install python3-apt`")
 	}
 	return sys
-}
-
-// buildChaos builds the chaos binary the playbook uploads.
-func buildChaos(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "chaos")
-	out, err := exec.Command("go", "build", "-o", bin, "chaos/cmd/chaos").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
 }
 
 // nameHost makes host h resolve its own name, as a real host does: the

@@ -15,16 +15,31 @@ import (
 	"chaos/testbed"
 )
 
+// SkipEnv names the environment variable that turns the testbed
+// end-to-end tests off on purpose: with SkipEnv=skip, Require skips, under
+// CI=true too. test.sh sets it for its race detector pass, which runs the
+// concurrent packages' tests again, all but these (they ran in the pass
+// before, one package at a time). Any other non-empty value is a mistake,
+// and fails the test.
+const SkipEnv = "CHAOS_TESTBED_E2E"
+
 // Require returns this machine's testbed.System when it can host a testbed:
 // the process is root, testbed.Platform and testbed.Missing find nothing
 // lacking, and every one of tools is on PATH. Otherwise the test stops with
 // a one-line reason: t.Fatalf when the environment has CI=true (a CI
 // machine is expected to run every end-to-end test), t.Skip elsewhere.
-// Under -short it always skips.
+// Under -short, and with SkipEnv=skip, it always skips.
 func Require(t testing.TB, tools ...string) testbed.System {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test on a testbed")
+	}
+	switch v := os.Getenv(SkipEnv); v {
+	case "":
+	case "skip":
+		t.Skip("end-to-end test on a testbed: turned off by " + SkipEnv + "=skip")
+	default:
+		t.Fatalf("%s=%q: want skip, or no value to run the test", SkipEnv, v)
 	}
 	sys := testbed.NewSystem()
 	if why := unmet(sys, tools); why != "" {
