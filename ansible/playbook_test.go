@@ -217,7 +217,6 @@ func TestPlaybookOnTestbed(t *testing.T) {
 	f := &fixture{dir: dir, hosts: st.Hosts, env: ansibleEnv(t)}
 	for _, h := range f.hosts {
 		nameHost(ctx, t, f, h)
-		hideMachineShellStartup(ctx, t, f, h)
 	}
 	pub, err := os.ReadFile(filepath.Join(dir, testbed.KeyFile+".pub"))
 	require.NoError(t, err)
@@ -292,20 +291,6 @@ func nameHost(ctx context.Context, t *testing.T, f *fixture, h testbed.Host) {
 printf '127.0.0.1\tlocalhost\n%s\t%s\n' > /tmp/etc-hosts
 mount --bind /tmp/etc-hosts /etc/hosts`, h.Addr, h.Name)
 	out, err := f.ssh(ctx, h, script)
-	require.NoError(t, err, "%s: %s", h.Name, out)
-}
-
-// hideMachineShellStartup hides this machine's /root/.bashrc from host h,
-// as a real host has a /root of its own: the testbed's hosts share the
-// machine's /root, and bash reads ~/.bashrc for every command sshd runs.
-// The machine's file is no part of what the playbook is tested for, and
-// can be slow (a pyenv setup starts about a hundred processes, a second or
-// more per command on a loaded machine, and ansible sends several commands
-// per task). As in nameHost, the bind mount is in the host's own mount
-// namespace.
-func hideMachineShellStartup(ctx context.Context, t *testing.T, f *fixture, h testbed.Host) {
-	t.Helper()
-	out, err := f.ssh(ctx, h, "[ ! -e /root/.bashrc ] || mount --bind /dev/null /root/.bashrc")
 	require.NoError(t, err, "%s: %s", h.Name, out)
 }
 

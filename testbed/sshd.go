@@ -43,7 +43,8 @@ Subsystem sftp internal-sftp
 // the testbed directory as its working directory, into the host: it
 // isolates the mounts, mounts a /proc of the new PID namespace, sets the
 // hostname, gives the host a private /run holding the testbed directory at
-// insideDir, bind mounts the private directories, and becomes sshd. Mount
+// insideDir, bind mounts the private directories, hides this machine's
+// root shell start-up files, and becomes sshd. Mount
 // sources are relative to the working directory, which stays reachable
 // whatever the mounts hide. Arguments: $1 hostname, $2 insideDir, $3 the
 // sshd_config as the host sees it, $4 the sshd binary.
@@ -60,6 +61,11 @@ func hostScript() string {
 	for _, p := range privateDirs() {
 		lines = append(lines, fmt.Sprintf(`mount --bind "%s/$1/%s" %s`, hostsDir, p.Name, p.Target))
 	}
+	// The hosts share this machine's /root, but not its shell start-up
+	// files: a real host has its own, and this machine's may be slow (a
+	// pyenv init costs a second on every command sshd runs).
+	lines = append(lines, `for f in /root/.bashrc /root/.profile /root/.bash_profile; do `+
+		`if [ -f "$f" ]; then mount --bind /dev/null "$f"; fi; done`)
 	lines = append(lines, `exec "$4" -D -e -f "$3"`)
 	return strings.Join(lines, "\n")
 }

@@ -8,4 +8,5 @@ mount --bind . "$2"
 mount --bind "hosts/$1/opt-chaos" /opt/chaos
 mount --bind "hosts/$1/var-lib-chaos" /var/lib/chaos
 mount --bind "hosts/$1/tmp" /tmp
+for f in /root/.bashrc /root/.profile /root/.bash_profile; do if [ -f "$f" ]; then mount --bind /dev/null "$f"; fi; done
 exec "$4" -D -e -f "$3"
