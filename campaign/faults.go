@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 
 	"chaos/nemesis"
 )
@@ -60,18 +61,22 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 	return faults, unavailable, nil
 }
 
-// runNemesis runs the schedule until ctx ends, then stops every active
-// fault and heals everything the families can leave.
-func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) {
+// runNemesis runs the schedule until its deadline (nemesisTime after the
+// load began) or ctx's end, then stops every active fault and heals
+// everything the families can leave. It returns the history time at which
+// the heal completed, and false when there was no schedule to run.
+func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) (time.Duration, bool) {
 	if len(faults) == 0 {
-		return
+		return 0, false
 	}
 	s := &nemesis.Schedule{Faults: faults, Interval: r.o.NemesisInterval, Jitter: r.o.NemesisInterval / 2,
-		Rng: rand.New(rand.NewPCG(r.seed, 0x6e656d)), Recorder: r.rec, Cluster: r.nemesisCluster(), Log: r.log}
+		Rng: rand.New(rand.NewPCG(r.seed, 0x6e656d)), Recorder: r.rec, Cluster: r.nemesisCluster(), Log: r.log,
+		TimeLimit: max(r.nemesisTime()-time.Since(r.start), time.Nanosecond)}
 	if err := s.Run(ctx); err != nil {
 		r.log.Error("nemesis", "err", err)
 		fmt.Fprintf(r.env.Out, "warning: nemesis: %v\n", err)
 	}
+	return time.Since(r.start), true
 }
 
 // activeFaults names the families with a fault in effect now.

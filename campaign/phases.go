@@ -12,21 +12,26 @@ import (
 	"chaos/workload"
 )
 
-// loadPhase runs the clients and the nemesis together until the time
-// limit or an interrupt, then heals every fault. It reports whether the run
-// was interrupted.
+// loadPhase runs the clients and the nemesis together, heals every fault,
+// and reports whether the run was interrupted. The load ends by the rule
+// of window.go: at the time limit, or later when the final heal ended so
+// late that less than Recovery of load would follow it.
 func (r *run) loadPhase(ctx context.Context, l *load, faults []nemesis.Fault) bool {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
+	// The schedule ends by its own deadline (nemesisTime), or when the load
+	// ends first (an interrupt).
+	nemCtx, stopNemesis := context.WithCancel(context.Background())
+	defer stopNemesis()
+	healed := make(chan time.Duration, 1)
 	var wg sync.WaitGroup
-	// Faults stop o.Recovery before the load does, so the availability
-	// check sees whether the healed cluster serves clients again.
-	nemCtx, stopNemesis := context.WithTimeout(context.Background(), r.nemesisTime())
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.runNemesis(nemCtx, faults)
-	}()
+	wg.Go(func() {
+		defer close(healed)
+		if end, ok := r.runNemesis(nemCtx, faults); ok {
+			healed <- end
+		}
+	})
+	wg.Go(func() { r.endLoad(loadCtx, healed, l.stop) })
 	progressDone := make(chan struct{})
 	go func() {
 		defer close(progressDone)
@@ -143,13 +148,4 @@ func nemesisSummary(h history.History, unavailable map[string]string) NemesisSum
 		ops = append(ops, Transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
 	}
 	return NemesisSummary{Transitions: ops, Unavailable: unavailable}
-}
-
-// nemesisTime is how long the schedule runs: the load phase less the
-// recovery period, when the load phase is long enough to hold both.
-func (r *run) nemesisTime() time.Duration {
-	if r.o.TimeLimit > 2*r.o.Recovery {
-		return r.o.TimeLimit - r.o.Recovery
-	}
-	return r.o.TimeLimit
 }

@@ -164,6 +164,9 @@ type load struct {
 	runner  *workload.Runner
 	clients []workload.Client
 	set     *workload.Set
+	// stop ends the load when closed (see endLoad); the runner's own time
+	// limit, past every end endLoad picks, is only a backstop.
+	stop chan struct{}
 }
 
 func (r *run) prepareLoad() (*load, error) {
@@ -175,7 +178,7 @@ func (r *run) prepareLoad() (*load, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	l := &load{clients: clients}
+	l := &load{clients: clients, stop: make(chan struct{})}
 	var gen workload.Generator
 	if r.o.Workload == "set" {
 		l.set = workload.NewSet()
@@ -188,7 +191,8 @@ func (r *run) prepareLoad() (*load, error) {
 	}
 	r.start = time.Now()
 	r.rec = history.NewRecorder(r.histF, func() time.Duration { return time.Since(r.start) }, history.RecorderOptions{})
-	l.runner, err = workload.NewRunner(workload.Config{Clients: clients, Rate: r.o.Rate, TimeLimit: r.o.TimeLimit,
+	l.runner, err = workload.NewRunner(workload.Config{Clients: clients, Rate: r.o.Rate,
+		TimeLimit: r.o.TimeLimit + maxLoadOverrun + time.Second, Stop: l.stop,
 		RequestTimeout: r.o.RequestTimeout, Generator: gen, Recorder: r.rec, Seed: r.seed})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)

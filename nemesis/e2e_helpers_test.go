@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,9 +70,11 @@ func bedLeader(ctx context.Context, d db.DB, nodes []db.Node) (string, error) {
 }
 
 // bedDeploy dials the hosts of the testbed st in dir over SSH and starts
-// bin's chaos-node on each, with fault hooks and the given raft timing. It
-// returns once every node is ready and one reports itself leader; the
-// cluster's Leader is bedLeader. The nodes stop when the test ends.
+// bin's chaos-node on each, with fault hooks and the given raft timing,
+// every host at once (each SSH command costs a good part of a second on a
+// loaded machine). It returns once every node is ready and one reports
+// itself leader; the cluster's Leader is bedLeader. The nodes stop when
+// the test ends.
 func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, bin string, heartbeat, election time.Duration) *Cluster {
 	t.Helper()
 	cfg := control.SSHConfig{KeyFiles: []string{filepath.Join(dir, testbed.KeyFile)},
@@ -80,22 +83,28 @@ func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, 
 	require.NoError(t, err)
 	c := &Cluster{Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}, SharedClock: true}
 	for _, h := range st.Hosts {
-		r, err := dialer.Dial(ctx, h.Addr)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = r.Close() })
-		c.Remotes[h.Name] = r
 		c.Nodes = append(c.Nodes, db.Node{Name: h.Name, Addr: h.Addr})
 	}
 	d := &db.ChaosNode{Binary: bin, Upload: true, FaultHooks: true, Layout: db.DefaultLayout(), Nodes: c.Nodes,
 		Heartbeat: heartbeat, Election: election}
 	c.DB = d
 	c.Leader = func(ctx context.Context) (string, error) { return bedLeader(ctx, d, c.Nodes) }
-	for _, n := range c.Nodes {
-		c.HookAddrs[n.Name] = d.ClientAddr(n)
-		require.NoError(t, d.Install(ctx, c.Remotes[n.Name], n))
-		require.NoError(t, d.Start(ctx, c.Remotes[n.Name], n))
-		t.Cleanup(func() { _ = d.Stop(context.Background(), c.Remotes[n.Name], n) })
+	remotes := make([]control.Remote, len(c.Nodes))
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		wg.Go(func() { remotes[i], errs[i] = bedInstall(ctx, dialer, d, n) })
 	}
+	wg.Wait()
+	for i, n := range c.Nodes {
+		if r := remotes[i]; r != nil {
+			c.Remotes[n.Name] = r
+			t.Cleanup(func() { _ = r.Close() })
+			t.Cleanup(func() { _ = d.Stop(context.Background(), r, n) })
+		}
+		c.HookAddrs[n.Name] = d.ClientAddr(n)
+	}
+	require.NoError(t, errors.Join(errs...))
 	for _, n := range c.Nodes {
 		require.NoError(t, d.Ready(ctx, n))
 	}
@@ -104,4 +113,26 @@ func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, 
 		return err == nil
 	}, bedDeadline, bedPoll, "the cluster elects a leader")
 	return c
+}
+
+// bedInstall dials n's host, installs d there and starts n. The Remote is
+// returned, to be closed, whenever the dial succeeded.
+func bedInstall(ctx context.Context, dialer *control.SSHDialer, d db.DB, n db.Node) (control.Remote, error) {
+	r, err := dialer.Dial(ctx, n.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Install(ctx, r, n); err != nil {
+		return r, err
+	}
+	return r, d.Start(ctx, r, n)
+}
+
+// bedStep returns a context for one step of an end-to-end test, with a
+// bound of its own: the steps of a test have no deadline in common, which
+// a loaded machine would make every step pay for.
+func bedStep(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,7 +78,8 @@ func TestKillFailures(t *testing.T) {
 	assert.Equal(t, Op{}, op, "a second Stop has nothing to do")
 }
 
-// Kill's Heal changes nothing: killed nodes are not restarted.
+// A Kill that took no node down (chaos heal's, after a controller crash)
+// heals nothing: it cannot restart nodes without the run's configuration.
 func TestKillHealIsANoOp(t *testing.T) {
 	c, _, fakes := goldenCluster(fiveNodes)
 	require.NoError(t, (&Kill{}).Heal(context.Background(), c))
@@ -105,4 +107,53 @@ func TestKillAvailableNeedsARemotePerNode(t *testing.T) {
 	require.NoError(t, (&Kill{}).Available(context.Background(), c))
 	delete(c.Remotes, "n4")
 	assert.EqualError(t, (&Kill{}).Available(context.Background(), c), "kill: n4: no remote for the node's host")
+}
+
+// A restart that cannot finish leaves its node to Heal, which kills what
+// may be left of it, starts it again and waits until it answers; a second
+// Heal has nothing left to do.
+func TestKillHealRestartsWhatStopCouldNot(t *testing.T) {
+	ctx := context.Background()
+	c, d, fakes := goldenCluster(fiveNodes[:3])
+	k := &Kill{Targets: []Target{TargetOne}, UpTimeout: time.Millisecond}
+	op, err := k.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	node := op.Value.(processValue).Nodes[0]
+	d.sticky = map[string]bool{node: true} // silent after the restart
+	_, err = k.Stop(ctx, c)
+	require.EqualError(t, err, "kill: "+node+": not answering")
+	for _, f := range fakes {
+		f.take()
+	}
+
+	d.sticky = nil
+	require.NoError(t, k.Heal(ctx, c))
+	cmds := fakes[node].take()
+	require.Len(t, cmds, 3, "%v", cmds)
+	assert.Contains(t, cmds[0], "kill -KILL")
+	assert.Contains(t, cmds[1], "setsid /opt/chaos/chaos node --id "+node)
+	assert.Contains(t, cmds[2], "sleep 0.2")
+	for name, f := range fakes {
+		if name != node {
+			assert.Empty(t, f.take(), name)
+		}
+	}
+	require.NoError(t, k.Heal(ctx, c))
+	assert.Empty(t, fakes[node].take(), "healed: nothing to restart")
+}
+
+// Heal restarts the nodes of a kill that no Stop ended.
+func TestKillHealRestartsAnActiveKill(t *testing.T) {
+	ctx := context.Background()
+	c, d, _ := goldenCluster(fiveNodes[:3])
+	k := &Kill{Targets: []Target{TargetAll}}
+	_, err := k.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	require.NoError(t, k.Heal(ctx, c))
+	for _, n := range fiveNodes[:3] {
+		assert.NoError(t, d.Up(ctx, n))
+	}
+	op, err := k.Stop(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, Op{}, op, "healed: nothing to restart")
 }

@@ -11,19 +11,20 @@ import (
 )
 
 // Pause is the pause family: SIGSTOP on the chosen nodes (op "pause"); Stop
-// sends SIGCONT and waits until they answer again (op "resume"). A paused
-// node keeps its sockets open and its peers' messages queue up, which is
-// the fault of a long GC pause or a VM freeze, unlike a kill.
+// sends SIGCONT and waits until each one's process answers again (op
+// "resume"), never on the cluster's health. A paused node keeps its
+// sockets open and its peers' messages queue up, which is the fault of a
+// long GC pause or a VM freeze, unlike a kill.
 //
 // Pause is safe for concurrent use; calls are serialized.
 type Pause struct {
 	// Targets are the target kinds Start picks among; empty means all.
 	Targets []Target
-	// Probe is the health check around the pause.
+	// Probe is the check around the pause.
 	Probe Probe
-	// ReadyTimeout bounds the wait for a resumed node to answer
-	// (default 30s).
-	ReadyTimeout time.Duration
+	// UpTimeout bounds the wait for a resumed node's process to answer
+	// (default DefaultUpTimeout).
+	UpTimeout time.Duration
 
 	state processState
 }
@@ -51,18 +52,19 @@ func (p *Pause) Stop(ctx context.Context, c *Cluster) (Op, error) {
 		if err := d.Resume(ctx, r, n); err != nil {
 			return err
 		}
-		return waitReady(ctx, d, n, p.ReadyTimeout)
+		return waitUp(ctx, d, n, p.UpTimeout)
 	}
 	return p.state.stop(ctx, c, injection{family: "pause", f: history.FResume, act: resume})
 }
 
 // Heal sends SIGCONT to the daemon of every node, paused or not (a node
-// that does not run is no error), and forgets the active pause. It does
-// not wait for the nodes to answer: a node that was also killed stays down.
+// that does not run is no error), and forgets the active pause and the
+// nodes a Stop failed on. It does not wait for the nodes to answer: a node
+// that was also killed stays down.
 func (p *Pause) Heal(ctx context.Context, c *Cluster) error {
 	p.state.mu.Lock()
-	p.state.active = nil
-	p.state.mu.Unlock()
+	defer p.state.mu.Unlock()
+	p.state.takeAll()
 	resume := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error { return d.Resume(ctx, r, n) }
 	return wrapFamily("pause", actOn(ctx, c, c.Nodes, resume))
 }

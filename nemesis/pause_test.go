@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func TestPauseEffectNotObserved(t *testing.T) {
 func TestPauseResumeThatDoesNotAnswer(t *testing.T) {
 	ctx := context.Background()
 	c, d, _ := goldenCluster(fiveNodes)
-	p := &Pause{Targets: []Target{TargetAll}}
+	p := &Pause{Targets: []Target{TargetAll}, UpTimeout: time.Millisecond}
 	_, err := p.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
 	_, err = p.Start(ctx, c, seeded(1))

@@ -90,6 +90,32 @@ func HealFaults(sharedClock bool) []Fault {
 	return faults
 }
 
+// healRank is the place of the family name in the order healing needs
+// (see HealFaults); a name the registry does not hold comes after all
+// families.
+func healRank(name string) int {
+	for _, f := range Families() {
+		if f.Name == name {
+			return f.healRank
+		}
+	}
+	return len(Families())
+}
+
+// healOrder returns the indexes of faults in the order healing needs, by
+// the heal rank of their names, ties in the order given: pause first, so
+// that paused nodes answer whatever comes next, and kill last.
+func healOrder(faults []Fault) []int {
+	order := make([]int, len(faults))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(healRank(faults[a].Name()), healRank(faults[b].Name()))
+	})
+	return order
+}
+
 // clockHealers heals the clock hooks everywhere and, where the hosts have
 // clocks of their own, the system clock too.
 func clockHealers(sharedClock bool) []Fault {

@@ -12,11 +12,14 @@ import (
 )
 
 // TimeSource is the schedule's clock. Tests replace it to step a schedule
-// through its transitions without waiting.
+// through its transitions, and past its deadline, without waiting.
 type TimeSource interface {
 	Now() time.Time
 	// After delivers once d has passed.
 	After(d time.Duration) <-chan time.Time
+	// AfterFunc calls f once d has passed, unless stop is called first;
+	// stop reports whether it prevented the call.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
 // systemTime is the real clock.
@@ -24,13 +27,28 @@ type systemTime struct{}
 
 func (systemTime) Now() time.Time                         { return time.Now() }
 func (systemTime) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (systemTime) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// ErrDeadline is why a step in flight at the schedule's deadline was cut
+// short.
+var ErrDeadline = errors.New("the schedule's deadline passed")
 
 // Schedule composes fault families over a test: every Interval (± Jitter)
 // it picks a family at random and flips it: Stop when it has an active
 // fault, Start otherwise, so at most one fault per family is active at a
-// time. Every transition is recorded in the history. When ctx ends or
-// TimeLimit passes, it stops every active fault, then heals every family
-// (HealAll) and records that too.
+// time. Every transition is recorded in the history.
+//
+// The schedule ends at its deadline (TimeLimit after Run starts, on Time)
+// or when ctx ends, whichever comes first, and from then on it starts no
+// fault: the step in flight, if any, is cut short at that moment (its
+// context is cancelled), the active faults are stopped in heal order
+// (pause first, kill last; see healOrder), every family heals (HealAll, in
+// Faults order), and the heal is recorded. No step waits without a bound:
+// StepTimeout bounds each Start and Stop during the schedule, HealTimeout
+// each final Stop and each family's Heal. So Run returns within those
+// bounds after the deadline, whatever the faults do.
 //
 // All randomness comes from Rng (the delays, the families, and what the
 // faults choose), so a seed replays the same schedule against faults that
@@ -39,10 +57,13 @@ func (systemTime) After(d time.Duration) <-chan time.Time { return time.After(d)
 // A fault's error does not end the schedule: it is recorded as a nemesis
 // op named "start-<family>" or "stop-<family>" whose value holds the
 // "error" (and, when the fault reports what it did before failing, its
-// "op" and "value"). A Start that fails with the zero Op did nothing; one
+// "op" and "value"); the error of a step cut short ends with the reason,
+// "(cut short: ...)". A Start that fails with the zero Op did nothing; one
 // that fails with an Op may have partly taken effect, so its family counts
 // as active and gets a Stop. After a Stop the family is inactive, failed
-// or not: the final heal removes what a failed Stop left.
+// or not, unless the Stop was cut short (the final stops stop it again):
+// the final heal removes what a failed Stop left, such as the nodes a
+// kill could not restart.
 type Schedule struct {
 	// Faults are the families, each with a distinct Name. The caller keeps
 	// only those Available in the environment. They heal in this order.
@@ -53,29 +74,40 @@ type Schedule struct {
 	Rng              *rand.Rand
 	Recorder         *history.Recorder
 	Cluster          *Cluster
-	// TimeLimit ends the schedule this long after Run starts; 0 means only
-	// ctx ends it.
+	// TimeLimit puts the deadline this long after Run starts; 0 means only
+	// ctx ends the schedule.
 	TimeLimit time.Duration
-	// Time is the clock (default: the system's).
+	// Time is the clock of the delays and of the deadline (default: the
+	// system's).
 	Time TimeSource
-	// HealTimeout bounds the final stops and heal, which run after ctx has
-	// ended (default 2 minutes).
+	// StepTimeout bounds each Start and Stop during the schedule (default
+	// DefaultStepTimeout).
+	StepTimeout time.Duration
+	// HealTimeout bounds each final Stop and each family's Heal, which run
+	// after the deadline or ctx's end (default DefaultStepTimeout).
 	HealTimeout time.Duration
 	// Log receives a line per transition and per error (default: none).
 	Log *slog.Logger
 }
 
-// Run runs the schedule until ctx ends or TimeLimit passes, then stops and
+// DefaultStepTimeout bounds one step of a schedule that sets no bound of
+// its own: room for a restart's wait (DefaultUpTimeout) and the commands
+// around it.
+const DefaultStepTimeout = 30 * time.Second
+
+// Run runs the schedule until its deadline or ctx's end, then stops and
 // heals everything. It returns an error when the schedule is misconfigured
 // (then it does nothing at all), and otherwise the final heal's error,
 // joined with the first error recording into the history: non-nil means
-// nodes may be left faulty.
+// nodes may be left faulty. The heal op is the last op Run records.
 func (s *Schedule) Run(ctx context.Context) error {
 	if err := s.validate(); err != nil {
 		return err
 	}
 	r := &scheduleRun{Schedule: s, active: make([]bool, len(s.Faults))}
-	r.loop(ctx)
+	runCtx, deadline, end := s.untilDeadline(ctx)
+	r.loop(runCtx, deadline)
+	end()
 	healErr := r.finish(ctx)
 	return errors.Join(healErr, r.recErr)
 }
@@ -108,14 +140,24 @@ func (s *Schedule) validate() error {
 	return nil
 }
 
-// loop flips a family after every delay until ctx ends or the time limit
-// passes.
-func (s *scheduleRun) loop(ctx context.Context) {
-	clock := s.clock()
-	var deadline time.Time
-	if s.TimeLimit > 0 {
-		deadline = clock.Now().Add(s.TimeLimit)
+// untilDeadline returns ctx, also cancelled with the cause ErrDeadline the
+// moment TimeLimit has passed on the schedule's clock; the deadline (zero
+// without a TimeLimit); and the function that releases both.
+func (s *Schedule) untilDeadline(ctx context.Context) (context.Context, time.Time, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if s.TimeLimit <= 0 {
+		return ctx, time.Time{}, func() { cancel(nil) }
 	}
+	clock := s.clock()
+	deadline := clock.Now().Add(s.TimeLimit)
+	stop := clock.AfterFunc(s.TimeLimit, func() { cancel(ErrDeadline) })
+	return ctx, deadline, func() { stop(); cancel(nil) }
+}
+
+// loop flips a family after every delay until ctx ends or the deadline
+// (unless zero) passes, and starts no step after either.
+func (s *scheduleRun) loop(ctx context.Context, deadline time.Time) {
+	clock := s.clock()
 	for {
 		d, last := s.delay(), false
 		if !deadline.IsZero() {
@@ -132,7 +174,7 @@ func (s *scheduleRun) loop(ctx context.Context) {
 			return
 		case <-clock.After(d):
 		}
-		if last {
+		if last || ctx.Err() != nil {
 			return
 		}
 		s.flip(ctx)
@@ -147,50 +189,24 @@ func (s *Schedule) delay() time.Duration {
 	return s.Interval - s.Jitter + time.Duration(s.Rng.Int64N(int64(2*s.Jitter)+1))
 }
 
-// flip stops or starts a family chosen at random.
+// flip stops or starts a family chosen at random, within StepTimeout and
+// until ctx ends.
 func (s *scheduleRun) flip(ctx context.Context) {
 	i := s.Rng.IntN(len(s.Faults))
 	f := s.Faults[i]
+	ctx, cancel := bounded(ctx, s.StepTimeout)
+	defer cancel()
 	if s.active[i] {
 		op, err := f.Stop(ctx, s.Cluster)
-		// A stop cut short by the end of the run stays active, so finish
-		// stops it again on its own context.
+		// A stop cut short stays active, so finish stops it again on a
+		// context of its own.
 		s.active[i] = err != nil && ctx.Err() != nil
-		s.record(f, "stop", op, err)
+		s.record(f, "stop", op, cutShort(ctx, err))
 		return
 	}
 	op, err := f.Start(ctx, s.Cluster, s.Rng)
 	s.active[i] = err == nil || op.F != ""
-	s.record(f, "start", op, err)
-}
-
-// finish stops every active fault, then heals every family, with a bound
-// of its own since ctx may be over.
-func (s *scheduleRun) finish(ctx context.Context) error {
-	timeout := s.HealTimeout
-	if timeout <= 0 {
-		timeout = 2 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
-	for i, f := range s.Faults {
-		if s.active[i] {
-			op, err := f.Stop(ctx, s.Cluster)
-			s.record(f, "stop", op, err)
-		}
-	}
-	families := make([]string, len(s.Faults))
-	for i, f := range s.Faults {
-		families[i] = f.Name()
-	}
-	err := HealAll(ctx, s.Cluster, s.Faults)
-	value := map[string]any{"faults": families}
-	if err != nil {
-		value["error"] = err.Error()
-		s.log().Error("nemesis: heal failed; nodes may be left faulty", "err", err)
-	}
-	s.nemesis(history.FHeal, value)
-	return err
+	s.record(f, "start", op, cutShort(ctx, err))
 }
 
 // record writes a transition, or a fault's error, into the history. A

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,16 +18,24 @@ import (
 )
 
 // stepTime is a TimeSource driven by the test: every After is handed to
-// the test on waits, and its time passes when the test fires it.
+// the test on waits, and its time passes when the test fires it (or calls
+// advance). AfterFunc's functions run, in the goroutine that moves the
+// time, once it reaches theirs.
 type stepTime struct {
-	mu    sync.Mutex
-	now   time.Time
-	waits chan stepWait
+	mu     sync.Mutex
+	now    time.Time
+	waits  chan stepWait
+	timers []*stepTimer
 }
 
 type stepWait struct {
 	d    time.Duration
 	fire func()
+}
+
+type stepTimer struct {
+	at time.Time
+	f  func()
 }
 
 func newStepTime() *stepTime {
@@ -41,14 +50,45 @@ func (s *stepTime) Now() time.Time {
 
 func (s *stepTime) After(d time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
-	s.waits <- stepWait{d: d, fire: func() {
-		s.mu.Lock()
-		s.now = s.now.Add(d)
-		now := s.now
-		s.mu.Unlock()
-		ch <- now
-	}}
+	s.waits <- stepWait{d: d, fire: func() { ch <- s.advance(d) }}
 	return ch
+}
+
+func (s *stepTime) AfterFunc(d time.Duration, f func()) func() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := &stepTimer{at: s.now.Add(d), f: f}
+	s.timers = append(s.timers, t)
+	return func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		i := slices.Index(s.timers, t)
+		if i >= 0 {
+			s.timers = slices.Delete(s.timers, i, i+1)
+		}
+		return i >= 0
+	}
+}
+
+// advance moves the time d on, runs the functions whose time has come, and
+// returns the new time.
+func (s *stepTime) advance(d time.Duration) time.Time {
+	s.mu.Lock()
+	s.now = s.now.Add(d)
+	now := s.now
+	var due []*stepTimer
+	s.timers = slices.DeleteFunc(s.timers, func(t *stepTimer) bool {
+		if t.at.After(now) {
+			return false
+		}
+		due = append(due, t)
+		return true
+	})
+	s.mu.Unlock()
+	for _, t := range due {
+		t.f()
+	}
+	return now
 }
 
 // scriptFault is a fault family that records its calls in a shared log,

@@ -67,7 +67,7 @@ func (r *goldenRemote) take() []string {
 }
 
 // goldenCluster is a cluster of goldenRemotes over a real chaos-node DB
-// whose Ready is simulated by liveDB.
+// whose Up is simulated by liveDB.
 func goldenCluster(nodes []db.Node) (*Cluster, *liveDB, map[string]*goldenRemote) {
 	d := &liveDB{DB: &db.ChaosNode{Binary: "/build/chaos", Upload: true, Layout: db.DefaultLayout(), Nodes: nodes},
 		silent: map[string]bool{}}
@@ -111,7 +111,7 @@ func (d *liveDB) set(n db.Node, silent bool) {
 	}
 }
 
-func (d *liveDB) Ready(_ context.Context, n db.Node) error {
+func (d *liveDB) Up(_ context.Context, n db.Node) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.silent[n.Name] {

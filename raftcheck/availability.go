@@ -26,8 +26,9 @@ const (
 	DefaultGap           = time.Second
 )
 
-// isHeal reports whether a nemesis op with function f ends a fault; every
-// other nemesis op is taken to start one.
+// isHeal reports whether a nemesis op with function f is one that ends
+// faults; each gets a Recovery in the details. Which of them is the final
+// heal is faultsEnd's to say.
 func isHeal(f string) bool {
 	switch f {
 	case history.FStopPartition, history.FStart, history.FResume, history.FClockReset, history.FStopPacket, history.FHeal:
@@ -81,8 +82,10 @@ type AvailabilityDetails struct {
 // Leaderless windows come from events (wall time, see [Leaderless]);
 // client-visible unavailability windows and recoveries come from h
 // (history time). The verdict is about liveness after the final heal: the
-// first heal op after the last fault-starting nemesis op (or, without any
-// nemesis op, the start of the history). Valid: a client op completed ok
+// op that ended the last fault still active, after which none was active
+// until the end (see faultsEnd; a fault that failed to stop ends only at
+// the heal), or, when no fault began, the first heal op or the start of
+// the history. Valid: a client op completed ok
 // within RecoveryBound of it. Invalid: the first ok came later than that,
 // or none came although the history went on for RecoveryBound. Unknown: no
 // ok came but the history ended too soon to tell, the last fault was never
@@ -106,17 +109,12 @@ func Availability(events []eventlog.Event, h history.History, opts AvailabilityO
 	}
 	oks := okTimes(h)
 	d.Unavailable = clientWindows(oks, h[0].Time, h[len(h)-1].Time, opts.Gap)
-	lastFault := -1
-	for i, op := range h {
-		if op.Process.IsNemesis() && op.Type != history.Invoke && !isHeal(op.F) {
-			lastFault = i
-		}
-	}
+	end, lastFault := faultsEnd(h)
 	for i, op := range h {
 		if op.Process.IsNemesis() && op.Type != history.Invoke && isHeal(op.F) {
 			r := recovery(op, oks)
 			d.Recoveries = append(d.Recoveries, r)
-			if i > lastFault && d.FinalHeal == nil {
+			if d.FinalHeal == nil && (i == end || lastFault < 0) {
 				d.FinalHeal = &r
 			}
 		}

@@ -29,6 +29,10 @@ type Config struct {
 	// TimeLimit is how long workers start new operations; 0 means no limit
 	// (the run ends when ctx is cancelled or MaxOps is reached).
 	TimeLimit time.Duration
+	// Stop, once closed, ends new invocations as the time limit does
+	// (operations in flight finish normally); nil means never. It lets the
+	// caller pick the end while the load runs.
+	Stop <-chan struct{}
 	// MaxOps, if positive, is how many operations the workers invoke in
 	// all before they stop.
 	MaxOps int64
@@ -145,12 +149,25 @@ func (r *Runner) Run(ctx context.Context) (Stats, error) {
 }
 
 // stopContext returns the context that tells workers to stop invoking:
-// ctx, ended by the time limit if there is one.
+// ctx, ended by the time limit if there is one, and by Stop.
 func (r *Runner) stopContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	var stop context.Context
+	var cancel context.CancelFunc
 	if r.cfg.TimeLimit > 0 {
-		return context.WithTimeout(ctx, r.cfg.TimeLimit)
+		stop, cancel = context.WithTimeout(ctx, r.cfg.TimeLimit)
+	} else {
+		stop, cancel = context.WithCancel(ctx)
 	}
-	return context.WithCancel(ctx)
+	if r.cfg.Stop != nil {
+		go func() {
+			select {
+			case <-r.cfg.Stop:
+				cancel()
+			case <-stop.Done():
+			}
+		}()
+	}
+	return stop, cancel
 }
 
 // Stats returns a snapshot of the run's progress. It is safe to call at any

@@ -224,6 +224,37 @@ func TestRunnerTimeLimitLetsTheOpInFlightFinish(t *testing.T) {
 	assert.Equal(t, history.OK, h[1].Type)
 }
 
+// TestRunnerStopLetsTheOpInFlightFinish: closing Stop ends the load as
+// the time limit does: no new invoke, and the request in flight finishes.
+func TestRunnerStopLetsTheOpInFlightFinish(t *testing.T) {
+	release, stopLoad := make(chan struct{}), make(chan struct{})
+	clients, entered := blockingClients(1, release)
+	stopped := make(chan context.Context, 1)
+	rec := newTestRecorder(t)
+	r := newTestRunner(t, Config{Clients: clients, Generator: NewSet(), Recorder: rec, Stop: stopLoad,
+		wait: func(stop context.Context) error {
+			select {
+			case stopped <- stop:
+			default:
+			}
+			return stop.Err()
+		}})
+	done := make(chan error)
+	go func() {
+		_, err := r.Run(t.Context())
+		done <- err
+	}()
+	stop := <-stopped
+	<-entered
+	close(stopLoad)
+	<-stop.Done() // stopped while the op is in flight
+	close(release)
+	require.NoError(t, <-done)
+	h := rec.Ops()
+	require.Len(t, h, 2, "one op, and no new one after Stop")
+	assert.Equal(t, history.OK, h[1].Type)
+}
+
 func TestRunnerStatsWhileRunning(t *testing.T) {
 	var clock atomic.Int64 // seconds; every reading advances it
 	now := func() time.Time { return time.Unix(clock.Add(1), 0) }

@@ -69,7 +69,7 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 	f.DurationVar(&o.CheckerTimeout, "checker-timeout", 60*time.Second, "bound on the linearizability search")
 	f.StringVar(&o.Binary, "binary", "", "binary to deploy (default: this chaos binary, or the hosts' etcd)")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout; past it the op is recorded as info")
-	f.DurationVar(&o.Recovery, "recovery", 5*time.Second, "time the healed cluster gets before the final reads")
+	f.DurationVar(&o.Recovery, "recovery", 5*time.Second, "time the healed cluster gets before the final reads; the load runs at least this long after the final heal")
 	return cmd
 }
 
