@@ -45,16 +45,14 @@ func (p *Pause) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	return p.state.start(ctx, c, rng, injection{family: "pause", f: history.FPause, targets: p.Targets, probe: p.Probe, act: pause})
 }
 
-// Stop resumes every paused node and waits until each answers. With no
-// active pause it does nothing and returns the zero Op.
+// Stop resumes every paused node and waits until each answers, except
+// those that did not answer before the pause (a node also killed stays
+// down: waiting for it would only cost UpTimeout). With no active pause
+// it does nothing and returns the zero Op.
 func (p *Pause) Stop(ctx context.Context, c *Cluster) (Op, error) {
-	resume := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
-		if err := d.Resume(ctx, r, n); err != nil {
-			return err
-		}
-		return waitUp(ctx, d, n, p.UpTimeout)
-	}
-	return p.state.stop(ctx, c, injection{family: "pause", f: history.FResume, act: resume})
+	resume := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error { return d.Resume(ctx, r, n) }
+	settle := func(ctx context.Context, d db.DB, n db.Node) error { return waitUp(ctx, d, n, p.UpTimeout) }
+	return p.state.stop(ctx, c, injection{family: "pause", f: history.FResume, act: resume, settle: settle})
 }
 
 // Heal sends SIGCONT to the daemon of every node, paused or not (a node

@@ -77,3 +77,22 @@ func TestPauseHealReachesEveryNode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Op{}, op, "healed: nothing to resume")
 }
+
+// A node that did not answer before the pause (killed, say) gets SIGCONT
+// but is not waited for: it would not answer.
+func TestPauseDoesNotWaitForANodeSilentBefore(t *testing.T) {
+	ctx := context.Background()
+	c, d, fakes := goldenCluster(fiveNodes[:3])
+	d.silent["n2"] = true
+	d.sticky = map[string]bool{"n2": true}
+	p := &Pause{Targets: []Target{TargetAll}, UpTimeout: time.Hour}
+	op, err := p.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n2"}, op.Value.(processValue).Silent)
+	for _, f := range fakes {
+		f.take()
+	}
+	_, err = p.Stop(ctx, c)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(fakes["n2"].take(), "\n"), "kill -CONT")
+}

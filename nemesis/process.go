@@ -35,6 +35,10 @@ type injection struct {
 	targets []Target
 	probe   Probe
 	act     nodeAction
+	// settle, when set, runs after act on each node that answered before
+	// the fault began: a node that was already silent (killed, say) is
+	// not waited for.
+	settle func(ctx context.Context, d db.DB, n db.Node) error
 }
 
 // nodeAction acts on node n of system d through its host's Remote r.
@@ -46,6 +50,9 @@ type processState struct {
 	mu sync.Mutex
 	// active are the nodes of the fault in effect, which Stop undoes.
 	active []db.Node
+	// silent are the names of the active nodes that did not answer before
+	// the fault began.
+	silent []string
 	// failed are the nodes a Stop could not bring back (it failed, or ran
 	// out of time); only Heal acts on them again.
 	failed []db.Node
@@ -67,7 +74,7 @@ func (s *processState) start(ctx context.Context, c *Cluster, rng *rand.Rand, in
 	probe := in.probe.withDefaults()
 	v := processValue{Nodes: names(nodes), Mode: mode}
 	v.Silent = filterNodes(nodes, func(n db.Node) bool { return !probe.answers(ctx, c.DB, n) })
-	s.active = nodes
+	s.active, s.silent = nodes, v.Silent
 	if err := actOn(ctx, c, nodes, in.act); err != nil {
 		return Op{F: in.f, Value: v}, fmt.Errorf("%s: %w", in.family, err)
 	}
@@ -79,18 +86,28 @@ func (s *processState) start(ctx context.Context, c *Cluster, rng *rand.Rand, in
 	return Op{F: in.f, Value: v}, nil
 }
 
-// stop undoes the active fault on every node it acted on and forgets it;
-// the nodes it fails on join failed.
+// stop undoes the active fault on every node it acted on (and settles
+// those that answered before it) and forgets it; the nodes it fails on
+// join failed.
 func (s *processState) stop(ctx context.Context, c *Cluster, in injection) (Op, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	nodes := s.active
-	s.active = nil
+	nodes, silent := s.active, s.silent
+	s.active, s.silent = nil, nil
 	if len(nodes) == 0 {
 		return Op{}, nil
 	}
 	op := Op{F: in.f, Value: processValue{Nodes: names(nodes)}}
-	failed, err := actOnEach(ctx, c, nodes, in.act)
+	act := in.act
+	if in.settle != nil {
+		act = func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
+			if err := in.act(ctx, d, r, n); err != nil || slices.Contains(silent, n.Name) {
+				return err
+			}
+			return in.settle(ctx, d, n)
+		}
+	}
+	failed, err := actOnEach(ctx, c, nodes, act)
 	s.failed = union(s.failed, failed)
 	if err != nil {
 		return op, fmt.Errorf("%s: %w", in.family, err)
@@ -102,7 +119,7 @@ func (s *processState) stop(ctx context.Context, c *Cluster, in injection) (Op, 
 // each once, and forgets them all. The caller holds mu.
 func (s *processState) takeAll() []db.Node {
 	nodes := union(s.active, s.failed)
-	s.active, s.failed = nil, nil
+	s.active, s.silent, s.failed = nil, nil, nil
 	return nodes
 }
 

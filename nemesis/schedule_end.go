@@ -33,8 +33,10 @@ func (s *scheduleRun) finish(ctx context.Context) error {
 	for i, f := range s.Faults {
 		families[i] = f.Name()
 		stepCtx, cancel := bounded(base, s.HealTimeout)
+		began := time.Now()
 		errs[i] = cutShort(stepCtx, HealAll(stepCtx, s.Cluster, []Fault{f}))
 		cancel()
+		s.log().Info("nemesis: healed", "family", f.Name(), "took", time.Since(began), "err", errs[i])
 	}
 	err := errors.Join(errs...)
 	value := map[string]any{"faults": families}
