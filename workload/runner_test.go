@@ -196,30 +196,7 @@ func TestRunnerCancelRecordsInFlightOpsAsInfo(t *testing.T) {
 // TestRunnerTimeLimitLetsTheOpInFlightFinish: the time limit stops new
 // invokes, but does not interrupt the request in flight.
 func TestRunnerTimeLimitLetsTheOpInFlightFinish(t *testing.T) {
-	release := make(chan struct{})
-	clients, entered := blockingClients(1, release)
-	stopped := make(chan context.Context, 1)
-	rec := newTestRecorder(t)
-	r := newTestRunner(t, Config{Clients: clients, Generator: NewSet(), Recorder: rec,
-		TimeLimit: 10 * time.Millisecond,
-		wait: func(stop context.Context) error {
-			select {
-			case stopped <- stop:
-			default:
-			}
-			return stop.Err()
-		}})
-	done := make(chan error)
-	go func() {
-		_, err := r.Run(t.Context())
-		done <- err
-	}()
-	stop := <-stopped
-	<-entered
-	<-stop.Done() // the time limit passed while the op is in flight
-	close(release)
-	require.NoError(t, <-done)
-	h := rec.Ops()
+	h := runStoppedMidOp(t, Config{TimeLimit: 10 * time.Millisecond}, func() {})
 	require.Len(t, h, 2, "one op, and no new one after the time limit")
 	assert.Equal(t, history.OK, h[1].Type)
 }
@@ -227,18 +204,29 @@ func TestRunnerTimeLimitLetsTheOpInFlightFinish(t *testing.T) {
 // TestRunnerStopLetsTheOpInFlightFinish: closing Stop ends the load as
 // the time limit does: no new invoke, and the request in flight finishes.
 func TestRunnerStopLetsTheOpInFlightFinish(t *testing.T) {
-	release, stopLoad := make(chan struct{}), make(chan struct{})
+	stopLoad := make(chan struct{})
+	h := runStoppedMidOp(t, Config{Stop: stopLoad}, func() { close(stopLoad) })
+	require.Len(t, h, 2, "one op, and no new one after Stop")
+	assert.Equal(t, history.OK, h[1].Type)
+}
+
+// runStoppedMidOp runs cfg with one worker whose op blocks; once the op is
+// in flight it calls end, waits until the runner stops invoking, then
+// lets the op finish, and returns the history.
+func runStoppedMidOp(t *testing.T, cfg Config, end func()) history.History {
+	release := make(chan struct{})
 	clients, entered := blockingClients(1, release)
 	stopped := make(chan context.Context, 1)
 	rec := newTestRecorder(t)
-	r := newTestRunner(t, Config{Clients: clients, Generator: NewSet(), Recorder: rec, Stop: stopLoad,
-		wait: func(stop context.Context) error {
-			select {
-			case stopped <- stop:
-			default:
-			}
-			return stop.Err()
-		}})
+	cfg.Clients, cfg.Generator, cfg.Recorder = clients, NewSet(), rec
+	cfg.wait = func(stop context.Context) error {
+		select {
+		case stopped <- stop:
+		default:
+		}
+		return stop.Err()
+	}
+	r := newTestRunner(t, cfg)
 	done := make(chan error)
 	go func() {
 		_, err := r.Run(t.Context())
@@ -246,13 +234,11 @@ func TestRunnerStopLetsTheOpInFlightFinish(t *testing.T) {
 	}()
 	stop := <-stopped
 	<-entered
-	close(stopLoad)
-	<-stop.Done() // stopped while the op is in flight
+	end()
+	<-stop.Done() // the runner stopped invoking while the op is in flight
 	close(release)
 	require.NoError(t, <-done)
-	h := rec.Ops()
-	require.Len(t, h, 2, "one op, and no new one after Stop")
-	assert.Equal(t, history.OK, h[1].Type)
+	return rec.Ops()
 }
 
 func TestRunnerStatsWhileRunning(t *testing.T) {
