@@ -49,10 +49,12 @@ func runEtcd(t *testing.T, testbedFlags []string, args ...string) (int, string, 
 
 // Issue 12: a default campaign against etcd on five hosts reaches a verdict,
 // valid, and its clients back off rather than fill the history with the
-// refusals of dead members; the leader is known during the run.
+// refusals of dead members; the leader is known during the run. Seed 1's
+// schedule kills a majority for half the run (besides packet loss and a
+// partition), the case that used to spin.
 func TestEtcdDefaultFaultsOnTestbed(t *testing.T) {
 	flags := etcdOnTestbed(t, "10.77.248.0/24")
-	code, out, res := runEtcd(t, flags, "--time-limit", "60s", "--seed", "42")
+	code, out, res := runEtcd(t, flags, "--time-limit", "60s", "--seed", "1")
 	if code != exitOK {
 		t.Errorf("exit %d, want 0 (valid)\n%s", code, out)
 	}
