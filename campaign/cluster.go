@@ -25,6 +25,7 @@ type cluster struct {
 	local   bool
 	workDir string   // local mode: where the nodes keep their data
 	lock    *os.File // local mode: held while this run owns the local nodes
+	reads   string   // Options.ReadConsistency, for the clients
 }
 
 // lockLocalMode takes the lock that keeps two local-mode runs on one
@@ -81,7 +82,8 @@ func Nodes(hosts []string) []db.Node {
 // connect reaches every host: locally, or over SSH in parallel. Every host
 // that cannot be reached is named in the error.
 func connect(ctx context.Context, o *Options) (*cluster, error) {
-	c := &cluster{remotes: map[string]control.Remote{}, local: len(o.Nodes) == 0, nodes: Nodes(o.Nodes)}
+	c := &cluster{remotes: map[string]control.Remote{}, local: len(o.Nodes) == 0, nodes: Nodes(o.Nodes),
+		reads: o.ReadConsistency}
 	if c.local {
 		for _, n := range c.nodes {
 			c.remotes[n.Name] = control.NewLocal(n.Name)
@@ -231,17 +233,21 @@ func (c *cluster) close(leaveRunning bool) {
 // clients makes one client per worker, bound to nodes round robin.
 func (c *cluster) clients(concurrency int) ([]workload.Client, error) {
 	return workload.BindClients(concurrency, len(c.nodes), func(i int) (workload.Client, error) {
-		return newClient(c.db, c.nodes[i])
+		return newClient(c.db, c.nodes[i], c.reads)
 	})
 }
 
-// newClient makes a client of d's own protocol for node n.
-func newClient(d db.DB, n db.Node) (workload.Client, error) {
+// newClient makes a client of d's own protocol for node n, whose reads
+// (the register's and the set's final one) follow reads, a read
+// consistency of Options: etcd's serializable range, chaos-node's stale
+// GET.
+func newClient(d db.DB, n db.Node, reads string) (workload.Client, error) {
+	weak := reads == ReadSerializable
 	switch d.(type) {
 	case *db.Etcd:
-		return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{})
+		return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{Serializable: weak})
 	case *db.ChaosNode:
-		return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{})
+		return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{StaleReads: weak})
 	}
 	return nil, fmt.Errorf("no client for %s", d.Name())
 }

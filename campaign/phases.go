@@ -102,7 +102,7 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	}
 	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
 		DurationS: time.Since(r.started).Seconds(), Interrupted: interrupted,
-		Nemesis: nemesisSummary(h, unavailable)}
+		Nemesis: nemesisSummary(h, unavailable), Leaders: r.leaders.list()}
 	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
@@ -132,11 +132,7 @@ func (r *run) showProgress(ctx context.Context, runner *workload.Runner) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			leader, err := r.cl.leader(ctx)
-			if err != nil {
-				leader = "none"
-			}
-			p.update(runner.Stats(), r.activeFaults(), leader)
+			p.update(runner.Stats(), r.activeFaults(), r.observeLeader(ctx))
 		}
 	}
 }

@@ -60,6 +60,9 @@ type RunSummary struct {
 	DurationS   float64        `json:"duration_s"`
 	Interrupted bool           `json:"interrupted"`
 	Nemesis     NemesisSummary `json:"nemesis"`
+	// Leaders are the changes of leader seen during the load, sampled once
+	// a second; empty for a system that cannot say who leads.
+	Leaders []LeaderChange `json:"leaders"`
 }
 
 // NemesisSummary is results.json's record of the faults: every transition

@@ -21,6 +21,7 @@ type reportData struct {
 	Ops                         checker.Counts
 	Checks                      []reportCheck
 	Faults                      []reportFault
+	Leaders                     []LeaderChange
 	Unavailable                 map[string]string
 	Files                       []string
 	Visualizations              []string
@@ -49,7 +50,8 @@ func verdictClass(v checker.Validity) string {
 
 func (r *run) reportData(res Result, h history.History, unavailable map[string]string) reportData {
 	d := reportData{Name: r.o.Name, Seed: r.seed, Interrupted: res.Interrupted, Ops: res.Report.Ops,
-		Verdict: res.Valid.String(), VerdictClass: verdictClass(res.Valid), Unavailable: unavailable}
+		Verdict: res.Valid.String(), VerdictClass: verdictClass(res.Valid), Unavailable: unavailable,
+		Leaders: r.leaders.list()}
 	names := make([]string, 0, len(res.Report.Checks))
 	for n := range res.Report.Checks {
 		names = append(names, n)
@@ -104,6 +106,10 @@ code{font-size:90%}
 {{range .Faults}}<tr><td>{{printf "%.2f" .TimeS}}</td><td>{{.F}}</td><td><code>{{.Value}}</code></td></tr>{{end}}</table>
 {{else}}<p>No faults were injected.</p>{{end}}
 {{if .Unavailable}}<p>Not available in this environment:</p><ul>{{range $k, $v := .Unavailable}}<li>{{$k}}: {{$v}}</li>{{end}}</ul>{{end}}
+<h2>Leaders</h2>
+{{if .Leaders}}<table><tr><th>from (s)</th><th>leader</th></tr>
+{{range .Leaders}}<tr><td>{{printf "%.1f" .TimeS}}</td><td>{{.Leader}}</td></tr>{{end}}</table>
+{{else}}<p>This system does not say who leads.</p>{{end}}
 <h2>Files</h2><ul>{{range .Files}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>
 </body></html>
 `))

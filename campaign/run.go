@@ -78,6 +78,7 @@ type run struct {
 	histF   *os.File
 	faults  []nemesis.Fault
 	started time.Time
+	leaders leaderLog // who led during the load, sampled by the progress poller
 }
 
 func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, error) {

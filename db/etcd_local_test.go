@@ -39,6 +39,9 @@ func TestEtcdLifecycleLocally(t *testing.T) {
 	for _, n := range nodes {
 		require.NoError(t, d.Ready(ctx, n))
 	}
+	leader, err := d.Leader(ctx, nodes)
+	require.NoError(t, err, "a healthy cluster names its leader")
+	require.Contains(t, []string{"n1", "n2", "n3"}, leader)
 	require.NoError(t, d.Kill(ctx, remotes["n2"], nodes[1]))
 	require.NoError(t, d.Start(ctx, remotes["n2"], nodes[1]))
 	require.NoError(t, d.Ready(ctx, nodes[1]))

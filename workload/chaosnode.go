@@ -27,11 +27,11 @@ type ChaosNodeOptions struct {
 	// ReadConcurrency bounds the GETs in flight during a final set read; 0
 	// means DefaultReadConcurrency.
 	ReadConcurrency int
-	// Pause is called after the node refused a request (no connection, or
-	// 503: no leader, not applied), before the outcome is returned, so that
-	// a worker bound to a node that cannot serve does not spin; nil waits
-	// 20 ms or until ctx ends.
-	Pause func(ctx context.Context)
+	// StaleReads makes every read (the register's reads and the set's
+	// final read) a stale one (?stale=true): answered by the node from its
+	// own store, without asking the leader, so it may miss recent writes.
+	// By default reads are linearizable.
+	StaleReads bool
 }
 
 // ChaosNodeClient is a Client of one chaos-node, over its HTTP/JSON API
@@ -40,7 +40,8 @@ type ChaosNodeOptions struct {
 // s<v>.
 //
 // Outcomes, in short: a 200 is ok, and so is a read answered 404 (the key
-// is absent: the value is nil); a 503 (no leader, not applied) is fail; a
+// is absent: the value is nil); a 503 (no leader, not applied) is fail,
+// and Unavailable, as is a connection refused (see dialFailed); a
 // cas answered 409 is fail (mismatch); another 4xx means chaos sent a bad
 // request and is fail with the error; anything else (504, another status, a
 // timeout, a lost connection) is info for writes and fail for reads, since
@@ -54,7 +55,7 @@ type ChaosNodeClient struct {
 	id        uint64
 	seq       uint64 // the last write's seq; one worker at a time, so not atomic
 	readers   int
-	pause     func(context.Context)
+	stale     bool
 }
 
 // NewChaosNodeClient returns a client of the chaos-node named node serving
@@ -66,10 +67,7 @@ func NewChaosNodeClient(node, addr string, opts ChaosNodeOptions) (*ChaosNodeCli
 	if opts.ReadConcurrency < 0 {
 		return nil, fmt.Errorf("chaos-node client for %s: read concurrency %d is negative", node, opts.ReadConcurrency)
 	}
-	c := &ChaosNodeClient{node: node, id: opts.ClientID, readers: opts.ReadConcurrency, pause: opts.Pause}
-	if c.pause == nil {
-		c.pause = pauseAfterRefusal
-	}
+	c := &ChaosNodeClient{node: node, id: opts.ClientID, readers: opts.ReadConcurrency, stale: opts.StaleReads}
 	for c.id == 0 {
 		c.id = rand.Uint64()
 	}
@@ -126,13 +124,16 @@ func (c *ChaosNodeClient) do(ctx context.Context, op Op) history.Outcome {
 // chaosNodeSetKey is the key that holds set element v.
 func chaosNodeSetKey(v int64) string { return "s" + strconv.FormatInt(v, 10) }
 
-// read performs a linearizable GET of key. Any failure is fail: a read
-// changes nothing, so not knowing its answer means it did not happen.
+// read performs a GET of key, linearizable unless c.stale. Any failure is
+// fail: a read changes nothing, so not knowing its answer means it did not
+// happen.
 func (c *ChaosNodeClient) read(ctx context.Context, key string) history.Outcome {
-	s, found, err := c.api.Get(ctx, key, false)
+	s, found, err := c.api.Get(ctx, key, c.stale)
 	switch {
 	case err != nil:
-		return failf("read %s: %v", key, c.refused(ctx, err))
+		out := failf("read %s: %v", key, transportCause(err))
+		out.Unavailable = nodeRefused(err)
+		return out
 	case !found:
 		return history.Outcome{Type: history.OK}
 	}
@@ -145,7 +146,7 @@ func (c *ChaosNodeClient) read(ctx context.Context, key string) history.Outcome 
 
 // put writes value to key.
 func (c *ChaosNodeClient) put(ctx context.Context, key, value string) history.Outcome {
-	err := c.refused(ctx, c.api.Put(ctx, key, value, c.sign()))
+	err := transportCause(c.api.Put(ctx, key, value, c.sign()))
 	if err == nil {
 		return history.Outcome{Type: history.OK}
 	}
@@ -154,7 +155,7 @@ func (c *ChaosNodeClient) put(ctx context.Context, key, value string) history.Ou
 
 // cas sets key to to if it holds from.
 func (c *ChaosNodeClient) cas(ctx context.Context, key string, from, to int64) history.Outcome {
-	err := c.refused(ctx, c.api.CAS(ctx, key, strconv.FormatInt(from, 10), strconv.FormatInt(to, 10), c.sign()))
+	err := transportCause(c.api.CAS(ctx, key, strconv.FormatInt(from, 10), strconv.FormatInt(to, 10), c.sign()))
 	var ae *nodeapi.Error
 	switch {
 	case err == nil:
@@ -169,16 +170,21 @@ func (c *ChaosNodeClient) cas(ctx context.Context, key string, from, to int64) h
 // node said it was not applied (503) or refused it as malformed (4xx: a bug
 // in chaos, said in the error), info otherwise. A transport error is info,
 // except a failure to connect at all (see dialFailed): a killed node's
-// refused connections would otherwise flood the history with unknowns.
+// refused connections would otherwise flood the history with unknowns. A
+// 503 and a refused connection are also Unavailable.
 func writeFailure(what string, err error) history.Outcome {
 	var ae *nodeapi.Error
 	switch {
 	case dialFailed(err):
-		return failf("%s: %v; not sent", what, err)
+		out := failf("%s: %v; not sent", what, err)
+		out.Unavailable = true
+		return out
 	case !errors.As(err, &ae):
 		return history.Outcome{Type: history.Info, Error: fmt.Sprintf("%s: %v; outcome unknown", what, err)}
 	case ae.Status == http.StatusServiceUnavailable:
-		return failf("%s: %s", what, ae)
+		out := failf("%s: %s", what, ae)
+		out.Unavailable = true
+		return out
 	case ae.Status >= 400 && ae.Status < 500 && ae.Status != http.StatusConflict:
 		return failf("%s: refused: %s (a bug in chaos's request)", what, ae)
 	}
@@ -208,18 +214,20 @@ func current(e *nodeapi.Error) string {
 	return strconv.Quote(*e.Value)
 }
 
-// refused pauses the worker when the node refused a request (no
-// connection, or 503: no leader, not applied; see ChaosNodeOptions.Pause)
-// and returns err, with a transport error stripped of the method and URL,
-// which the caller says.
-func (c *ChaosNodeClient) refused(ctx context.Context, err error) error {
+// transportCause strips a transport error of the method and URL, which
+// the caller says; other errors are returned as they are.
+func transportCause(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var ae *nodeapi.Error
-	if dialFailed(err) || errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable {
-		c.pause(ctx)
+		return ue.Err
 	}
 	return err
+}
+
+// nodeRefused reports whether err says the node did not take the request
+// at all: no connection could be made, or it answered 503 (no leader, not
+// applied). Such an outcome is Unavailable, and its worker backs off.
+func nodeRefused(err error) bool {
+	var ae *nodeapi.Error
+	return dialFailed(err) || errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable
 }

@@ -10,8 +10,8 @@ import (
 	"chaos/history"
 )
 
-// readSet performs the set workload's final read: a linearizable GET of
-// every attempted element's key, at most c.readers at a time. 200 means
+// readSet performs the set workload's final read: a GET of every attempted
+// element's key (linearizable unless c.stale), at most c.readers at a time. 200 means
 // present and 404 absent; any other answer makes the whole read fail (with
 // the first error), as a read that missed an element proves nothing. The
 // ok value is the sorted list of present elements.
@@ -45,7 +45,9 @@ func (c *ChaosNodeClient) readSet(ctx context.Context, attempted []int64) histor
 		first = fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	if first != nil {
-		return failf("final read of %d elements: %v", len(attempted), first)
+		out := failf("final read of %d elements: %v", len(attempted), first)
+		out.Unavailable = nodeRefused(first)
+		return out
 	}
 	elements := make([]int64, 0, len(attempted)) // [] rather than null when empty
 	for i, p := range present {
@@ -60,9 +62,9 @@ func (c *ChaosNodeClient) readSet(ctx context.Context, attempted []int64) histor
 // readElement reports whether set element v is present.
 func (c *ChaosNodeClient) readElement(ctx context.Context, v int64) (bool, error) {
 	key := chaosNodeSetKey(v)
-	_, found, err := c.api.Get(ctx, key, false)
+	_, found, err := c.api.Get(ctx, key, c.stale)
 	if err != nil {
-		return false, fmt.Errorf("read %s: %w", key, c.refused(ctx, err))
+		return false, fmt.Errorf("read %s: %w", key, transportCause(err))
 	}
 	return found, nil
 }

@@ -37,6 +37,12 @@ type Op struct {
 //   - history.Info: unknown (a timeout, a lost connection, a 5xx that may
 //     have applied). Reads may answer Fail instead, as they change nothing.
 //
+// Whatever the type, Do sets the outcome's Unavailable when the node did
+// not take the request at all (the connection was refused, it answered
+// that it has no leader or is not ready): the worker then backs off before
+// its next operation (see Backoff), which is the only retry policy a
+// client needs.
+//
 // Do returns when ctx is done at the latest. The outcome's Node names the
 // node that served the request. A Client is used by one worker at a time.
 type Client interface {

@@ -1,10 +1,8 @@
 package workload
 
 import (
-	"context"
 	"errors"
 	"net"
-	"time"
 )
 
 // dialFailed reports whether err is the failure to open a connection.
@@ -14,21 +12,4 @@ import (
 func dialFailed(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// refusalPause is how long a client waits after its node refused a
-// connection or answered that it cannot serve (no leader), as a
-// reconnecting client would: without it, workers bound to a killed or
-// partitioned node spin, filling the history with thousands of failures a
-// second.
-const refusalPause = 20 * time.Millisecond
-
-// pauseAfterRefusal waits refusalPause, or until ctx ends.
-func pauseAfterRefusal(ctx context.Context) {
-	t := time.NewTimer(refusalPause)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

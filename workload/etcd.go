@@ -71,6 +71,10 @@ type EtcdOptions struct {
 //     any gRPC code not known to mean a refusal, a connection lost after the
 //     request was sent, ctx ending, and a 200 whose body is not an etcd
 //     answer.
+//
+// Whatever its type, an outcome is Unavailable (its worker backs off) when
+// the member did not take the request: the dial failed, or etcd answered
+// that it has no leader or is not ready (see etcdStatusError.unavailable).
 type EtcdClient struct {
 	node         string
 	base         string // endpoint URL + etcdGatewayPath, no trailing slash
@@ -187,7 +191,7 @@ func (c *EtcdClient) read(ctx context.Context, key string) history.Outcome {
 	var resp etcdRangeResponse
 	req := etcdRangeRequest{Key: []byte(k), Serializable: c.serializable}
 	if err := c.call(ctx, "/kv/range", req, &resp); err != nil {
-		return etcdFailf("etcd range %s: %v", k, err)
+		return etcdReadFailure(fmt.Errorf("etcd range %s: %w", k, err))
 	}
 	if len(resp.Kvs) == 0 {
 		return history.Outcome{Type: history.OK, Value: (*int64)(nil)}
@@ -208,7 +212,7 @@ func (c *EtcdClient) readSet(ctx context.Context) history.Outcome {
 	req := etcdRangeRequest{Key: dir, RangeEnd: etcdPrefixEnd(dir), Serializable: c.serializable}
 	var resp etcdRangeResponse
 	if err := c.call(ctx, "/kv/range", req, &resp); err != nil {
-		return etcdFailf("etcd range %s*: %v", dir, err)
+		return etcdReadFailure(fmt.Errorf("etcd range %s*: %w", dir, err))
 	}
 	elements := make([]int64, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
@@ -251,7 +255,8 @@ func (c *EtcdClient) cas(ctx context.Context, key string, ev [2]int64) history.O
 }
 
 // etcdMutationOutcome is the outcome of a write, cas or add that got err:
-// Fail when etcd certainly did not apply it, else Info.
+// Fail when etcd certainly did not apply it, else Info; Unavailable when
+// etcdUnavailable says so.
 func etcdMutationOutcome(value any, err error) history.Outcome {
 	t := history.Info
 	var notSent *etcdNotSentError
@@ -259,7 +264,24 @@ func etcdMutationOutcome(value any, err error) history.Outcome {
 	if errors.As(err, &notSent) || (errors.As(err, &status) && status.refused()) {
 		t = history.Fail
 	}
-	return history.Outcome{Type: t, Value: value, Error: err.Error()}
+	return history.Outcome{Type: t, Value: value, Error: err.Error(), Unavailable: etcdUnavailable(err)}
+}
+
+// etcdReadFailure is the outcome of a read that got err: Fail, as a read
+// changes nothing; Unavailable when etcdUnavailable says so.
+func etcdReadFailure(err error) history.Outcome {
+	return history.Outcome{Type: history.Fail, Error: err.Error(), Unavailable: etcdUnavailable(err)}
+}
+
+// etcdUnavailable reports whether err says the member did not take the
+// request at all, so that its worker backs off: no connection could be
+// made, or etcd answered that it has no leader or is not ready to serve
+// (see etcdStatusError.unavailable).
+func etcdUnavailable(err error) bool {
+	var notSent *etcdNotSentError
+	var status *etcdStatusError
+	return errors.As(err, &notSent) && dialFailed(notSent.err) ||
+		errors.As(err, &status) && status.unavailable()
 }
 
 func etcdFailf(format string, args ...any) history.Outcome {
@@ -440,6 +462,21 @@ func etcdParseStatusError(httpStatus int, body []byte) *etcdStatusError {
 		msg = b.Error
 	}
 	return &etcdStatusError{HTTPStatus: httpStatus, Code: *b.Code, Message: msg}
+}
+
+// unavailable reports whether e says the member cannot serve requests
+// now, whatever the request: "etcdserver: no leader" and "raft proposal
+// dropped" (no leader known, or leadership moving), "etcdserver: not
+// capable" (the cluster version is not settled yet) and "etcdserver: too
+// many requests" (applying lags committing). Each is a refusal (see
+// refused); the others refused() names are about the request itself.
+func (e *etcdStatusError) unavailable() bool {
+	switch e.Message {
+	case "etcdserver: no leader", "raft proposal dropped",
+		"etcdserver: not capable", "etcdserver: too many requests":
+		return true
+	}
+	return false
 }
 
 // gRPC status codes (google.golang.org/grpc/codes) that etcdStatusError.refused names.

@@ -411,6 +411,9 @@ func TestEtcdConnectionRefused(t *testing.T) {
 		if o.Type != history.Fail || !strings.Contains(o.Error, "connection refused") {
 			t.Errorf("%s %q: outcome %v, error %q; want fail, connection refused", tt.op.F, tt.op.Key, o.Type, o.Error)
 		}
+		if !o.Unavailable {
+			t.Errorf("%s %q: a refused connection is not Unavailable", tt.op.F, tt.op.Key)
+		}
 	}
 }
 
@@ -662,5 +665,42 @@ func etcdRealCheckErrors(t *testing.T, ctx context.Context, c *EtcdClient) {
 	}
 	if o := etcdMutationOutcome(int64(1), err); o.Type != history.Fail {
 		t.Errorf("put without key: outcome %v, want fail", o.Type)
+	}
+}
+
+// An outcome is Unavailable when the member did not take the request: it
+// has no leader or is not ready (or no connection was made: see
+// TestEtcdConnectionRefused). Requests it took, or refused for what they
+// were, are not, whatever their type.
+func TestEtcdUnavailable(t *testing.T) {
+	read, write := Op{F: history.FRead, Key: "k1"}, Op{F: history.FWrite, Key: "k1", Value: int64(42)}
+	tests := []struct {
+		op     Op
+		status int
+		body   string
+		want   bool
+	}{
+		{write, 503, etcdErrBody(14, "etcdserver: no leader"), true},
+		{read, 503, etcdErrBody(14, "etcdserver: no leader"), true},
+		{write, 500, etcdErrBody(2, "raft proposal dropped"), true},
+		{write, 503, etcdErrBody(14, "etcdserver: not capable"), true},
+		{Op{F: history.FAdd, Value: int64(7)}, 500, etcdErrBody(2, "etcdserver: too many requests"), true},
+		{Op{F: history.FRead}, 503, etcdErrBody(14, "etcdserver: no leader"), true},
+		{write, 503, etcdErrBody(14, "etcdserver: request timed out"), false},
+		{read, 503, etcdErrBody(14, "etcdserver: request timed out"), false},
+		{write, 503, etcdErrBody(14, "etcdserver: leader changed"), false},
+		{write, 400, etcdErrBody(3, "etcdserver: request is too large"), false},
+		{write, 429, etcdErrBody(8, "etcdserver: mvcc: database space exceeded"), false},
+		{write, 404, "404 page not found\n", false},
+		{Op{F: history.FCAS, Key: "k1", Value: [2]int64{5, 6}}, 200, "{" + etcdOKHeader + "}", false},
+		{write, 200, "{" + etcdOKHeader + "}", false},
+	}
+	for _, tt := range tests {
+		g := newEtcdFakeGateway(t, tt.status, tt.body)
+		c := newTestEtcdClient(t, g.srv.URL, EtcdOptions{})
+		if got := c.Do(context.Background(), tt.op); got.Unavailable != tt.want {
+			t.Errorf("%s answered %d %s: %v (%s), Unavailable %v; want %v",
+				tt.op.F, tt.status, tt.body, got.Type, got.Error, got.Unavailable, tt.want)
+		}
 	}
 }

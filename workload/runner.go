@@ -42,8 +42,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	Generator      Generator
 	Recorder       *history.Recorder
-	// Seed seeds every worker's randomness: worker i draws from a PCG
-	// seeded with (Seed, i).
+	// Seed seeds every worker's randomness: worker i draws its operations
+	// from a PCG seeded with (Seed, i), and its Backoff's jitter from one
+	// seeded with (Seed, i|backoffStream), so that how often a node refused
+	// does not change which operations a worker invokes.
 	Seed uint64
 	// Now is the clock Stats.Elapsed is measured on; nil means time.Now.
 	// The recorder has its own clock, and TimeLimit and the rate are
@@ -53,6 +55,9 @@ type Config struct {
 	// wait, if set, replaces the rate limiter: it is called before each
 	// invoke and an error stops the worker. For tests.
 	wait func(context.Context) error
+	// sleep, if set, replaces the timer of every worker's Backoff. For
+	// tests.
+	sleep func(context.Context, time.Duration)
 }
 
 func (c *Config) validate() error {

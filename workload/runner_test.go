@@ -353,3 +353,53 @@ func TestBindClientsSpreadsWorkersOverNodes(t *testing.T) {
 		assert.True(t, c.closed, "clients made before the error are closed")
 	}
 }
+
+// scriptedClient answers the outcomes of script in turn, then OK.
+type scriptedClient struct {
+	script []history.Outcome
+	calls  int
+}
+
+func (c *scriptedClient) Do(context.Context, Op) history.Outcome {
+	out := history.Outcome{Type: history.OK, Node: "n1"}
+	if c.calls < len(c.script) {
+		out = c.script[c.calls]
+	}
+	c.calls++
+	return out
+}
+
+func (c *scriptedClient) Close() error { return nil }
+
+// TestRunnerBacksOffOnlyWhenTheNodeDidNotTakeTheRequest: the worker waits
+// after each Unavailable outcome, with waits that grow while they come in
+// a row and start over after a success, and never after other outcomes.
+func TestRunnerBacksOffOnlyWhenTheNodeDidNotTakeTheRequest(t *testing.T) {
+	refused := history.Outcome{Type: history.Fail, Node: "n1", Error: "connection refused", Unavailable: true}
+	noLeader := history.Outcome{Type: history.Info, Node: "n1", Error: "no leader", Unavailable: true}
+	mismatch := history.Outcome{Type: history.Fail, Node: "n1", Error: "cas mismatch"}
+	timedOut := history.Outcome{Type: history.Info, Node: "n1", Error: "timed out"}
+	ok := history.Outcome{Type: history.OK, Node: "n1"}
+	client := &scriptedClient{script: []history.Outcome{
+		ok, refused, refused, noLeader, mismatch, timedOut, refused, ok, refused, ok}}
+	var waits []time.Duration
+	var waitErrs []error
+	r := newTestRunner(t, Config{Clients: []Client{client}, Generator: NewSet(), MaxOps: 12, Seed: 4,
+		sleep: func(ctx context.Context, d time.Duration) {
+			waits = append(waits, d)
+			waitErrs = append(waitErrs, ctx.Err())
+		}})
+	stats, err := r.Run(t.Context())
+	require.NoError(t, err)
+	assert.EqualValues(t, 12, stats.Invoked)
+
+	// Ceilings: 10, 20, 40 ms for three in a row; 80 ms after a fail and
+	// an info, which neither wait nor reset; 10 ms after a success.
+	ceilings := []time.Duration{10, 20, 40, 80, 10}
+	require.Len(t, waits, len(ceilings), "one wait per Unavailable outcome: %v", waits)
+	for i, c := range ceilings {
+		c *= time.Millisecond
+		assert.True(t, waits[i] >= c/2 && waits[i] <= c, "wait %d is %v, want within [%v, %v]", i, waits[i], c/2, c)
+		assert.NoError(t, waitErrs[i], "the wait runs under a live context")
+	}
+}

@@ -1,0 +1,104 @@
+package campaign
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"chaos/db"
+	"chaos/history"
+	"chaos/workload"
+)
+
+// The log keeps one entry per change of leader, and says [] rather than
+// null when nothing was observed.
+func TestLeaderLogKeepsChanges(t *testing.T) {
+	var l leaderLog
+	assert.Equal(t, []LeaderChange{}, l.list())
+	for i, leader := range []string{"n1", "n1", noLeader, noLeader, "n3", "n3", "n1"} {
+		l.observe(time.Duration(i+1)*time.Second, leader)
+	}
+	assert.Equal(t, []LeaderChange{{1, "n1"}, {3, "none"}, {5, "n3"}, {7, "n1"}}, l.list())
+}
+
+// report.html shows the leader changes, or says the system cannot say.
+func TestReportShowsLeaders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.html")
+	require.NoError(t, writeReport(path, reportData{Name: "t", Leaders: []LeaderChange{{0.5, "n2"}, {12.25, "none"}}}))
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "<tr><td>0.5</td><td>n2</td></tr><tr><td>12.2</td><td>none</td></tr>")
+
+	require.NoError(t, writeReport(path, reportData{Name: "t"}))
+	page, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "does not say who leads")
+}
+
+// requestLog is an HTTP server that answers 200 with body and keeps each
+// request's path, query and body.
+type requestLog struct {
+	mu   sync.Mutex
+	seen []string
+	port int
+}
+
+func newRequestLog(t *testing.T, body string) *requestLog {
+	l := &requestLog{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		l.mu.Lock()
+		l.seen = append(l.seen, r.Method+" "+r.URL.RequestURI()+" "+string(b))
+		l.mu.Unlock()
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	l.port, err = strconv.Atoi(port)
+	require.NoError(t, err)
+	return l
+}
+
+func (l *requestLog) requests() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.seen, "\n")
+}
+
+// --read-consistency reaches the requests: etcd's range says serializable,
+// chaos-node's GET asks for a stale read; linearizable asks for neither.
+func TestReadConsistencyReachesTheRequest(t *testing.T) {
+	n := db.Node{Name: "n1", Addr: "127.0.0.1"}
+	read := workload.Op{F: history.FRead, Key: "k1"}
+	for _, tc := range []struct {
+		reads    string
+		etcd, cn string
+	}{
+		{ReadSerializable, `"serializable":true`, "GET /kv/k1?stale=true"},
+		{ReadLinearizable, `"serializable":false`, "GET /kv/k1 "},
+	} {
+		etcd := newRequestLog(t, `{"header":{"revision":"1"}}`)
+		c, err := newClient(&db.Etcd{ClientPort: etcd.port}, n, tc.reads)
+		require.NoError(t, err)
+		assert.Equal(t, history.OK, c.Do(t.Context(), read).Type)
+		assert.Contains(t, etcd.requests(), tc.etcd, tc.reads)
+
+		cn := newRequestLog(t, `{"value":"3"}`)
+		c, err = newClient(&db.ChaosNode{ClientPort: cn.port}, n, tc.reads)
+		require.NoError(t, err)
+		assert.Equal(t, history.OK, c.Do(t.Context(), read).Type)
+		assert.Contains(t, cn.requests(), tc.cn, tc.reads)
+	}
+}
