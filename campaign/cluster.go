@@ -14,6 +14,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/db/described"
 	"chaos/workload"
 )
 
@@ -25,6 +26,10 @@ type cluster struct {
 	local   bool
 	workDir string   // local mode: where the nodes keep their data
 	lock    *os.File // local mode: held while this run owns the local nodes
+	// readConsistency is the clients' --read-consistency.
+	readConsistency string
+	// made are every client made, for their summary in results.json.
+	made []workload.Client
 }
 
 // lockLocalMode takes the lock that keeps two local-mode runs on one
@@ -81,7 +86,8 @@ func Nodes(hosts []string) []db.Node {
 // connect reaches every host: locally, or over SSH in parallel. Every host
 // that cannot be reached is named in the error.
 func connect(ctx context.Context, o *Options) (*cluster, error) {
-	c := &cluster{remotes: map[string]control.Remote{}, local: len(o.Nodes) == 0, nodes: Nodes(o.Nodes)}
+	c := &cluster{remotes: map[string]control.Remote{}, local: len(o.Nodes) == 0, nodes: Nodes(o.Nodes),
+		readConsistency: o.ReadConsistency}
 	if c.local {
 		for _, n := range c.nodes {
 			c.remotes[n.Name] = control.NewLocal(n.Name)
@@ -102,7 +108,7 @@ func connect(ctx context.Context, o *Options) (*cluster, error) {
 	if c.local {
 		layout = LocalLayout()
 	}
-	d, err := db.New(o.DB, db.Config{Nodes: c.nodes, Layout: layout, Binary: o.Binary, Upload: !c.local, Bugs: o.Bugs})
+	d, err := o.newDB(db.Config{Nodes: c.nodes, Layout: layout, Binary: o.Binary, Upload: !c.local, Bugs: o.Bugs})
 	if err != nil {
 		c.close(false)
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
@@ -221,7 +227,11 @@ func (c *cluster) close(leaveRunning bool) {
 		_ = r.Close()
 	}
 	if c.workDir != "" && !leaveRunning {
-		_ = os.RemoveAll(filepath.Join(c.workDir, "chaos-node"))
+		system := "chaos-node"
+		if c.db != nil {
+			system = c.db.Name()
+		}
+		_ = os.RemoveAll(filepath.Join(c.workDir, system))
 	}
 	if c.lock != nil {
 		_ = c.lock.Close()
@@ -230,13 +240,18 @@ func (c *cluster) close(leaveRunning bool) {
 
 // clients makes one client per worker, bound to nodes round robin.
 func (c *cluster) clients(concurrency int) ([]workload.Client, error) {
-	return workload.BindClients(concurrency, len(c.nodes), func(i int) (workload.Client, error) {
-		return newClient(c.db, c.nodes[i])
+	clients, err := workload.BindClients(concurrency, len(c.nodes), func(i int) (workload.Client, error) {
+		return newClient(c.db, c.nodes[i], c.readConsistency)
 	})
+	c.made = append(c.made, clients...)
+	return clients, err
 }
 
 // newClient makes a client of d's own protocol for node n.
-func newClient(d db.DB, n db.Node) (workload.Client, error) {
+func newClient(d db.DB, n db.Node, readConsistency string) (workload.Client, error) {
+	if s, ok := described.From(d); ok {
+		return workload.NewDescribedClient(s, n, readConsistency)
+	}
 	switch d.(type) {
 	case *db.Etcd:
 		return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{})

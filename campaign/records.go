@@ -60,6 +60,8 @@ type RunSummary struct {
 	DurationS   float64        `json:"duration_s"`
 	Interrupted bool           `json:"interrupted"`
 	Nemesis     NemesisSummary `json:"nemesis"`
+	// Clients is there when the clients are client commands.
+	Clients *ClientsSummary `json:"clients,omitempty"`
 }
 
 // NemesisSummary is results.json's record of the faults: every transition
