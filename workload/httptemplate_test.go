@@ -238,5 +238,3 @@ func TestClassifyAnswerRules(t *testing.T) {
 		assert.Equal(t, c.want, classifyAnswer(described.OpRead, rules, c.status, []byte(c.body)), "%d %s", c.status, c.body)
 	}
 }
-
-

@@ -126,7 +126,6 @@ func TestLoadRefusesBadFiles(t *testing.T) {
 	}
 }
 
-
 func TestLoadMissingFile(t *testing.T) {
 	_, err := Load("/no/such/mydb.yaml")
 	require.EqualError(t, err, "/no/such/mydb.yaml: cannot read the description (no such file or directory); give the path of a .yaml file")

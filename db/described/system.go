@@ -151,7 +151,9 @@ func (s *System) Install(ctx context.Context, r control.Remote, n db.Node) error
 		src, dest := s.source(u), u.Dest.Expand(v)
 		upload := func() error { return r.Upload(ctx, src, dest, u.Mode.Get()) }
 		if !s.cfg.Upload {
-			upload = func() error { return s.shared.once(dest, func() error { return r.Upload(ctx, src, dest, u.Mode.Get()) }) }
+			upload = func() error {
+				return s.shared.once(dest, func() error { return r.Upload(ctx, src, dest, u.Mode.Get()) })
+			}
 		}
 		if err := upload(); err != nil {
 			return wrap(n, "upload "+dest, err)
