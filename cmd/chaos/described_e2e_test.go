@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,4 +98,71 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// crashingClient wraps the example client command so that each node's
+// first process exits at its 20th request: the run goes on past it, and
+// results.json counts the restarts.
+const crashingClient = `import importlib.util, json, os, sys
+spec = importlib.util.spec_from_file_location("client", sys.argv[1])
+client = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(client)
+mark = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crashed-" + sys.argv[2])
+node = client.Node(sys.argv[2], False)
+for n, line in enumerate(sys.stdin, 1):
+    if n == 20 and not os.path.exists(mark):
+        open(mark, "w").close()
+        sys.exit(3)
+    req = json.loads(line)
+    out = client.perform(node, req)
+    out["id"] = req["id"]
+    print(json.dumps(out), flush=True)
+`
+
+// Local mode runs a described system too; a client command that exits is
+// replaced, its operation is info, and the restarts are counted.
+func TestDescribedClientCommandRestartsLocally(t *testing.T) {
+	skipE2E(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the described end-to-end test needs python3 in CI")
+		}
+		t.Skip("needs python3")
+	}
+	dir := t.TempDir()
+	example, err := filepath.Abs(filepath.Join("..", "..", "examples", "clients", "chaos-node-client.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml, err := os.ReadFile(filepath.Join("..", "..", "examples", "systems", "chaos-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(yaml), "python3 ../clients/chaos-node-client.py --addr {client_addr} --read-consistency {read_consistency}",
+		"python3 crashing.py "+example+" {client_addr}", 1)
+	if err := os.WriteFile(filepath.Join(dir, "crashing.py"), []byte(crashingClient), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chaos-node.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	code, out, errOut := runChaos(t, 3*time.Minute, "run", "--db", filepath.Join(dir, "chaos-node.yaml"),
+		"--nemesis", "none", "--time-limit", "15s", "--store", store, "--seed", "26")
+	run, verdict := describeRun(t, store)
+	t.Logf("local chaos-node.yaml with a crashing client command: exit %d; %s", code, verdict)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, lastLines(errOut, 20))
+	}
+	r := loadResults(t, run)
+	clients, _ := r["clients"].(map[string]any)
+	if restarts, _ := clients["restarts"].(float64); restarts < 1 || restarts > 5 {
+		t.Errorf("results.json clients.restarts = %v, want 1 to 5 (one per node at most)", clients["restarts"])
+	}
+	if ops, _ := r["ops"].(map[string]any); ops["info"] == 0.0 {
+		t.Errorf("no info operation: the crashed processes' operations should be info")
+	}
+	if out, _ := exec.Command("pgrep", "-f", "crashing.py "+example).CombinedOutput(); len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("client processes left behind:\n%s", out)
+	}
 }

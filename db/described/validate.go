@@ -82,17 +82,17 @@ func (v validator) uploads() *Error {
 }
 
 func (v validator) probes() *Error {
-	if err := v.probe("up", v.d.Up, true); err != nil {
+	if err := v.probe("up", v.d.Up); err != nil {
 		return err
 	}
 	if v.d.Ready != nil {
-		return v.probe("ready", *v.d.Ready, true)
+		return v.probe("ready", *v.d.Ready)
 	}
 	return nil
 }
 
 // probe checks that c is exactly one kind of check.
-func (v validator) probe(key string, c Check, required bool) *Error {
+func (v validator) probe(key string, c Check) *Error {
 	at := []string{key}
 	kinds := 0
 	for _, set := range []bool{c.HTTP.IsSet(), c.TCP != "", c.Command.IsSet()} {
@@ -101,12 +101,14 @@ func (v validator) probe(key string, c Check, required bool) *Error {
 		}
 	}
 	switch {
-	case kinds == 0 && required:
+	case kinds == 0:
 		return v.at(at, "no %s; add %s: {http: /path} (a GET that answers 200), {tcp: client} or {command: ...} to tell that a node answers", key, key)
 	case kinds > 1:
 		return v.at(at, "%s has more than one of http, tcp and command; keep one", key)
 	case !c.HTTP.IsSet() && (c.Status != 0 || c.BodyContains != ""):
 		return v.at(at, "%s has status or body_contains without http; they check an http answer", key)
+	case c.Status != 0 && (c.Status < 100 || c.Status > 599):
+		return v.at(append(at, "status"), "%s.status %d is not an HTTP status code; write one such as 200", key, c.Status)
 	case c.TCP != "":
 		if _, err := v.d.tcpPort(c.TCP); err != nil {
 			return v.at(append(at, "tcp"), "%s.tcp: %v", key, err)
