@@ -14,6 +14,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/db/described"
 	"chaos/workload"
 )
 
@@ -25,7 +26,10 @@ type cluster struct {
 	local   bool
 	workDir string   // local mode: where the nodes keep their data
 	lock    *os.File // local mode: held while this run owns the local nodes
-	reads   string   // Options.ReadConsistency, for the clients
+	// readConsistency is the clients' --read-consistency.
+	readConsistency string
+	// made are every client made, for their summary in results.json.
+	made []workload.Client
 }
 
 // lockLocalMode takes the lock that keeps two local-mode runs on one
@@ -83,7 +87,7 @@ func Nodes(hosts []string) []db.Node {
 // that cannot be reached is named in the error.
 func connect(ctx context.Context, o *Options) (*cluster, error) {
 	c := &cluster{remotes: map[string]control.Remote{}, local: len(o.Nodes) == 0, nodes: Nodes(o.Nodes),
-		reads: o.ReadConsistency}
+		readConsistency: o.ReadConsistency}
 	if c.local {
 		for _, n := range c.nodes {
 			c.remotes[n.Name] = control.NewLocal(n.Name)
@@ -104,7 +108,7 @@ func connect(ctx context.Context, o *Options) (*cluster, error) {
 	if c.local {
 		layout = LocalLayout()
 	}
-	d, err := db.New(o.DB, db.Config{Nodes: c.nodes, Layout: layout, Binary: o.Binary, Upload: !c.local, Bugs: o.Bugs})
+	d, err := o.newDB(db.Config{Nodes: c.nodes, Layout: layout, Binary: o.Binary, Upload: !c.local, Bugs: o.Bugs})
 	if err != nil {
 		c.close(false)
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
@@ -223,7 +227,11 @@ func (c *cluster) close(leaveRunning bool) {
 		_ = r.Close()
 	}
 	if c.workDir != "" && !leaveRunning {
-		_ = os.RemoveAll(filepath.Join(c.workDir, "chaos-node"))
+		system := "chaos-node"
+		if c.db != nil {
+			system = c.db.Name()
+		}
+		_ = os.RemoveAll(filepath.Join(c.workDir, system))
 	}
 	if c.lock != nil {
 		_ = c.lock.Close()
@@ -232,16 +240,21 @@ func (c *cluster) close(leaveRunning bool) {
 
 // clients makes one client per worker, bound to nodes round robin.
 func (c *cluster) clients(concurrency int) ([]workload.Client, error) {
-	return workload.BindClients(concurrency, len(c.nodes), func(i int) (workload.Client, error) {
-		return newClient(c.db, c.nodes[i], c.reads)
+	clients, err := workload.BindClients(concurrency, len(c.nodes), func(i int) (workload.Client, error) {
+		return newClient(c.db, c.nodes[i], c.readConsistency)
 	})
+	c.made = append(c.made, clients...)
+	return clients, err
 }
 
 // newClient makes a client of d's own protocol for node n, whose reads
 // (the register's and the set's final one) follow reads, a read
 // consistency of Options: etcd's serializable range, chaos-node's stale
-// GET.
+// GET, a described system's {read_consistency}.
 func newClient(d db.DB, n db.Node, reads string) (workload.Client, error) {
+	if s, ok := described.From(d); ok {
+		return workload.NewDescribedClient(s, n, reads)
+	}
 	weak := reads == ReadSerializable
 	switch d.(type) {
 	case *db.Etcd:

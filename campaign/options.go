@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"chaos/control"
-	"chaos/db"
+	"chaos/db/described"
 	"chaos/nemesis"
 	"chaos/workload"
 )
@@ -58,6 +58,10 @@ type Options struct {
 	Recovery time.Duration
 	// Argv is the command line, recorded in test.json.
 	Argv []string
+
+	// system is the description DB names when it is a file, loaded by
+	// validate; nil for a built-in system.
+	system *described.Description
 }
 
 // Read consistencies of Options.ReadConsistency.
@@ -72,9 +76,10 @@ func usagef(format string, args ...any) error {
 
 // validate checks the options without touching anything and fills defaults.
 func (o *Options) validate() error {
+	if err := o.validateSystem(); err != nil {
+		return err
+	}
 	switch {
-	case !db.Known(o.DB):
-		return usagef("%v", &db.UnknownSystemError{Name: o.DB})
 	case o.Workload != "register" && o.Workload != "set":
 		return usagef("--workload %q: want register or set", o.Workload)
 	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
@@ -137,7 +142,7 @@ func (o *Options) defaultName() string {
 	if nem == "" {
 		nem = "all"
 	}
-	name := o.DB + "-" + o.Workload + "-" + nem
+	name := o.systemName() + "-" + o.Workload + "-" + nem
 	if len(o.Bugs) > 0 {
 		name += "-bug-" + strings.Join(o.Bugs, "+")
 	}

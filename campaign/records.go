@@ -63,6 +63,8 @@ type RunSummary struct {
 	// Leaders are the changes of leader seen during the load, sampled once
 	// a second; empty for a system that cannot say who leads.
 	Leaders []LeaderChange `json:"leaders"`
+	// Clients is there when the clients are client commands.
+	Clients *ClientsSummary `json:"clients,omitempty"`
 }
 
 // NemesisSummary is results.json's record of the faults: every transition

@@ -58,7 +58,7 @@ func SystemNames() []string {
 type UnknownSystemError struct{ Name string }
 
 func (e *UnknownSystemError) Error() string {
-	return fmt.Sprintf("--db %q: want %s", e.Name, strings.Join(SystemNames(), " or "))
+	return fmt.Sprintf("--db %q: want %s, or a description file (PATH.yaml, see examples/systems)", e.Name, strings.Join(SystemNames(), " or "))
 }
 
 // New builds the system called name. A name the registry does not hold is

@@ -111,6 +111,10 @@ func (k *Clock) strategy() ClockStrategy {
 func (k *Clock) Available(_ context.Context, c *Cluster) error {
 	switch k.strategy() {
 	case ClockHook:
+		if _, hooks := c.DB.(db.FaultHooker); c.DB != nil && !hooks {
+			return fmt.Errorf("clock: %s has no fault hooks, and without them only the system strategy can skew its clock: "+
+				"it sets the hosts' real clocks, so it runs on real VMs only (never in local mode or on the testbed)", c.DB.Name())
+		}
 		for _, n := range c.Nodes {
 			if c.HookAddrs[n.Name] == "" {
 				return fmt.Errorf("clock: %w", errNoHooks)

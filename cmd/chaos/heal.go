@@ -13,6 +13,7 @@ import (
 	"chaos/campaign"
 	"chaos/control"
 	"chaos/db"
+	"chaos/db/described"
 	"chaos/nemesis"
 )
 
@@ -48,7 +49,7 @@ be reached or healed (one line each on stderr).`,
 	}
 	f := cmd.Flags()
 	o.hostFlags.register(f)
-	f.StringVar(&o.db, "db", "chaos-node", "system under test: "+strings.Join(db.SystemNames(), " or "))
+	f.StringVar(&o.db, "db", "chaos-node", dbFlagHelp())
 	f.StringVar(&o.dataDir, "data-dir", "", "where the nodes keep their data and pidfiles (default "+db.DefaultLayout().DataDir+", or in local mode "+campaign.LocalDataDir()+")")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on the whole heal")
 	return cmd
@@ -86,8 +87,8 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 // validate checks the flags and returns the hosts to heal, none in local
 // mode.
 func (o healOptions) validate() ([]string, error) {
-	if !db.Known(o.db) {
-		return nil, usageErrorf("%v", &db.UnknownSystemError{Name: o.db})
+	if _, err := described.Lookup(o.db); err != nil {
+		return nil, usageErrorf("%v", err)
 	}
 	if o.timeout <= 0 {
 		return nil, usageErrorf("--timeout %v: want a positive duration such as 2m", o.timeout)
@@ -131,7 +132,7 @@ func (o healOptions) newDB(nodes []db.Node) (db.DB, error) {
 	case o.local():
 		layout = campaign.LocalLayout()
 	}
-	d, err := db.New(o.db, db.Config{Nodes: nodes, Layout: layout})
+	d, err := described.Open(o.db, db.Config{Nodes: nodes, Layout: layout})
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}

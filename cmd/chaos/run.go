@@ -19,6 +19,12 @@ import (
 	"chaos/nemesis"
 )
 
+// dbFlagHelp documents --db for every command that takes it.
+func dbFlagHelp() string {
+	return "system under test: " + strings.Join(db.SystemNames(), " or ") +
+		", or a description file PATH.yaml (README \"Your own system\")"
+}
+
 type runOptions struct {
 	o       campaign.Options
 	hosts   hostFlags
@@ -50,7 +56,7 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 	f := cmd.Flags()
 	o := &ro.o
 	ro.hosts.register(f)
-	f.StringVar(&o.DB, "db", "chaos-node", "system under test: "+strings.Join(db.SystemNames(), " or "))
+	f.StringVar(&o.DB, "db", "chaos-node", dbFlagHelp())
 	f.StringVar(&o.Workload, "workload", "register", "register or set")
 	f.IntVar(&o.Keys, "keys", 10, "keys the register workload spreads over")
 	f.StringVar(&o.ReadConsistency, "read-consistency", campaign.ReadLinearizable,

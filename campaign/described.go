@@ -1,0 +1,73 @@
+package campaign
+
+import (
+	"chaos/db"
+	"chaos/db/described"
+)
+
+// Described systems (--db PATH.yaml) in a run: their description is
+// loaded while the options are validated, before any host is touched.
+
+// validateSystem checks --db: a built-in system, or a description file
+// that loads, can run the workload, and can plant the bugs asked for.
+func (o *Options) validateSystem() error {
+	desc, err := described.Lookup(o.DB)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	o.system = desc
+	if desc == nil {
+		return nil
+	}
+	if o.Workload == "register" || o.Workload == "set" { // another is refused below
+		if err := desc.Supports(o.Workload); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	if err := desc.CheckBugs(o.Bugs); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// systemName is the system's name: --db, or the description's name.
+func (o *Options) systemName() string {
+	if o.system != nil {
+		return o.system.Name
+	}
+	return o.DB
+}
+
+// newDB builds the system under test the options name.
+func (o *Options) newDB(cfg db.Config) (db.DB, error) {
+	if o.system != nil {
+		return described.New(o.system, cfg)
+	}
+	return db.New(o.DB, cfg)
+}
+
+// ClientsSummary is results.json's "clients": how the clients of a
+// described system's client command fared (docs/FORMATS.md).
+type ClientsSummary struct {
+	// Restarts counts client processes that exited, hung past the request
+	// timeout or printed an invalid answer, and were replaced.
+	Restarts int `json:"restarts"`
+}
+
+// restarter is a client that replaces failed processes of its own.
+type restarter interface{ Restarts() int }
+
+// clientsSummary sums the restarts of every client the cluster made; nil
+// when no client restarts processes (no client command).
+func (c *cluster) clientsSummary() *ClientsSummary {
+	var s *ClientsSummary
+	for _, cl := range c.made {
+		if r, ok := cl.(restarter); ok {
+			if s == nil {
+				s = &ClientsSummary{}
+			}
+			s.Restarts += r.Restarts()
+		}
+	}
+	return s
+}

@@ -1,0 +1,73 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"chaos/history"
+	"chaos/workload"
+)
+
+func describedOptions(db string) Options {
+	return Options{DB: db, Workload: "register", Keys: 10, ReadConsistency: ReadLinearizable, Concurrency: "2n",
+		TimeLimit: time.Minute, TestCount: 1, NemesisInterval: 10 * time.Second, Store: "store"}
+}
+
+// --db PATH.yaml loads the description while the options are validated:
+// its name names the test, and what it cannot do is refused there.
+func TestValidateLoadsDescriptions(t *testing.T) {
+	o := describedOptions("../examples/systems/etcd.yaml")
+	require.NoError(t, o.validate())
+	assert.Equal(t, "etcd-register-all", o.Name)
+	require.NotNil(t, o.system)
+
+	o = describedOptions("../examples/systems/etcd.yaml")
+	o.Bugs = []string{"stale-read"}
+	err := o.validate()
+	require.ErrorIs(t, err, ErrUsage)
+	assert.Contains(t, err.Error(), "etcd.yaml:15: --bug plants bugs through {bug_flags}")
+
+	o = describedOptions("../examples/systems/chaos-node.yaml")
+	o.Bugs = []string{"stale-read"}
+	require.NoError(t, o.validate(), "local mode runs described systems")
+	assert.Equal(t, "chaos-node-register-all-bug-stale-read", o.Name)
+
+	o = describedOptions("no-such.yaml")
+	err = o.validate()
+	require.ErrorIs(t, err, ErrUsage)
+	assert.Contains(t, err.Error(), "no-such.yaml: cannot read the description")
+
+	o = describedOptions("mysql")
+	require.ErrorIs(t, o.validate(), ErrUsage)
+}
+
+type restartingClient struct{ restarts int }
+
+func (c *restartingClient) Do(context.Context, workload.Op) history.Outcome {
+	return history.Outcome{Type: history.OK}
+}
+func (c *restartingClient) Close() error  { return errors.New("unused") }
+func (c *restartingClient) Restarts() int { return c.restarts }
+
+type plainClient struct{}
+
+func (plainClient) Do(context.Context, workload.Op) history.Outcome {
+	return history.Outcome{Type: history.OK}
+}
+func (plainClient) Close() error { return nil }
+
+// results.json's "clients" sums the restarts of every client made, and is
+// there only for clients that restart processes.
+func TestClientsSummary(t *testing.T) {
+	c := &cluster{}
+	assert.Nil(t, c.clientsSummary())
+	c.made = []workload.Client{plainClient{}}
+	assert.Nil(t, c.clientsSummary())
+	c.made = append(c.made, &restartingClient{restarts: 2}, &restartingClient{restarts: 3})
+	assert.Equal(t, &ClientsSummary{Restarts: 5}, c.clientsSummary())
+}

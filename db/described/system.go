@@ -1,0 +1,267 @@
+package described
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"chaos/control"
+	"chaos/db"
+)
+
+// System is a described system under test: a db.DB whose every step the
+// Description says. Nodes run as daemons started with `sh -c START` in a
+// session of their own, so kill, pause and resume signal the whole process
+// group; a node's files live in Layout.DataDir/<name>/<node>/.
+type System struct {
+	desc   *Description
+	cfg    db.Config
+	binary string       // {chaos_binary}
+	http   *http.Client // for the up and ready checks
+	ids    idCache      // the leader probe's node ids
+	// shared is the set of files uploaded already when every node shares
+	// one file system (local mode: db.Config.Upload is false): each is
+	// copied once, not by five nodes at once.
+	shared sharedUploads
+}
+
+// leaderSystem is a System whose description can say who leads.
+type leaderSystem struct{ *System }
+
+// New builds the system desc describes for cfg. A system whose start does
+// not use {bug_flags} has no planted bugs to start with.
+func New(desc *Description, cfg db.Config) (db.DB, error) {
+	if err := desc.CheckBugs(cfg.Bugs); err != nil {
+		return nil, err
+	}
+	s := &System{desc: desc, cfg: cfg, binary: cfg.Binary,
+		http: &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}}
+	if s.binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the chaos binary for {chaos_binary}: %w (pass --binary)", err)
+		}
+		s.binary = exe
+	}
+	if desc.Leader != nil {
+		return &leaderSystem{s}, nil
+	}
+	return s, nil
+}
+
+// From returns the described system d is, if it is one.
+func From(d db.DB) (*System, bool) {
+	switch s := d.(type) {
+	case *System:
+		return s, true
+	case *leaderSystem:
+		return s.System, true
+	}
+	return nil, false
+}
+
+// CheckBugs refuses planted bugs for a system whose start does not pass
+// them on with {bug_flags}.
+func (d *Description) CheckBugs(bugs []string) error {
+	if len(bugs) > 0 && !slices.Contains(d.Start.Names(), VarBugFlags) {
+		return &Error{File: d.File, Line: d.Start.Line, Msg: "--bug plants bugs through {bug_flags}, which start does not use; " +
+			"add {bug_flags} to start, or run without --bug"}
+	}
+	return nil
+}
+
+// Description is what the system was built from.
+func (s *System) Description() *Description { return s.desc }
+
+func (s *System) Name() string { return s.desc.Name }
+
+func (s *System) ClientAddr(n db.Node) string {
+	return net.JoinHostPort(n.Addr, strconv.Itoa(s.desc.Ports.Client))
+}
+
+func (s *System) nodeDir(n db.Node) string { return s.cfg.Layout.NodeDir(s.desc.Name, n) }
+
+// nodeVars are n's own variables (Variables), without {members}.
+func (s *System) nodeVars(n db.Node) Vars {
+	dir := s.nodeDir(n)
+	v := Vars{VarID: n.Name, VarAddr: n.Addr, VarClientPort: strconv.Itoa(s.desc.Ports.Client), VarClientAddr: s.ClientAddr(n),
+		VarDataDir: path.Join(dir, "data"), VarLogDir: path.Join(dir, "log"), VarBinDir: s.cfg.Layout.BinDir}
+	if p := s.desc.Ports.Peer; p != 0 {
+		v[VarPeerPort] = strconv.Itoa(p)
+		v[VarPeerAddr] = net.JoinHostPort(n.Addr, strconv.Itoa(p))
+	}
+	return v
+}
+
+// Vars are the variables of node n's templates: its own and {members}.
+func (s *System) Vars(n db.Node) Vars {
+	v := s.nodeVars(n)
+	if s.desc.Members.Each.IsSet() {
+		sep := ","
+		if s.desc.Members.Separator != nil {
+			sep = *s.desc.Members.Separator
+		}
+		each := make([]string, len(s.cfg.Nodes))
+		for i, m := range s.cfg.Nodes {
+			each[i] = s.desc.Members.Each.Expand(s.nodeVars(m))
+		}
+		v[VarMembers] = strings.Join(each, sep)
+	}
+	return v
+}
+
+func (s *System) daemon(n db.Node) db.Daemon {
+	d := db.Daemon{Dir: s.nodeDir(n), Name: "daemon", Group: true}
+	if s.desc.Pidfile.IsSet() {
+		d.Pidfile = s.desc.Pidfile.Expand(s.Vars(n))
+	}
+	return d
+}
+
+func wrap(n db.Node, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s: %w", n.Name, what, err)
+}
+
+// Install creates n's directories and uploads every file of upload.
+func (s *System) Install(ctx context.Context, r control.Remote, n db.Node) error {
+	v := s.Vars(n)
+	dirs := []string{s.nodeDir(n), v[VarDataDir], v[VarLogDir]}
+	for _, u := range s.desc.Upload {
+		dirs = append(dirs, path.Dir(u.Dest.Expand(v)))
+	}
+	q := make([]string, len(dirs))
+	for i, d := range dirs {
+		q[i] = control.ShellQuote(d)
+	}
+	if err := db.Run(ctx, r, "mkdir -p "+strings.Join(q, " ")); err != nil {
+		return wrap(n, "install", err)
+	}
+	for _, u := range s.desc.Upload {
+		src, dest := s.source(u), u.Dest.Expand(v)
+		upload := func() error { return r.Upload(ctx, src, dest, u.Mode.Get()) }
+		if !s.cfg.Upload {
+			upload = func() error {
+				return s.shared.once(dest, func() error { return r.Upload(ctx, src, dest, u.Mode.Get()) })
+			}
+		}
+		if err := upload(); err != nil {
+			return wrap(n, "upload "+dest, err)
+		}
+	}
+	return nil
+}
+
+// sharedUploads copies each file once on a file system every node shares.
+type sharedUploads struct {
+	mu   sync.Mutex
+	done map[string]bool
+}
+
+// once runs upload for dest unless an earlier call succeeded.
+func (u *sharedUploads) once(dest string, upload func() error) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.done[dest] {
+		return nil
+	}
+	if err := upload(); err != nil {
+		return err
+	}
+	if u.done == nil {
+		u.done = map[string]bool{}
+	}
+	u.done[dest] = true
+	return nil
+}
+
+// source is an upload's local file: {chaos_binary} expanded, and a
+// relative path taken from the description's directory.
+func (s *System) source(u Upload) string {
+	src := u.Src.Expand(Vars{VarChaosBinary: s.binary})
+	if !filepath.IsAbs(src) {
+		src = filepath.Join(s.desc.Dir, src)
+	}
+	return src
+}
+
+// Start runs start as a daemon: `sh -c START` in a session of its own.
+func (s *System) Start(ctx context.Context, r control.Remote, n db.Node) error {
+	var flags strings.Builder
+	for _, b := range s.cfg.Bugs {
+		flags.WriteString(" --bug " + control.ShellQuote(b))
+	}
+	cmd := s.desc.Start.ExpandShell(s.Vars(n).With(VarBugFlags, flags.String()))
+	return wrap(n, "start "+s.desc.Name, s.daemon(n).Start(ctx, r, []string{"sh", "-c", cmd}))
+}
+
+func (s *System) Kill(ctx context.Context, r control.Remote, n db.Node) error {
+	return wrap(n, "kill", s.daemon(n).Signal(ctx, r, "KILL"))
+}
+
+func (s *System) Pause(ctx context.Context, r control.Remote, n db.Node) error {
+	return wrap(n, "pause", s.daemon(n).Signal(ctx, r, "STOP"))
+}
+
+func (s *System) Resume(ctx context.Context, r control.Remote, n db.Node) error {
+	return wrap(n, "resume", s.daemon(n).Signal(ctx, r, "CONT"))
+}
+
+func (s *System) Stop(ctx context.Context, r control.Remote, n db.Node) error {
+	return wrap(n, "stop", s.daemon(n).Stop(ctx, r))
+}
+
+// Wipe runs wipe, or by default removes data_dir, log_dir and the start
+// command's output.
+func (s *System) Wipe(ctx context.Context, r control.Remote, n db.Node) error {
+	v := s.Vars(n)
+	cmd := "rm -rf " + control.ShellQuote(v[VarDataDir]) + " " + control.ShellQuote(v[VarLogDir]) + " " +
+		control.ShellQuote(s.daemon(n).LogFile())
+	if s.desc.Wipe.IsSet() {
+		cmd = s.desc.Wipe.ExpandShell(v)
+	}
+	return wrap(n, "wipe", db.Run(ctx, r, cmd))
+}
+
+// CollectLogs pulls every file of logs and the start command's output.
+func (s *System) CollectLogs(ctx context.Context, r control.Remote, n db.Node, dir string) error {
+	v := s.Vars(n)
+	files := []string{s.daemon(n).LogFile()}
+	for _, l := range s.desc.Logs {
+		files = append(files, l.Expand(v))
+	}
+	return db.Collect(ctx, r, n, dir, files...)
+}
+
+// idCache remembers which node answered the leader probe with which id:
+// a paused or cut-off leader's id still names it.
+type idCache struct {
+	mu   sync.Mutex
+	name map[string]string
+}
+
+func (c *idCache) put(id, node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.name == nil {
+		c.name = map[string]string{}
+	}
+	c.name[id] = node
+}
+
+func (c *idCache) get(id string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.name[id]
+	return n, ok
+}
