@@ -16,7 +16,7 @@ import (
 
 // etcdOnTestbed brings up five testbed hosts on subnet for the rest of the
 // test (etcd from the machine's own etcd-server package, which the hosts
-// share) and returns the flags that point `chaos run` at them. Without
+// share) and returns the arguments of a `chaos run` on them. Without
 // root, a testbed or etcd it skips, or fails when CI=true.
 func etcdOnTestbed(t *testing.T, subnet string) []string {
 	t.Helper()
@@ -25,7 +25,7 @@ func etcdOnTestbed(t *testing.T, subnet string) []string {
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "tb")
 	bedtest.Up(ctx, t, sys, testbed.Config{Dir: dir, Hosts: 5, Subnet: subnet})
-	return []string{"--db", "etcd", "--nodes-file", filepath.Join(dir, "nodes"),
+	return []string{"run", "--db", "etcd", "--nodes-file", filepath.Join(dir, "nodes"),
 		"--ssh-private-key", filepath.Join(dir, "id_ed25519"), "--known-hosts", filepath.Join(dir, "known_hosts")}
 }
 
