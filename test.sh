@@ -27,6 +27,7 @@ need openssh-server sshd     # testbed hosts and the control plane's SSH tests
 need iptables iptables       # testbed firewall checks and, later, partitions
 need sudo sudo               # the control plane's sudo and password tests
 need procps pkill            # cleanup of the control plane's test accounts
+need python3 python3         # examples/clients: the example client command of described systems
 need ansible ansible-playbook   # ansible/: the playbook run against testbed hosts
 need ansible-lint ansible-lint  # ansible/: lint
 # The apt module on the hosts needs python3-apt, which ansible does not pull in.
