@@ -15,7 +15,7 @@ import (
 // nemesisCluster is the nemesis's view of the cluster.
 func (r *run) nemesisCluster() *nemesis.Cluster {
 	return &nemesis.Cluster{Nodes: r.cl.nodes, Remotes: r.cl.remotes, DB: r.cl.db, HookAddrs: r.cl.hookAddrs(),
-		Leader: r.cl.leader, SharedClock: r.cl.local}
+		Leader: r.cl.leader, SharedClock: r.cl.local, States: r.cl.nodeStates(), Events: r.cl.nodeEvents()}
 }
 
 // pickFaults chooses the fault families: the ones asked for (each must be
@@ -69,7 +69,11 @@ func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) (time.Dura
 	if len(faults) == 0 {
 		return 0, false
 	}
-	s := &nemesis.Schedule{Faults: faults, Interval: r.o.NemesisInterval, Jitter: r.o.NemesisInterval / 2,
+	weights := make([]int, len(faults))
+	for i, f := range faults {
+		weights[i] = nemesis.FamilyWeight(f.Name())
+	}
+	s := &nemesis.Schedule{Faults: faults, Weights: weights, Interval: r.o.NemesisInterval, Jitter: r.o.NemesisInterval / 2,
 		Rng: rand.New(rand.NewPCG(r.seed, 0x6e656d)), Recorder: r.rec, Cluster: r.nemesisCluster(), Log: r.log,
 		TimeLimit: max(r.nemesisTime()-time.Since(r.start), time.Nanosecond)}
 	if err := s.Run(ctx); err != nil {

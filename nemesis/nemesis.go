@@ -13,6 +13,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/node/eventlog"
 )
 
 // Cluster is what faults act on.
@@ -32,6 +33,15 @@ type Cluster struct {
 	// clock (local mode and the testbed): the system clock strategy must
 	// never run there.
 	SharedClock bool
+	// States asks every node what it is (chaos-node's /status): role,
+	// term, leader and log indexes, by node name, for the nodes that
+	// answered; nil for a system that cannot say. The targeted faults
+	// find their roles with it (a new leader, a follower that is behind).
+	States func(ctx context.Context) (map[string]NodeState, error)
+	// Events returns the newest events of node's event log (chaos-node's
+	// events.jsonl), oldest first, from its host; nil for a system without
+	// event logs. The targeted faults watch it for votes and leaders.
+	Events func(ctx context.Context, node string) ([]eventlog.Event, error)
 }
 
 // Op is a fault transition as the history records it: F is the nemesis

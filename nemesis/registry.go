@@ -15,6 +15,11 @@ type Family struct {
 	Doc string
 	// New makes a fault of the family with its defaults.
 	New func() Fault
+	// Weight is how often the schedule picks the family, against the
+	// others' weights (see Schedule.Weights): the targeted families,
+	// which each provoke one situation that random faults rarely make,
+	// weigh more than the random ones.
+	Weight int
 	// healRank orders the families for healing (see HealFaults).
 	healRank int
 	// healers are the faults whose Heal removes all the family can leave;
@@ -28,16 +33,37 @@ type Family struct {
 func Families() []Family {
 	return []Family{
 		{Name: "kill", Doc: "SIGKILL one, a minority, a majority, all, or the leader; restart later",
-			New: func() Fault { return &Kill{} }, healRank: 4},
+			New: func() Fault { return &Kill{} }, Weight: 2, healRank: 4},
 		{Name: "pause", Doc: "SIGSTOP the same targets; SIGCONT later",
-			New: func() Fault { return &Pause{} }, healRank: 0},
+			New: func() Fault { return &Pause{} }, Weight: 2, healRank: 0},
 		{Name: "partition", Doc: "cut nodes off from each other (iptables, or chaos-node's drop list)",
-			New: func() Fault { return &Partition{} }, healRank: 1},
+			New: func() Fault { return &Partition{} }, Weight: 2, healRank: 1},
 		{Name: "clock", Doc: "bump, strobe or skew nodes' clocks (chaos-node's clock hook)",
-			New: func() Fault { return &Clock{} }, healRank: 3, healers: clockHealers},
+			New: func() Fault { return &Clock{} }, Weight: 2, healRank: 3, healers: clockHealers},
 		{Name: "packet", Doc: "loss, delay, reordering and duplication on links (tc netem, iptables or hooks)",
-			New: func() Fault { return &Packet{} }, healRank: 2},
+			New: func() Fault { return &Packet{} }, Weight: 2, healRank: 2},
+		{Name: LeaseFamily, Doc: "slow the leader's clock, then cut the leader off (leader leases; chaos-node)",
+			New: func() Fault { return &Lease{} }, Weight: 3, healRank: 3},
+		{Name: VoteRestartFamily, Doc: "crash a node right after its vote, restart it, let the old leader ask again (chaos-node)",
+			New: func() Fault { return &VoteRestart{} }, Weight: 3, healRank: 3},
+		{Name: Figure8Family, Doc: "Raft's Figure 8: old leader alone, new leader alone, old leader re-elected (chaos-node)",
+			New: func() Fault { return &Figure8{} }, Weight: 1, healRank: 3},
+		{Name: ElectionDelayFamily, Doc: "delay every link by 1.5-3 heartbeats and cut the leader off: elections race",
+			New: func() Fault { return &ElectionDelay{} }, Weight: 3, healRank: 3},
+		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill the new leader",
+			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3},
 	}
+}
+
+// FamilyWeight is the Weight of the family called name, 1 for a name the
+// registry does not hold.
+func FamilyWeight(name string) int {
+	for _, f := range Families() {
+		if f.Name == name {
+			return f.Weight
+		}
+	}
+	return 1
 }
 
 // FamilyNames returns the names of Families, in order.
@@ -66,7 +92,7 @@ func NewFault(name string) (Fault, error) {
 func FamiliesHelp() string {
 	var b strings.Builder
 	for _, f := range Families() {
-		fmt.Fprintf(&b, "  %-10s %s\n", f.Name, f.Doc)
+		fmt.Fprintf(&b, "  %-14s %s\n", f.Name, f.Doc)
 	}
 	return b.String()
 }

@@ -20,13 +20,15 @@ func TestRegistryBuildsEveryFamily(t *testing.T) {
 		assert.Equal(t, fam.Name, f.Name())
 		assert.Contains(t, FamiliesHelp(), fam.Name)
 	}
-	assert.Equal(t, []string{"kill", "pause", "partition", "clock", "packet"}, FamilyNames())
+	assert.Equal(t, []string{"kill", "pause", "partition", "clock", "packet",
+		"lease", "vote-restart", "figure8", "election-delay", "leader-cycle"}, FamilyNames())
 }
 
 func TestRegistryRefusesUnknownFamily(t *testing.T) {
 	f, err := NewFault("flood")
 	assert.Nil(t, f)
-	assert.EqualError(t, err, `unknown fault family "flood": want one of kill, pause, partition, clock, packet`)
+	assert.EqualError(t, err, `unknown fault family "flood": want one of kill, pause, partition, clock, packet, `+
+		`lease, vote-restart, figure8, election-delay, leader-cycle`)
 }
 
 // HealFaults covers every family of the registry, pause first and kill
@@ -44,5 +46,19 @@ func TestHealFaultsCoverEveryFamily(t *testing.T) {
 		}
 		assert.Equal(t, "pause", names[0])
 		assert.Equal(t, "kill", names[len(names)-1])
+	}
+}
+
+// Every family weighs something, and the targeted families weigh at least
+// as much as a random family, except figure8, whose bug chaos-node shows
+// only with one entry per append.
+func TestRegistryWeights(t *testing.T) {
+	for _, fam := range Families() {
+		assert.Positive(t, fam.Weight, fam.Name)
+		assert.Equal(t, fam.Weight, FamilyWeight(fam.Name))
+	}
+	assert.Equal(t, 1, FamilyWeight("flood"))
+	for _, name := range []string{LeaseFamily, VoteRestartFamily, ElectionDelayFamily, LeaderCycleFamily} {
+		assert.GreaterOrEqual(t, FamilyWeight(name), FamilyWeight("partition"), name)
 	}
 }

@@ -36,7 +36,7 @@ func (systemTime) AfterFunc(d time.Duration, f func()) func() bool {
 var ErrDeadline = errors.New("the schedule's deadline passed")
 
 // Schedule composes fault families over a test: every Interval (± Jitter)
-// it picks a family at random and flips it: Stop when it has an active
+// it picks a family at random, by Weights, and flips it: Stop when it has an active
 // fault, Start otherwise, so at most one fault per family is active at a
 // time. Every transition is recorded in the history.
 //
@@ -68,6 +68,11 @@ type Schedule struct {
 	// Faults are the families, each with a distinct Name. The caller keeps
 	// only those Available in the environment. They heal in this order.
 	Faults []Fault
+	// Weights, when set, holds one positive weight per fault: a flip picks
+	// fault i with probability Weights[i] over their sum. Nil picks
+	// uniformly (and draws from Rng exactly as before weights existed, so
+	// old seeds replay).
+	Weights []int
 	// Interval is the mean time between transitions (> 0); each delay is
 	// drawn uniformly from Interval ± Jitter (0 <= Jitter <= Interval).
 	Interval, Jitter time.Duration
@@ -129,6 +134,13 @@ func (s *Schedule) validate() error {
 		return fmt.Errorf("nemesis schedule: jitter %v must be within 0 and the interval %v", s.Jitter, s.Interval)
 	case s.Rng == nil || s.Recorder == nil || s.Cluster == nil:
 		return errors.New("nemesis schedule: Rng, Recorder and Cluster are required")
+	case s.Weights != nil && len(s.Weights) != len(s.Faults):
+		return fmt.Errorf("nemesis schedule: %d weights for %d faults", len(s.Weights), len(s.Faults))
+	}
+	for i, w := range s.Weights {
+		if w <= 0 {
+			return fmt.Errorf("nemesis schedule: weight %d of %s must be positive", w, s.Faults[i].Name())
+		}
 	}
 	seen := map[string]bool{}
 	for _, f := range s.Faults {
@@ -192,7 +204,7 @@ func (s *Schedule) delay() time.Duration {
 // flip stops or starts a family chosen at random, within StepTimeout and
 // until ctx ends.
 func (s *scheduleRun) flip(ctx context.Context) {
-	i := s.Rng.IntN(len(s.Faults))
+	i := s.pick()
 	f := s.Faults[i]
 	ctx, cancel := bounded(ctx, s.StepTimeout)
 	defer cancel()
@@ -235,6 +247,26 @@ func (s *scheduleRun) nemesis(f string, value any) {
 			s.recErr = err
 		}
 	}
+}
+
+// pick draws the index of the fault to flip: uniformly without Weights,
+// else by them.
+func (s *Schedule) pick() int {
+	if s.Weights == nil {
+		return s.Rng.IntN(len(s.Faults))
+	}
+	total := 0
+	for _, w := range s.Weights {
+		total += w
+	}
+	r := s.Rng.IntN(total)
+	for i, w := range s.Weights {
+		if r < w {
+			return i
+		}
+		r -= w
+	}
+	return len(s.Faults) - 1 // unreachable: r < total
 }
 
 func (s *Schedule) clock() TimeSource {

@@ -1,0 +1,178 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"chaos/node/nodeapi"
+)
+
+// targetChain is the iptables chain of the targeted faults' cuts, apart
+// from the partition family's, so that neither's Stop removes the other's
+// rules.
+const targetChain = "CHAOS-TARGET"
+
+// netCut is the network cut of a targeted fault: a Grudge that a sequence
+// reshapes as it goes (cut the leader off, then move a node across). It
+// uses chaos-node's drop lists where every node has fault hooks, else
+// iptables DROP rules in targetChain. A reshape adds the new cuts before
+// it removes the old ones, so no link that both grudges cut is ever open.
+//
+// A netCut is not safe for concurrent use; its fault serializes calls.
+type netCut struct {
+	HTTP *http.Client
+	// mech is the mechanism of the active cut, "" when none is.
+	mech   string
+	active Grudge
+}
+
+// cutMechanism is MechHooks when every node of c has fault hooks, else
+// MechIPTables (whose availability Available checks with the host probe).
+func cutMechanism(c *Cluster) string {
+	if netHooksMissing(c, partitionNames(c.Nodes)) == nil {
+		return MechHooks
+	}
+	return MechIPTables
+}
+
+// cutAvailable reports why no mechanism can cut c's network, or nil.
+func cutAvailable(ctx context.Context, c *Cluster) error {
+	if cutMechanism(c) == MechHooks {
+		return nil
+	}
+	p := &Partition{Mechanism: MechIPTables}
+	_, err := p.Choose(ctx, c)
+	return err
+}
+
+// set makes g the cut, skipping the nodes in down (killed: they have no
+// drop list to set, and their rules stay in place). g is made symmetric.
+func (n *netCut) set(ctx context.Context, c *Cluster, g Grudge, down ...string) error {
+	g = g.Symmetric()
+	if n.mech == "" {
+		n.mech = cutMechanism(c)
+	}
+	var err error
+	if n.mech == MechHooks {
+		if n.active != nil {
+			if err := n.setHooks(ctx, c, unionGrudge(n.active, g), down); err != nil {
+				return err
+			}
+		}
+		err = n.setHooks(ctx, c, g, down)
+	} else {
+		err = n.setIPTables(ctx, c, n.active, g)
+	}
+	n.active = g
+	return err
+}
+
+// heal removes the cut from every node (every mechanism when none is
+// known to be active) and forgets it.
+func (n *netCut) heal(ctx context.Context, c *Cluster) error {
+	var errs []error
+	for _, node := range c.Nodes {
+		if r := c.Remotes[node.Name]; r != nil && n.mech != MechHooks {
+			if err := iptHeal(ctx, r, targetChain); err != nil {
+				errs = append(errs, fmt.Errorf("%s: cut: %w", node.Name, err))
+			}
+		}
+		if addr := c.HookAddrs[node.Name]; addr != "" && n.mech != MechIPTables {
+			heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.HealPartition(ctx) }
+			if err := netHookHeal(n.HTTP, node.Name, addr, nodeapi.RouteHealPartition, heal); err != nil {
+				errs = append(errs, fmt.Errorf("cut: %w", err))
+			}
+		}
+	}
+	n.mech, n.active = "", nil
+	return errors.Join(errs...)
+}
+
+// setHooks sets every node's drop list to g (nodes without a grudge get
+// an empty one), except the nodes in down.
+func (n *netCut) setHooks(ctx context.Context, c *Cluster, g Grudge, down []string) error {
+	for _, node := range c.Nodes {
+		if slices.Contains(down, node.Name) {
+			continue
+		}
+		drop := append([]string{}, g[node.Name]...)
+		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetPartition(ctx, drop) }
+		if _, err := netHook(n.HTTP, node.Name, c.HookAddrs[node.Name], nodeapi.RouteSetPartition, set); err != nil {
+			return fmt.Errorf("cut: %w", err)
+		}
+	}
+	return nil
+}
+
+// setIPTables adds the rules of the links g cuts and old does not, then
+// deletes those of the links old cuts and g does not, host by host.
+func (n *netCut) setIPTables(ctx context.Context, c *Cluster, old, g Grudge) error {
+	ips, err := iptNodeIPs(ctx, c.Nodes)
+	if err != nil {
+		return fmt.Errorf("cut: %w", err)
+	}
+	for _, phase := range []struct {
+		from, minus Grudge
+		op          string
+	}{{g, old, "-A"}, {old, g, "-D"}} {
+		for _, node := range c.Nodes {
+			var cmds []string
+			for _, peer := range phase.from[node.Name] {
+				if !slices.Contains(phase.minus[node.Name], peer) {
+					rule := iptDropCmd(targetChain, ips[peer], ips[node.Name], 1)
+					cmds = append(cmds, strings.Replace(rule, " -A ", " "+phase.op+" ", 1))
+				}
+			}
+			if len(cmds) == 0 {
+				continue
+			}
+			if phase.op == "-A" {
+				cmds = append(iptEnsureCmds(targetChain), cmds...)
+			}
+			r, err := netRemote(c, node)
+			if err != nil {
+				return fmt.Errorf("cut: %w", err)
+			}
+			if err := netRun(ctx, r, "cut", cmds); err != nil {
+				return fmt.Errorf("%s: %w", node.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// value is the cut as op values record it: the grudge (nodes that drop
+// nothing left out) and "mechanism".
+func (n *netCut) value() map[string]any {
+	return partitionValue(n.active, n.mech)
+}
+
+// unionGrudge cuts every link a or b cuts.
+func unionGrudge(a, b Grudge) Grudge {
+	out := Grudge{}
+	for _, g := range []Grudge{a, b} {
+		for node, peers := range g {
+			out[node] = append(out[node], peers...)
+		}
+	}
+	return out.Symmetric()
+}
+
+// sides cuts the nodes of a off from those of b, both ways.
+func sides(a, b []string) Grudge {
+	return grudgeOf(slices.Clone(a), slices.Clone(b))
+}
+
+// cloneGrudge copies g.
+func cloneGrudge(g Grudge) Grudge {
+	out := maps.Clone(g)
+	for k, v := range out {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package nemesis
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Figure8 is the figure8 family: the sequence of Figure 8 of the Raft
+// paper, which shows why a leader must not commit an entry of an earlier
+// term by counting its replicas.
+//
+//  1. The leader L (term t) is cut off alone; the entries it appends for
+//     its clients meanwhile are on L only. Every link is slowed (DelayMS),
+//     so that the steps below land between a message and its answer.
+//  2. The others elect a leader X (term t' > t); the moment X leads, X is
+//     cut off alone in turn, its first entry, at the index of L's first
+//     lone entry, on X only.
+//  3. L rejoins the others and is elected (term t” > t'); it replicates
+//     its old entries. The moment L's commit index reaches its first lone
+//     entry, L is cut off again. A leader that committed that entry of
+//     term t by counting replicas, before any entry of its own term was on
+//     a majority, has applied an entry that X (its log ends in t' > t) can
+//     now overwrite, once the cut is moved so that X rejoins the others.
+//
+// On a correct node L commits the old entries only with an entry of t”
+// on a majority, which X can then never win against. The cut stays until
+// Stop. Op "start-figure8": {"leader", "term", "index", "lone_entries", "second_leader",
+// "second_term", "reelected_term", "commit", "links", "cut", "outcome"}.
+//
+// chaos-node shows the planted commit-old-term bug only when it sends one
+// entry per append message (--max-append-bytes 1): otherwise L's first
+// append after step 3 carries its old entries and the entry of its new
+// term together, their acknowledgement covers both, and the bug's rule
+// commits exactly what the correct one does.
+type Figure8 struct {
+	// Election is the cluster's election timeout (default 500ms); each wait
+	// of the sequence lasts 10 of them at most.
+	Election time.Duration
+	// DelayMS slows every link for the sequence (default 150).
+	DelayMS float64
+	// Pace is the sequence's clock (default: real time).
+	Pace Pace
+	// HTTP sends the fault hook requests; nil means a client with a 5 s
+	// timeout.
+	HTTP *http.Client
+
+	seq sequence
+}
+
+// Figure8Family is the figure8 family's name.
+const Figure8Family = "figure8"
+
+func (f *Figure8) Name() string { return Figure8Family }
+
+// Available needs roles (a leader and the nodes' states), a way to cut
+// the network and a way to slow links.
+func (f *Figure8) Available(ctx context.Context, c *Cluster) error {
+	if err := requireRoles(Figure8Family, c, true, false); err != nil {
+		return err
+	}
+	if err := cutAvailable(ctx, c); err != nil {
+		return wrapFamily(Figure8Family, err)
+	}
+	p := &Packet{Behavior: PacketBehavior{DelayMS: f.delayMS()}, HTTP: f.HTTP}
+	return wrapFamily(Figure8Family, p.Available(ctx, c))
+}
+
+// Start runs the sequence; see Figure8.
+func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, error) {
+	s := f.state()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	leader, term, err := leaderAndTerm(ctx, c)
+	if err != nil {
+		return Op{}, wrapFamily(Figure8Family, err)
+	}
+	v, err := s.begin()
+	if err != nil {
+		return Op{}, err
+	}
+	all := partitionNames(c.Nodes)
+	rest := others(c, leader)
+	v["leader"], v["term"] = leader, term
+	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: f.delayMS()}, amongLinks(all)); err != nil {
+		return s.op(err)
+	}
+	if err := s.cut.set(ctx, c, grudgeIsolate(all, leader)); err != nil {
+		return s.op(err)
+	}
+	return s.op(f.play(ctx, c, v, leader, term, rest))
+}
+
+// play runs steps 2 and 3 once the leader is cut off.
+func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader string, term uint64, rest []string) error {
+	s, within := &f.seq, 10*electionOf(f.Election)
+	var st map[string]NodeState
+	look := func() (bool, error) {
+		var err error
+		st, err = states(ctx, c)
+		return false, err
+	}
+	second, secondTerm := "", uint64(0)
+	if _, err := f.Pace.until(ctx, within, pollEvery, func() (bool, error) {
+		if _, err := look(); err != nil {
+			return false, err
+		}
+		second, secondTerm = leaderAmong(st, rest, term)
+		return second != "", nil
+	}); err != nil || second == "" {
+		v["outcome"] = "no second leader"
+		return err
+	}
+	index := loneIndex(st, second, rest)
+	v["second_leader"], v["second_term"], v["index"] = second, secondTerm, index
+	v["lone_entries"] = uint64(0)
+	if last := st[leader].LastIndex; last >= index {
+		v["lone_entries"] = last - index + 1
+	}
+	rejoined := append([]string{leader}, slices.DeleteFunc(slices.Clone(rest), func(n string) bool { return n == second })...)
+	if err := s.cut.set(ctx, c, sides(rejoined, []string{second})); err != nil {
+		return err
+	}
+	var reelected uint64
+	if _, err := f.Pace.until(ctx, within, pollEvery, func() (bool, error) {
+		if _, err := look(); err != nil {
+			return false, err
+		}
+		ls := st[leader]
+		if ls.Role == RoleLeader && ls.Term > secondTerm {
+			reelected = ls.Term
+		}
+		return reelected > 0 && ls.Commit >= index, nil
+	}); err != nil || reelected == 0 {
+		v["outcome"] = "the first leader was not elected again"
+		return err
+	}
+	v["reelected_term"], v["commit"] = reelected, st[leader].Commit
+	err := s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
+	v["cut"] = s.cut.value()
+	return err
+}
+
+// loneIndex is the first index that the cut-off leader may hold alone:
+// one past the longest log of rest, leaving out the new leader second,
+// whose first entry of its term is there.
+func loneIndex(st map[string]NodeState, second string, rest []string) uint64 {
+	var longest uint64
+	for _, n := range rest {
+		if n != second {
+			longest = max(longest, st[n].LastIndex)
+		}
+	}
+	return longest + 1
+}
+
+func (f *Figure8) delayMS() float64 {
+	if f.DelayMS <= 0 {
+		return 150
+	}
+	return f.DelayMS
+}
+
+// Stop heals the cut and the links.
+func (f *Figure8) Stop(ctx context.Context, c *Cluster) (Op, error) { return f.state().stop(ctx, c) }
+
+// Heal removes every cut and link fault of the targeted faults.
+func (f *Figure8) Heal(ctx context.Context, c *Cluster) error { return f.state().heal(ctx, c) }
+
+func (f *Figure8) state() *sequence { return f.seq.setup(Figure8Family, f.HTTP, 0) }

@@ -1,0 +1,91 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+)
+
+// Lease is the lease family: the leader's clock is slowed (its raft ticker
+// runs at a fraction of true time, through chaos-node's clock hook), then
+// the leader is cut off from every other node. The others elect a new
+// leader and go on writing; a leader that trusts a lease measured on its
+// own clock (raft.ReadLeaseBased) keeps believing in it for an election
+// timeout of its slow clock, many of true time, and serves reads the new
+// leader's writes made stale. That is the clock assumption of lease-based
+// reads, broken as a slow VM, a paused process or a drifting clock breaks
+// it. A correct ReadIndex read needs a quorum's answer, which the cut-off
+// leader cannot get.
+//
+// Op "start-lease": {"leader", "rate", "cut": the grudge and its
+// mechanism}; Stop heals the cut and resets the clock ("stop-lease").
+type Lease struct {
+	// Rates are the clock rates Start picks among (default 0.05, 0.1 and
+	// 0.2): at 0.1 a 500 ms lease lasts 5 s of true time.
+	Rates []float64
+	// HTTP sends the fault hook requests; nil means a client with a 5 s
+	// timeout.
+	HTTP *http.Client
+
+	seq sequence
+}
+
+// LeaseFamily is the lease family's name.
+const LeaseFamily = "lease"
+
+func (l *Lease) Name() string { return LeaseFamily }
+
+// Available needs a leader, clock hooks on every node, and a way to cut
+// the network.
+func (l *Lease) Available(ctx context.Context, c *Cluster) error {
+	if err := requireRoles(LeaseFamily, c, false, false); err != nil {
+		return err
+	}
+	if err := (&Clock{Strategy: ClockHook}).Available(ctx, c); err != nil {
+		return fmt.Errorf("%s: %w", LeaseFamily, err)
+	}
+	return wrapFamily(LeaseFamily, cutAvailable(ctx, c))
+}
+
+// Start slows the leader's clock, then cuts the leader off. When a step
+// fails, what the earlier ones did stays recorded, for Stop to undo.
+func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
+	s := l.state()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	leader, err := leaderName(ctx, c)
+	if err != nil {
+		return Op{}, wrapFamily(LeaseFamily, err)
+	}
+	v, err := s.begin()
+	if err != nil {
+		return Op{}, err
+	}
+	rates := l.Rates
+	if len(rates) == 0 {
+		rates = []float64{0.05, 0.1, 0.2}
+	}
+	rate := rates[rng.IntN(len(rates))]
+	v["leader"], v["rate"] = leader, rate
+	got, err := s.setRate(ctx, c, leader, rate)
+	v["effect"] = EffectObserved
+	if got != rate {
+		v["effect"] = EffectNotObserved
+	}
+	if err != nil {
+		return s.op(err)
+	}
+	err = s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
+	v["cut"] = s.cut.value()
+	return s.op(err)
+}
+
+// Stop heals the cut and resets the leader's clock.
+func (l *Lease) Stop(ctx context.Context, c *Cluster) (Op, error) { return l.state().stop(ctx, c) }
+
+// Heal removes every cut of the targeted faults' mechanisms and resets
+// every node's clock hook.
+func (l *Lease) Heal(ctx context.Context, c *Cluster) error { return l.state().heal(ctx, c) }
+
+func (l *Lease) state() *sequence { return l.seq.setup(LeaseFamily, l.HTTP, 0) }

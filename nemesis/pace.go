@@ -1,0 +1,47 @@
+package nemesis
+
+import (
+	"context"
+	"time"
+)
+
+// Pace is the clock a targeted fault's sequence runs on: Now tells the
+// time, Wait pauses. The zero value is real time; tests inject both, so a
+// sequence steps through its waits without sleeping.
+type Pace struct {
+	Now  func() time.Time
+	Wait func(ctx context.Context, d time.Duration) error
+}
+
+func (p Pace) now() time.Time {
+	if p.Now == nil {
+		return time.Now()
+	}
+	return p.Now()
+}
+
+func (p Pace) wait(ctx context.Context, d time.Duration) error {
+	if p.Wait == nil {
+		return wait(ctx, d)
+	}
+	return p.Wait(ctx, d)
+}
+
+// until checks cond, then again every `every`, until it holds (true), it
+// fails (its error), ctx ends (ctx's error), or `within` has passed since
+// the call (false, nil). Every wait is bounded: the loop ends.
+func (p Pace) until(ctx context.Context, within, every time.Duration, cond func() (bool, error)) (bool, error) {
+	deadline := p.now().Add(within)
+	for {
+		ok, err := cond()
+		if ok || err != nil {
+			return ok, err
+		}
+		if !p.now().Before(deadline) {
+			return false, nil
+		}
+		if err := p.wait(ctx, every); err != nil {
+			return false, err
+		}
+	}
+}

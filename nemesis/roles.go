@@ -1,0 +1,156 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"chaos/node/eventlog"
+)
+
+// Roles: what the targeted faults know of the nodes, from the system's
+// own reports (Cluster.Leader, Cluster.States, Cluster.Events), and the
+// roles they aim at: the leader, the newest leader, a node that just
+// voted, a follower that is behind.
+
+// NodeState is what a node reports of itself.
+type NodeState struct {
+	// Role is "leader", "follower", "pre-candidate" or "candidate".
+	Role string `json:"role"`
+	Term uint64 `json:"term"`
+	// Leader is the leader the node knows, "" for none.
+	Leader    string `json:"leader,omitempty"`
+	Commit    uint64 `json:"commit"`
+	LastIndex uint64 `json:"last_index"`
+}
+
+// RoleLeader is NodeState.Role of a leader.
+const RoleLeader = "leader"
+
+// errNoStates is why a fault that needs the nodes' states cannot run.
+var errNoStates = errors.New("the system cannot report its nodes' states (Cluster.States is nil; chaos-node can)")
+
+// errNoEvents is why a fault that watches event logs cannot run.
+var errNoEvents = errors.New("the system has no event logs to watch (Cluster.Events is nil; chaos-node has)")
+
+// states asks c for its nodes' states.
+func states(ctx context.Context, c *Cluster) (map[string]NodeState, error) {
+	if c.States == nil {
+		return nil, errNoStates
+	}
+	return c.States(ctx)
+}
+
+// leaderName is the leader Cluster.Leader names, checked to be a node of
+// c.
+func leaderName(ctx context.Context, c *Cluster) (string, error) {
+	nodes, err := leaderNode(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	return nodes[0].Name, nil
+}
+
+// leaderAmong returns the node of among that reports itself leader in a
+// term after term, with its term; "" when none does. Among several, the
+// highest term wins: the newest leader.
+func leaderAmong(st map[string]NodeState, among []string, term uint64) (string, uint64) {
+	best, bestTerm := "", term
+	for _, n := range among {
+		s, ok := st[n]
+		if ok && s.Role == RoleLeader && s.Term > bestTerm {
+			best, bestTerm = n, s.Term
+		}
+	}
+	return best, bestTerm
+}
+
+// behind returns the follower of among with the shortest log (ties: the
+// first in among), or "" when no node of among answered as a follower.
+func behind(st map[string]NodeState, among []string) string {
+	best := ""
+	for _, n := range among {
+		s, ok := st[n]
+		if !ok || s.Role == RoleLeader {
+			continue
+		}
+		if best == "" || s.LastIndex < st[best].LastIndex {
+			best = n
+		}
+	}
+	return best
+}
+
+// voteSeen is a vote a node's event log shows.
+type voteSeen struct {
+	Node string `json:"node"`
+	For  string `json:"for"`
+	Term uint64 `json:"term"`
+}
+
+// findVote returns the first vote, in the order of nodes and then of each
+// log, that a node of nodes cast for another node in a term after term.
+func findVote(ctx context.Context, c *Cluster, nodes []string, term uint64) (voteSeen, bool, error) {
+	if c.Events == nil {
+		return voteSeen{}, false, errNoEvents
+	}
+	for _, n := range nodes {
+		evs, err := c.Events(ctx, n)
+		if err != nil {
+			continue // a node down or paused is no voter
+		}
+		for _, e := range evs {
+			if e.Event == eventlog.KindVote && e.Term > term && e.For != "" && e.For != n {
+				return voteSeen{Node: n, For: e.For, Term: e.Term}, true, nil
+			}
+		}
+	}
+	return voteSeen{}, false, nil
+}
+
+// votesOf returns the candidates node voted for in term, in log order, as
+// its event log shows them now.
+func votesOf(ctx context.Context, c *Cluster, node string, term uint64) ([]string, error) {
+	if c.Events == nil {
+		return nil, errNoEvents
+	}
+	evs, err := c.Events(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range evs {
+		if e.Event == eventlog.KindVote && e.Term == term && !slices.Contains(out, e.For) {
+			out = append(out, e.For)
+		}
+	}
+	return out, nil
+}
+
+// others returns the names of c's nodes not in except, in c's order.
+func others(c *Cluster, except ...string) []string {
+	var out []string
+	for _, n := range c.Nodes {
+		if !slices.Contains(except, n.Name) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// requireRoles reports why c cannot tell the roles a targeted fault needs:
+// a leader always, and states and event logs when asked.
+func requireRoles(family string, c *Cluster, needStates, needEvents bool) error {
+	switch {
+	case len(c.Nodes) < 3:
+		return fmt.Errorf("%s: needs at least 3 nodes, the cluster has %d", family, len(c.Nodes))
+	case c.Leader == nil:
+		return fmt.Errorf("%s: the cluster cannot tell its leader (Cluster.Leader is nil)", family)
+	case needStates && c.States == nil:
+		return fmt.Errorf("%s: %w", family, errNoStates)
+	case needEvents && c.Events == nil:
+		return fmt.Errorf("%s: %w", family, errNoEvents)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"chaos/control"
+	"chaos/db"
+	"chaos/node/nodeapi"
+)
+
+// The targeted faults share what follows: each runs a short sequence of
+// steps inside one Start (bounded by the schedule's step timeout, and
+// cut short when ctx ends), aimed at roles the cluster reports, and
+// leaves in place what its Stop and Heal undo: a network cut, degraded
+// links, a skewed clock, a node killed. Their ops are "start-<family>" and
+// "stop-<family>", whose value records each step and what it found.
+
+// sequence is the state of one targeted fault between its Start and its
+// Stop. Its mutex serializes the family's calls.
+type sequence struct {
+	family string
+	// HTTP sends the fault hook requests; nil means a client with a 5 s
+	// timeout.
+	HTTP *http.Client
+	// UpTimeout bounds the wait for a restarted node to answer (default
+	// DefaultUpTimeout).
+	UpTimeout time.Duration
+
+	once   sync.Once
+	mu     sync.Mutex
+	value  map[string]any // the op value of the active fault, nil when none
+	cut    netCut
+	links  Packet    // the degraded links' fault, kept for its probe of the hosts
+	slowed bool      // links is active
+	clocks []string  // nodes whose clock hook was set
+	down   []db.Node // nodes killed and not yet restarted
+}
+
+// setup names the family and its hook client, once, before any use.
+func (s *sequence) setup(family string, hc *http.Client, upTimeout time.Duration) *sequence {
+	s.once.Do(func() { s.family, s.HTTP, s.UpTimeout = family, hc, upTimeout })
+	return s
+}
+
+// begin starts a fault of the family: it fails when one is active
+// already, and otherwise returns the new op value, which the steps fill
+// in. The caller holds mu.
+func (s *sequence) begin() (map[string]any, error) {
+	if s.value != nil {
+		return nil, fmt.Errorf("%s: a fault is active already; stop it first", s.family)
+	}
+	s.value = map[string]any{}
+	s.cut.HTTP = s.HTTP
+	return s.value, nil
+}
+
+// op is the start op of the active fault, with err wrapped in the family.
+func (s *sequence) op(err error) (Op, error) {
+	return Op{F: "start-" + s.family, Value: s.value}, wrapFamily(s.family, err)
+}
+
+// stop undoes everything the active fault left: it restarts the killed
+// nodes, heals the cut, restores the links and resets the clocks, and
+// returns "stop-<family>" with the start's value. With no fault active it
+// does nothing and returns the zero Op. The fault is over even when a step
+// fails; Heal retries what it left.
+func (s *sequence) stop(ctx context.Context, c *Cluster) (Op, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.value == nil {
+		return Op{}, nil
+	}
+	op := Op{F: "stop-" + s.family, Value: s.value}
+	s.value = nil
+	return op, wrapFamily(s.family, s.undo(ctx, c, false))
+}
+
+// heal undoes what a fault of the family can leave on every node, whether
+// or not this process injected it: the cut on every mechanism, the clock
+// hooks and the hook network faults of every node, and it restarts the
+// nodes this value killed. Idempotent.
+func (s *sequence) heal(ctx context.Context, c *Cluster) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.value = nil
+	return wrapFamily(s.family, s.undo(ctx, c, true))
+}
+
+// undo restarts the killed nodes first (so that they answer the hooks),
+// then heals the cut, the links and the clocks: those the fault set, or
+// every node's when all.
+func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
+	var errs []error
+	if len(s.down) > 0 {
+		failed, err := actOnEach(ctx, c, s.down, s.restart)
+		s.down = failed
+		errs = append(errs, err)
+	}
+	if all || s.cut.mech != "" {
+		errs = append(errs, s.cut.heal(ctx, c))
+	}
+	switch {
+	case all:
+		errs = append(errs, s.links.Heal(ctx, c))
+	case s.slowed:
+		_, err := s.links.Stop(ctx, c)
+		errs = append(errs, err)
+	}
+	s.slowed = false
+	clocks := s.clocks
+	if all {
+		clocks = partitionNames(c.Nodes)
+	}
+	errs = append(errs, s.resetClocks(ctx, c, clocks))
+	s.clocks = nil
+	return errors.Join(errs...)
+}
+
+// kill sends SIGKILL to node and remembers it until a restart.
+func (s *sequence) kill(ctx context.Context, c *Cluster, node string) error {
+	n, err := nodeByName(c, node)
+	if err != nil {
+		return err
+	}
+	r, err := nodeRemote(c, n)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(s.down, n) {
+		s.down = append(s.down, n)
+	}
+	return c.DB.Kill(ctx, r, n)
+}
+
+// restartNode starts a node kill took down and waits until it answers.
+func (s *sequence) restartNode(ctx context.Context, c *Cluster, node string) error {
+	n, err := nodeByName(c, node)
+	if err != nil {
+		return err
+	}
+	r, err := nodeRemote(c, n)
+	if err != nil {
+		return err
+	}
+	if err := s.restart(ctx, c.DB, r, n); err != nil {
+		return err
+	}
+	s.down = slices.DeleteFunc(s.down, func(d db.Node) bool { return d == n })
+	return nil
+}
+
+// restart starts n and waits until its process answers.
+func (s *sequence) restart(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
+	if err := d.Start(ctx, r, n); err != nil {
+		return err
+	}
+	return waitUp(ctx, d, n, s.UpTimeout)
+}
+
+// degrade degrades links with b (a Packet of the sequence's own), and
+// records the packet op's value under "links".
+func (s *sequence) degrade(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks) error {
+	s.links.Behavior, s.links.HTTP = b, s.HTTP
+	s.links.Links = func(context.Context, *Cluster, *rand.Rand) (PacketLinks, error) { return links, nil }
+	op, err := s.links.Start(ctx, c, nil)
+	if err != nil {
+		return err
+	}
+	s.slowed = true
+	s.value["links"] = op.Value
+	return nil
+}
+
+// setRate makes node's raft ticker run at rate times true time, through
+// its clock hook, and reports the rate the node answers with.
+func (s *sequence) setRate(ctx context.Context, c *Cluster, node string, rate float64) (float64, error) {
+	s.clocks = append(s.clocks, node)
+	set := func(h *nodeapi.Client) (nodeapi.Faults, error) {
+		return h.SetClock(ctx, nodeapi.ClockFault{Rate: rate})
+	}
+	f, err := netHook(s.HTTP, node, c.HookAddrs[node], nodeapi.RouteSetClock, set)
+	return f.Clock.Rate, err
+}
+
+// resetClocks resets the clock hooks of nodes (those without hooks, or
+// down, have no skew).
+func (s *sequence) resetClocks(ctx context.Context, c *Cluster, nodes []string) error {
+	var errs []error
+	for _, n := range nodes {
+		addr := c.HookAddrs[n]
+		if addr == "" {
+			continue
+		}
+		reset := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) }
+		errs = append(errs, netHookHeal(s.HTTP, n, addr, nodeapi.RouteResetClock, reset))
+	}
+	return errors.Join(errs...)
+}
+
+// nodeByName is c's node called name.
+func nodeByName(c *Cluster, name string) (db.Node, error) {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	return db.Node{}, fmt.Errorf("%q is not a node of the cluster", name)
+}

@@ -1,0 +1,223 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// VoteRestart is the vote-restart family: a node is crashed right after it
+// votes and restarted at once, and a candidate that could not have asked
+// for its vote before asks for it in the same term. A node that keeps its
+// promise (the vote persisted before it was sent) refuses; one that forgot
+// it votes twice in a term, and two leaders may lead it.
+//
+// The sequence, within one Start:
+//
+//  1. The leader and the fewest other nodes that leave a majority
+//     without them (one of five, none of three) are cut off from that
+//     majority; the majority's links are slowed (DelayMS), so that between
+//     a vote and the new leader's first append there is time to act.
+//  2. The majority elects; the moment a node's event log shows that it
+//     voted for another node in a newer term, it is killed (SIGKILL) and
+//     moved to the old leader's side of the cut.
+//  3. It is restarted at once. The old leader's side, which never heard of
+//     that term, now holds a majority with it and campaigns into the term
+//     the restarted node voted in: the restarted node is asked again.
+//
+// The cut stays until Stop. Op "start-vote-restart": {"leader", "term",
+// "minority", "majority", "links", "voter", "voted_for", "vote_term",
+// "moved", "second_votes", "outcome"}: "second_votes" are the candidates
+// the voter's log shows it voting for in vote_term after the restart
+// ([] on a correct node), "outcome" why the sequence stopped short.
+type VoteRestart struct {
+	// Election is the cluster's election timeout (default 500ms); each wait
+	// of the sequence lasts 10 of them at most.
+	Election time.Duration
+	// DelayMS slows the majority's links during its election (default
+	// 150).
+	DelayMS float64
+	// UpTimeout bounds the wait for the restarted node (default
+	// DefaultUpTimeout).
+	UpTimeout time.Duration
+	// Pace is the sequence's clock (default: real time).
+	Pace Pace
+	// HTTP sends the fault hook requests; nil means a client with a 5 s
+	// timeout.
+	HTTP *http.Client
+
+	seq sequence
+}
+
+// VoteRestartFamily is the vote-restart family's name.
+const VoteRestartFamily = "vote-restart"
+
+func (f *VoteRestart) Name() string { return VoteRestartFamily }
+
+// Available needs roles (a leader, the nodes' states and event logs),
+// Remotes to kill with, and the hooks that slow links.
+func (f *VoteRestart) Available(ctx context.Context, c *Cluster) error {
+	if err := requireRoles(VoteRestartFamily, c, true, true); err != nil {
+		return err
+	}
+	if err := requireRemotes(VoteRestartFamily, c); err != nil {
+		return err
+	}
+	if err := netHooksMissing(c, partitionNames(c.Nodes)); err != nil {
+		return fmt.Errorf("%s: %w", VoteRestartFamily, err)
+	}
+	return wrapFamily(VoteRestartFamily, cutAvailable(ctx, c))
+}
+
+// Start runs the sequence; see VoteRestart.
+func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
+	s := f.state()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	leader, term, err := leaderAndTerm(ctx, c)
+	if err != nil {
+		return Op{}, wrapFamily(VoteRestartFamily, err)
+	}
+	v, err := s.begin()
+	if err != nil {
+		return Op{}, err
+	}
+	minority, majority := splitAround(c, leader, rng)
+	v["leader"], v["term"], v["minority"], v["majority"] = leader, term, minority, majority
+	// The links slow down first: the majority's election must not begin
+	// before they are.
+	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: f.delayMS()}, amongLinks(majority)); err != nil {
+		return s.op(err)
+	}
+	if err := s.cut.set(ctx, c, sides(minority, majority)); err != nil {
+		return s.op(err)
+	}
+	vote, found, err := f.awaitVote(ctx, c, majority, term)
+	if err != nil || !found {
+		v["outcome"] = "no vote seen"
+		return s.op(err)
+	}
+	v["voter"], v["voted_for"], v["vote_term"] = vote.Node, vote.For, vote.Term
+	return s.op(f.crashVoter(ctx, c, v, minority, majority, vote))
+}
+
+// crashVoter kills the voter, moves it to the minority's side, restarts
+// it, and watches whether it votes again in the term of its vote.
+func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]any, minority, majority []string, vote voteSeen) error {
+	s := &f.seq
+	if err := s.kill(ctx, c, vote.Node); err != nil {
+		return err
+	}
+	moved := append(slices.Clone(minority), vote.Node)
+	rest := slices.DeleteFunc(slices.Clone(majority), func(n string) bool { return n == vote.Node })
+	v["moved"] = moved
+	if err := s.cut.set(ctx, c, sides(moved, rest), vote.Node); err != nil {
+		return err
+	}
+	if err := s.restartNode(ctx, c, vote.Node); err != nil {
+		return err
+	}
+	if err := s.cut.set(ctx, c, sides(moved, rest)); err != nil {
+		return err
+	}
+	v["cut"] = s.cut.value()
+	second := []string{}
+	_, err := f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
+		votes, err := votesOf(ctx, c, vote.Node, vote.Term)
+		if err != nil {
+			return false, nil // not answering yet
+		}
+		second = slices.DeleteFunc(votes, func(n string) bool { return n == vote.For })
+		return len(second) > 0, nil
+	})
+	v["second_votes"] = second
+	if len(second) == 0 {
+		v["outcome"] = "no second vote seen"
+	}
+	return err
+}
+
+// awaitVote waits until a node of majority votes for another node in a
+// term after term.
+func (f *VoteRestart) awaitVote(ctx context.Context, c *Cluster, majority []string, term uint64) (voteSeen, bool, error) {
+	var vote voteSeen
+	found, err := f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
+		var ok bool
+		var err error
+		vote, ok, err = findVote(ctx, c, majority, term)
+		return ok, err
+	})
+	return vote, found, err
+}
+
+func (f *VoteRestart) delayMS() float64 {
+	if f.DelayMS <= 0 {
+		return 150
+	}
+	return f.DelayMS
+}
+
+// Stop restarts the voter if it is still down and heals the cut.
+func (f *VoteRestart) Stop(ctx context.Context, c *Cluster) (Op, error) {
+	return f.state().stop(ctx, c)
+}
+
+// Heal restarts the node this value killed and removes every cut and hook
+// network fault of the targeted faults.
+func (f *VoteRestart) Heal(ctx context.Context, c *Cluster) error { return f.state().heal(ctx, c) }
+
+func (f *VoteRestart) state() *sequence {
+	return f.seq.setup(VoteRestartFamily, f.HTTP, f.UpTimeout)
+}
+
+// leaderAndTerm returns the leader Cluster.Leader names and its term, as
+// its state reports it (the highest term any node reports, when the
+// leader's own state is missing).
+func leaderAndTerm(ctx context.Context, c *Cluster) (string, uint64, error) {
+	leader, err := leaderName(ctx, c)
+	if err != nil {
+		return "", 0, err
+	}
+	st, err := states(ctx, c)
+	if err != nil {
+		return "", 0, err
+	}
+	if s, ok := st[leader]; ok {
+		return leader, s.Term, nil
+	}
+	var term uint64
+	for _, s := range st {
+		term = max(term, s.Term)
+	}
+	return leader, term, nil
+}
+
+// splitAround returns the leader with the fewest other nodes, drawn with
+// rng, that leave a majority without them, and that majority; both in c's
+// order.
+func splitAround(c *Cluster, leader string, rng *rand.Rand) (minority, majority []string) {
+	rest := others(c, leader)
+	k := len(c.Nodes) - (len(c.Nodes)/2 + 1) - 1
+	picked := rng.Perm(len(rest))[:k]
+	for _, n := range partitionNames(c.Nodes) {
+		i := slices.Index(rest, n)
+		if n == leader || (i >= 0 && slices.Contains(picked, i)) {
+			minority = append(minority, n)
+		} else {
+			majority = append(majority, n)
+		}
+	}
+	return minority, majority
+}
+
+// amongLinks are the links from every node of nodes to every other.
+func amongLinks(nodes []string) PacketLinks {
+	links := PacketLinks{}
+	for _, n := range nodes {
+		links[n] = slices.DeleteFunc(slices.Clone(nodes), func(m string) bool { return m == n })
+	}
+	return links
+}
