@@ -59,8 +59,10 @@ func (n *netCut) set(ctx context.Context, c *Cluster, g Grudge, down ...string) 
 	}
 	var err error
 	if n.mech == MechHooks {
-		if n.active != nil {
-			if err := n.setHooks(ctx, c, unionGrudge(n.active, g), down); err != nil {
+		// Links that only the old grudge cuts stay cut until every node
+		// has the new cuts: the union first, when it is more than g.
+		if u := unionGrudge(n.active, g); n.active != nil && !maps.EqualFunc(u, g, slices.Equal) {
+			if err := n.setHooks(ctx, c, u, down); err != nil {
 				return err
 			}
 		}
@@ -166,13 +168,4 @@ func unionGrudge(a, b Grudge) Grudge {
 // sides cuts the nodes of a off from those of b, both ways.
 func sides(a, b []string) Grudge {
 	return grudgeOf(slices.Clone(a), slices.Clone(b))
-}
-
-// cloneGrudge copies g.
-func cloneGrudge(g Grudge) Grudge {
-	out := maps.Clone(g)
-	for k, v := range out {
-		out[k] = slices.Clone(v)
-	}
-	return out
 }

@@ -1,0 +1,184 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"chaos/control"
+	"chaos/db"
+	"chaos/node/eventlog"
+)
+
+// The fakes of the targeted faults' tests: five chaos-nodes whose hosts
+// log every command and whose hooks log every request into one
+// transcript, roles that a script changes as the sequence's fake clock
+// advances, and event logs the script writes.
+
+// seqFixture is a cluster under a script. Its clock starts at 0 and moves
+// only when the sequence waits; after each wait, script runs with the
+// time elapsed and may change the leader, the states and the events.
+type seqFixture struct {
+	t   *testing.T
+	c   *Cluster
+	log *netLog
+	d   *liveDB
+
+	mu      sync.Mutex
+	elapsed time.Duration
+	leader  string
+	states  map[string]NodeState
+	events  map[string][]eventlog.Event
+	script  func(fx *seqFixture, elapsed time.Duration)
+}
+
+func newSeqFixture(t *testing.T) *seqFixture {
+	fx := &seqFixture{t: t, log: &netLog{}, leader: "n3", states: map[string]NodeState{},
+		events: map[string][]eventlog.Event{}}
+	hooks := newNetHooks(t, fx.log, fiveNodes)
+	fx.d = &liveDB{DB: &db.ChaosNode{Binary: "/build/chaos", Upload: true, Layout: db.DefaultLayout(), Nodes: fiveNodes},
+		silent: map[string]bool{}}
+	fx.c = &Cluster{Nodes: fiveNodes, Remotes: map[string]control.Remote{}, DB: hookedDB{fx.d}, HookAddrs: hooks.addrs(),
+		Leader: fx.leaderNow, States: fx.statesNow, Events: fx.eventsNow}
+	for _, n := range fiveNodes {
+		fx.c.Remotes[n.Name] = &seqRemote{node: n.Name, log: fx.log}
+	}
+	for _, n := range fiveNodes {
+		fx.states[n.Name] = NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 90, LastIndex: 90}
+	}
+	fx.states["n3"] = NodeState{Role: RoleLeader, Term: 4, Leader: "n3", Commit: 90, LastIndex: 95}
+	return fx
+}
+
+// pace is the fixture's clock, to give a sequence as its Pace.
+func (fx *seqFixture) pace() Pace {
+	return Pace{Now: fx.now, Wait: func(ctx context.Context, d time.Duration) error {
+		fx.mu.Lock()
+		fx.elapsed += d
+		elapsed, script := fx.elapsed, fx.script
+		fx.mu.Unlock()
+		if script != nil {
+			script(fx, elapsed)
+		}
+		return ctx.Err()
+	}}
+}
+
+func (fx *seqFixture) now() time.Time {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	return time.Unix(0, 0).Add(fx.elapsed)
+}
+
+func (fx *seqFixture) leaderNow(context.Context) (string, error) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	if fx.leader == "" {
+		return "", errors.New("no node reports a leader")
+	}
+	return fx.leader, nil
+}
+
+func (fx *seqFixture) statesNow(context.Context) (map[string]NodeState, error) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	out := map[string]NodeState{}
+	for n, s := range fx.states {
+		if up, _ := fx.upLocked(n); up {
+			out[n] = s
+		}
+	}
+	return out, nil
+}
+
+func (fx *seqFixture) eventsNow(_ context.Context, node string) ([]eventlog.Event, error) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	return append([]eventlog.Event{}, fx.events[node]...), nil
+}
+
+// hookedDB is liveDB as a system with fault hooks, as chaos-node started
+// by chaos run is.
+type hookedDB struct{ *liveDB }
+
+func (hookedDB) HookAddr(db.Node) (string, bool) { return "", true }
+
+// upLocked reports whether node's process answers (liveDB's view).
+func (fx *seqFixture) upLocked(node string) (bool, error) {
+	err := fx.d.Up(context.Background(), db.Node{Name: node})
+	return err == nil, err
+}
+
+// set changes the fixture under its lock.
+func (fx *seqFixture) set(f func()) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	f()
+}
+
+// vote appends a vote to node's event log.
+func (fx *seqFixture) vote(node, candidate string, term uint64) {
+	fx.events[node] = append(fx.events[node], eventlog.Event{Node: node, Event: eventlog.KindVote, For: candidate, Term: term})
+}
+
+// transcript is every command and hook request since the last call, then
+// the op as the history would carry it.
+func (fx *seqFixture) transcript(title string, op Op, err error) string {
+	fx.t.Helper()
+	out := "== " + title + "\n" + fx.log.take()
+	if err != nil {
+		out += "error: " + err.Error() + "\n"
+	}
+	if op.F == "" {
+		return out + "=> (no op)\n"
+	}
+	return out + netOpLine(fx.t, op)
+}
+
+// seqRemote is a host that logs every command into the transcript,
+// shortened for the process commands, answers the network probe as this
+// machine does (no netem), and succeeds at everything.
+type seqRemote struct {
+	node string
+	log  *netLog
+}
+
+func (r *seqRemote) Host() string { return r.node }
+func (r *seqRemote) Close() error { return nil }
+func (r *seqRemote) Upload(context.Context, string, string, os.FileMode) error {
+	return fmt.Errorf("%s: unexpected upload", r.node)
+}
+func (r *seqRemote) Download(context.Context, string, string) error {
+	return fmt.Errorf("%s: unexpected download", r.node)
+}
+
+func (r *seqRemote) Run(_ context.Context, cmd string) (control.Result, error) {
+	switch {
+	case cmd == netProbeScript:
+		r.log.add("%s: <probe>", r.node)
+		return netOK(netProbeNoNetem), nil
+	case strings.Contains(cmd, "kill -KILL"):
+		r.log.add("%s: <kill -KILL chaos-node>", r.node)
+	case strings.Contains(cmd, "setsid"):
+		r.log.add("%s: <start chaos-node>", r.node)
+	case strings.HasPrefix(cmd, "sleep 0.2; "):
+		r.log.add("%s: <check that chaos-node runs>", r.node)
+	default:
+		r.log.add("%s: %s", r.node, cmd)
+	}
+	return control.Result{}, nil
+}
+
+// requireHealed fails unless err is nil: the fault's Stop or Heal undid
+// everything it could.
+func requireHealed(t *testing.T, err error) {
+	t.Helper()
+	require.NoError(t, err)
+}

@@ -1,0 +1,264 @@
+package nemesis
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests of the targeted faults against fake hosts and hooks (see
+// targeted_fake_test.go): the commands and hook requests each issues, the
+// roles it picks, what its op records, and that Stop and Heal undo it.
+// Golden transcripts: go test ./nemesis -run Targeted -update-net.
+
+// The leader's clock is slowed, then the leader is cut off; Stop heals the
+// cut and resets that clock; Heal clears every node.
+func TestTargetedLease(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	l := &Lease{}
+	var b strings.Builder
+	op, err := l.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	b.WriteString(fx.transcript("start: the leader is n3", op, err))
+	v := op.Value.(map[string]any)
+	assert.Equal(t, "n3", v["leader"])
+	_, err = l.Start(ctx, fx.c, seeded(1))
+	require.EqualError(t, err, "lease: a fault is active already; stop it first")
+	op, err = l.Stop(ctx, fx.c)
+	requireHealed(t, err)
+	b.WriteString(fx.transcript("stop", op, err))
+	op, err = l.Stop(ctx, fx.c)
+	require.NoError(t, err)
+	assert.Equal(t, Op{}, op, "a second Stop has nothing to do")
+	b.WriteString(fx.transcript("heal", Op{}, l.Heal(ctx, fx.c)))
+	netGolden(t, "targeted-lease", b.String())
+}
+
+// The leader is cut off; once another node leads, the cut is healed and
+// the new leader killed; Stop restarts it. Without a new leader within ten
+// election timeouts, nothing is killed.
+func TestTargetedLeaderCycle(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		if elapsed >= 600*time.Millisecond {
+			fx.set(func() { fx.leader = "n1" })
+		}
+	}
+	l := &LeaderCycle{Pace: fx.pace()}
+	var b strings.Builder
+	op, err := l.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	b.WriteString(fx.transcript("start: n3 leads, then n1 from 600ms", op, err))
+	v := op.Value.(map[string]any)
+	assert.Equal(t, map[string]any{"isolated": "n3", "new_leader": "n1", "killed": "n1", "waited_ms": int64(600)}, v)
+	require.Error(t, fx.d.Up(ctx, fiveNodes[0]), "n1 is down")
+	op, err = l.Stop(ctx, fx.c)
+	requireHealed(t, err)
+	require.NoError(t, fx.d.Up(ctx, fiveNodes[0]), "n1 is up again")
+	b.WriteString(fx.transcript("stop", op, err))
+
+	fx.script = nil
+	op, err = l.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	b.WriteString(fx.transcript("start: n1 leads and goes on leading", op, err))
+	assert.Equal(t, "no new leader", op.Value.(map[string]any)["outcome"])
+	op, err = l.Stop(ctx, fx.c)
+	requireHealed(t, err)
+	b.WriteString(fx.transcript("stop", op, err))
+	netGolden(t, "targeted-leader-cycle", b.String())
+}
+
+// Heal restarts the node a cycle killed, and heals every node.
+func TestTargetedLeaderCycleHealRestarts(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.script = func(fx *seqFixture, elapsed time.Duration) { fx.set(func() { fx.leader = "n2" }) }
+	l := &LeaderCycle{Pace: fx.pace()}
+	_, err := l.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	require.Error(t, fx.d.Up(ctx, fiveNodes[1]))
+	require.NoError(t, l.Heal(ctx, fx.c))
+	require.NoError(t, fx.d.Up(ctx, fiveNodes[1]))
+	out := fx.log.take()
+	assert.Contains(t, out, "n2: <start chaos-node>")
+	for _, n := range fiveNodes {
+		assert.Contains(t, out, n.Name+": hook DELETE /faults/partition")
+		assert.Contains(t, out, n.Name+": hook DELETE /faults/clock")
+	}
+}
+
+// voteScript is the election the vote-restart tests play: the leader n3
+// (term 4) and, with seed 1, one more node are cut off; 300ms later the
+// first node of the majority votes for the second in term 5; with bug,
+// 1.2s in, after its restart, it votes in term 5 again, for n3.
+func voteScript(t *testing.T, fx *seqFixture, bug bool) (voter, candidate string) {
+	_, majority := splitAround(fx.c, "n3", seeded(1))
+	require.Len(t, majority, 3)
+	voter, candidate = majority[0], majority[1]
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		fx.set(func() {
+			switch {
+			case elapsed >= 1200*time.Millisecond && bug && len(fx.events[voter]) == 1:
+				fx.vote(voter, "n3", 5)
+			case elapsed >= 300*time.Millisecond && len(fx.events[voter]) == 0:
+				fx.vote(voter, candidate, 5)
+			}
+		})
+	}
+	return voter, candidate
+}
+
+// The majority's links are slowed, the leader's side cut off; the first
+// voter of the new term is killed, moved to the leader's side and
+// restarted; its second vote in that term is recorded.
+func TestTargetedVoteRestart(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	voter, candidate := voteScript(t, fx, true)
+	f := &VoteRestart{Pace: fx.pace()}
+	var b strings.Builder
+	op, err := f.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	b.WriteString(fx.transcript("start: n3 leads term 4; a voter forgets its vote", op, err))
+	v := op.Value.(map[string]any)
+	assert.Equal(t, voter, v["voter"])
+	assert.Equal(t, candidate, v["voted_for"])
+	assert.Equal(t, uint64(5), v["vote_term"])
+	assert.Equal(t, []string{"n3"}, v["second_votes"])
+	assert.NotContains(t, v, "outcome")
+	op, err = f.Stop(ctx, fx.c)
+	requireHealed(t, err)
+	b.WriteString(fx.transcript("stop", op, err))
+	netGolden(t, "targeted-vote-restart", b.String())
+}
+
+// A voter that keeps its promise votes once: the sequence waits ten
+// election timeouts for a second vote and says it saw none.
+func TestTargetedVoteRestartCorrectVoter(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	voteScript(t, fx, false)
+	f := &VoteRestart{Pace: fx.pace()}
+	op, err := f.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	v := op.Value.(map[string]any)
+	assert.Equal(t, []string{}, v["second_votes"])
+	assert.Equal(t, "no second vote seen", v["outcome"])
+	_, err = f.Stop(ctx, fx.c)
+	requireHealed(t, err)
+}
+
+// Without a vote in time, nobody is killed and the cut stays for Stop.
+func TestTargetedVoteRestartNoVote(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	f := &VoteRestart{Pace: fx.pace()}
+	op, err := f.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, "no vote seen", op.Value.(map[string]any)["outcome"])
+	assert.NotContains(t, fx.log.take(), "kill")
+	op, err = f.Stop(ctx, fx.c)
+	requireHealed(t, err)
+	assert.Equal(t, "stop-vote-restart", op.F)
+}
+
+// Every link is delayed by 1.5 to 3 heartbeats, then the leader is cut
+// off; Stop restores both.
+func TestTargetedElectionDelay(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	e := &ElectionDelay{}
+	var b strings.Builder
+	op, err := e.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	b.WriteString(fx.transcript("start: n3 leads", op, err))
+	v := op.Value.(map[string]any)
+	assert.Equal(t, "n3", v["leader"])
+	assert.InDelta(t, 112, v["delay_ms"], 38, "1.5 to 3 heartbeats of 50ms")
+	op, err = e.Stop(ctx, fx.c)
+	requireHealed(t, err)
+	b.WriteString(fx.transcript("stop", op, err))
+	netGolden(t, "targeted-election-delay", b.String())
+}
+
+// Figure 8: the leader alone, the next leader alone the moment it leads,
+// the first re-elected, cut off again once it committed its lone entry.
+func TestTargetedFigure8(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		fx.set(func() {
+			switch {
+			case elapsed >= time.Second:
+				fx.states["n3"] = NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 92, LastIndex: 96}
+			case elapsed >= 400*time.Millisecond:
+				fx.states["n3"] = NodeState{Role: "follower", Term: 4, Commit: 90, LastIndex: 95}
+				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 5, Leader: "n1", Commit: 90, LastIndex: 91}
+			}
+		})
+	}
+	f := &Figure8{Pace: fx.pace()}
+	var b strings.Builder
+	op, err := f.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	b.WriteString(fx.transcript("start: n3 leads term 4 with 5 entries of its own", op, err))
+	v := op.Value.(map[string]any)
+	assert.Equal(t, "n1", v["second_leader"])
+	assert.Equal(t, uint64(91), v["index"])
+	assert.Equal(t, uint64(5), v["lone_entries"])
+	assert.Equal(t, uint64(6), v["reelected_term"])
+	assert.NotContains(t, v, "outcome")
+	op, err = f.Stop(ctx, fx.c)
+	requireHealed(t, err)
+	b.WriteString(fx.transcript("stop", op, err))
+	netGolden(t, "targeted-figure8", b.String())
+}
+
+// The targeted faults say what they lack: roles, event logs, hooks.
+func TestTargetedAvailability(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	for _, f := range []Fault{&Lease{}, &VoteRestart{}, &Figure8{}, &ElectionDelay{}, &LeaderCycle{}} {
+		require.NoError(t, f.Available(ctx, fx.c), f.Name())
+	}
+	fx.c.Events = nil
+	assert.EqualError(t, (&VoteRestart{}).Available(ctx, fx.c),
+		"vote-restart: the system has no event logs to watch (Cluster.Events is nil; chaos-node has)")
+	fx.c.States = nil
+	assert.EqualError(t, (&Figure8{}).Available(ctx, fx.c),
+		"figure8: the system cannot report its nodes' states (Cluster.States is nil; chaos-node can)")
+	fx.c.Leader = nil
+	assert.EqualError(t, (&Lease{}).Available(ctx, fx.c),
+		"lease: the cluster cannot tell its leader (Cluster.Leader is nil)")
+	fx.c.Nodes = fiveNodes[:2]
+	assert.EqualError(t, (&LeaderCycle{}).Available(ctx, fx.c), "leader-cycle: needs at least 3 nodes, the cluster has 2")
+}
+
+// Where the nodes have no hooks, the cut is iptables rules in the
+// targeted chain; a reshape adds the new rules before it deletes the old,
+// and heal leaves no chain or rule.
+func TestTargetedCutByIPTables(t *testing.T) {
+	ctx := context.Background()
+	log := &netLog{}
+	c := netCluster("10.77.0", 3)
+	hosts := netSeparateHosts(c, log, netProbeNoNetem)
+	var n netCut
+	require.NoError(t, n.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), "n3")))
+	require.NoError(t, n.set(ctx, c, sides([]string{"n3", "n1"}, []string{"n2"})))
+	assert.Equal(t, []string{"-A INPUT -j CHAOS-TARGET", "-A CHAOS-TARGET -s 10.77.0.12/32 -d 10.77.0.13/32 -j DROP"}, hosts["n3"].rules)
+	assert.Equal(t, []string{"-A INPUT -j CHAOS-TARGET", "-A CHAOS-TARGET -s 10.77.0.12/32 -d 10.77.0.11/32 -j DROP"}, hosts["n1"].rules)
+	assert.Equal(t, []string{"-A INPUT -j CHAOS-TARGET", "-A CHAOS-TARGET -s 10.77.0.13/32 -d 10.77.0.12/32 -j DROP",
+		"-A CHAOS-TARGET -s 10.77.0.11/32 -d 10.77.0.12/32 -j DROP"}, hosts["n2"].rules)
+	require.NoError(t, n.heal(ctx, c))
+	for name, h := range hosts {
+		require.Empty(t, h.chains, "%s left a chain", name)
+		require.Empty(t, h.rules, "%s left a rule", name)
+	}
+	netGolden(t, "targeted-cut-iptables", log.take())
+}
