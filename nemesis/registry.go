@@ -92,7 +92,7 @@ func NewFault(name string) (Fault, error) {
 func FamiliesHelp() string {
 	var b strings.Builder
 	for _, f := range Families() {
-		fmt.Fprintf(&b, "  %-14s %s\n", f.Name, f.Doc)
+		fmt.Fprintf(&b, "  %-15s %s\n", f.Name, f.Doc)
 	}
 	return b.String()
 }

@@ -262,3 +262,19 @@ func TestTargetedCutByIPTables(t *testing.T) {
 	}
 	netGolden(t, "targeted-cut-iptables", log.take())
 }
+
+// Every targeted family's Heal, with no fault of its own, clears every
+// node: the cut on both mechanisms, hook network faults and clocks.
+func TestTargetedHealReachesEveryNode(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range []Fault{&Lease{}, &VoteRestart{}, &Figure8{}, &ElectionDelay{}, &LeaderCycle{}} {
+		fx := newSeqFixture(t)
+		require.NoError(t, f.Heal(ctx, fx.c), f.Name())
+		out := fx.log.take()
+		for _, n := range fiveNodes {
+			for _, want := range []string{"hook DELETE /faults/partition", "hook DELETE /faults/net", "hook DELETE /faults/clock", "iptables -w -S"} {
+				assert.Contains(t, out, n.Name+": "+want, "%s on %s", f.Name(), n.Name)
+			}
+		}
+	}
+}

@@ -46,6 +46,12 @@ Without --nodes it runs five chaos-nodes on this machine (127.0.0.11..15).
 
 Fault families (--nemesis):
 ` + nemesis.FamiliesHelp() + `
+The first five act on random nodes; the others are targeted: each aims at a role
+the cluster reports (the leader, a node that just voted, the next leader) and runs
+a short sequence that provokes one situation random faults rarely make. Every
+--nemesis-interval the schedule flips one family, picked by weight (targeted
+families weigh more); the default, all, runs every family this environment supports.
+
 Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure.`,
 		Example: `  chaos run --time-limit 20s
   chaos run --bug stale-read --nemesis partition
@@ -65,7 +71,7 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 	f.Float64Var(&o.Rate, "rate", 0, "total ops/s target, 0 = as fast as possible")
 	f.DurationVar(&o.TimeLimit, "time-limit", 60*time.Second, "length of the load phase")
 	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid")
-	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below), or none, or all (default: all the environment supports)")
+	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below, e.g. lease,vote-restart), or none, or all (default: all the environment supports)")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for every random choice (default random; printed at start)")
