@@ -278,3 +278,26 @@ func TestTargetedHealReachesEveryNode(t *testing.T) {
 		}
 	}
 }
+
+// TargetBehind picks the follower with the shortest log; a kill aimed at
+// it kills that node.
+func TestTargetBehindPicksTheShortestLog(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.set(func() {
+		fx.states["n4"] = NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 80, LastIndex: 81}
+		fx.states["n2"] = NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 85, LastIndex: 85}
+	})
+	nodes, err := SelectNodes(ctx, fx.c, TargetBehind, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n4"}, names(nodes))
+	k := &Kill{Targets: []Target{TargetBehind}}
+	op, err := k.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n4"}, op.Value.(processValue).Nodes)
+	_, err = k.Stop(ctx, fx.c)
+	require.NoError(t, err)
+	fx.c.States = nil
+	_, err = SelectNodes(ctx, fx.c, TargetBehind, seeded(1))
+	assert.EqualError(t, err, "select behind: the system cannot report its nodes' states (Cluster.States is nil; chaos-node can)")
+}

@@ -27,6 +27,10 @@ const (
 	TargetAll Target = "all"
 	// TargetLeader is the node Cluster.Leader names.
 	TargetLeader Target = "leader"
+	// TargetBehind is the follower with the shortest log, as
+	// Cluster.States reports it. It is not among AllTargets (old seeds
+	// replay); a fault uses it when its Targets name it.
+	TargetBehind Target = "behind"
 )
 
 // AllTargets returns every Target, in the order above: what a fault picks
@@ -66,8 +70,10 @@ func SelectNodes(ctx context.Context, c *Cluster, t Target, rng *rand.Rand) ([]d
 		return slices.Clone(c.Nodes), nil
 	case TargetLeader:
 		return leaderNode(ctx, c)
+	case TargetBehind:
+		return behindNode(ctx, c)
 	}
-	return nil, fmt.Errorf("select nodes: unknown target %q (want one, minority, majority, all or leader)", t)
+	return nil, fmt.Errorf("select nodes: unknown target %q (want one, minority, majority, all, leader or behind)", t)
 }
 
 // sample returns k of nodes chosen uniformly with rng, in their original
@@ -97,6 +103,20 @@ func leaderNode(ctx context.Context, c *Cluster) ([]db.Node, error) {
 		}
 	}
 	return nil, fmt.Errorf("select leader: the leader %q is not a node of the cluster", name)
+}
+
+// behindNode is the follower with the shortest log, alone.
+func behindNode(ctx context.Context, c *Cluster) ([]db.Node, error) {
+	st, err := states(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("select behind: %w", err)
+	}
+	name := behind(st, partitionNames(c.Nodes))
+	if name == "" {
+		return nil, errors.New("select behind: no node answers as a follower")
+	}
+	n, err := nodeByName(c, name)
+	return []db.Node{n}, err
 }
 
 // names returns the nodes' names, in order.

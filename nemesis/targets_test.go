@@ -245,7 +245,7 @@ func TestSelectLeader(t *testing.T) {
 
 func TestSelectNodesBadInput(t *testing.T) {
 	_, err := SelectNodes(context.Background(), &Cluster{Nodes: fiveNodes}, "most", seeded(1))
-	assert.EqualError(t, err, `select nodes: unknown target "most" (want one, minority, majority, all or leader)`)
+	assert.EqualError(t, err, `select nodes: unknown target "most" (want one, minority, majority, all, leader or behind)`)
 	_, err = SelectNodes(context.Background(), &Cluster{}, TargetOne, seeded(1))
 	assert.EqualError(t, err, "select nodes: the cluster has no nodes")
 }
