@@ -26,9 +26,10 @@ import (
 // longer is paused, cut off from the controller, or down.
 const statusTimeout = 300 * time.Millisecond
 
-// eventTail is how many of a log's newest lines a look at it reads: a few
-// seconds of a busy node's events, enough for a vote just cast.
-const eventTail = 400
+// eventTail is how many of a log's newest lines a look at it reads: a
+// busy node writes a few hundred a second, and the targeted faults look
+// every few milliseconds for a vote just cast.
+const eventTail = 200
 
 // nodeStates returns Cluster.States for the system, nil when it cannot say.
 func (c *cluster) nodeStates() func(ctx context.Context) (map[string]nemesis.NodeState, error) {
