@@ -69,7 +69,6 @@ func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (
 		return s.op(err)
 	}
 	err = s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
-	v["cut"] = s.cut.value()
 	return s.op(err)
 }
 

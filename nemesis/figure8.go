@@ -138,9 +138,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		return err
 	}
 	v["reelected_term"], v["commit"] = reelected, st[leader].Commit
-	err := s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
-	v["cut"] = s.cut.value()
-	return err
+	return s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
 }
 
 // loneIndex is the first index that the cut-off leader may hold alone:

@@ -77,7 +77,6 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 		return s.op(err)
 	}
 	err = s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
-	v["cut"] = s.cut.value()
 	return s.op(err)
 }
 

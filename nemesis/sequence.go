@@ -61,8 +61,12 @@ func (s *sequence) begin() (map[string]any, error) {
 	return s.value, nil
 }
 
-// op is the start op of the active fault, with err wrapped in the family.
+// op is the start op of the active fault, with the cut in place under
+// "cut", and err wrapped in the family.
 func (s *sequence) op(err error) (Op, error) {
+	if s.cut.mech != "" {
+		s.value["cut"] = s.cut.value()
+	}
 	return Op{F: "start-" + s.family, Value: s.value}, wrapFamily(s.family, err)
 }
 

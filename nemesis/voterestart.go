@@ -123,7 +123,6 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 	if err := s.cut.set(ctx, c, sides(moved, rest)); err != nil {
 		return err
 	}
-	v["cut"] = s.cut.value()
 	second := []string{}
 	_, err := f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
 		votes, err := votesOf(ctx, c, vote.Node, vote.Term)
