@@ -73,22 +73,29 @@ func iptHealCmds(chain, rules string) []string {
 	return cmds
 }
 
-// iptHeal removes chain and its jumps on r's host. A host where iptables
-// is not installed, or may not be used (not root), has nothing of chaos's
-// to remove: chaos could not have added rules there either.
-func iptHeal(ctx context.Context, r control.Remote, chain string) error {
+// iptHeal removes each of chains and its jumps on r's host, listing the
+// rules once. A host where iptables is not installed, or may not be used
+// (not root), has nothing of chaos's to remove: chaos could not have added
+// rules there either.
+func iptHeal(ctx context.Context, r control.Remote, chains ...string) error {
 	const list = "iptables -w -S"
+	what := "heal " + strings.Join(chains, ", ")
 	res, err := r.Run(ctx, list)
 	if err != nil {
-		return fmt.Errorf("heal %s: %w", chain, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if iptUnusable(res) {
 		return nil
 	}
 	if err := res.Err(r.Host(), list); err != nil {
-		return fmt.Errorf("heal %s: %w", chain, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	return netRun(ctx, r, "heal "+chain, iptHealCmds(chain, string(res.Stdout)))
+	for _, chain := range chains {
+		if err := netRun(ctx, r, "heal "+chain, iptHealCmds(chain, string(res.Stdout))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // iptUnusable reports whether a failed iptables command failed because

@@ -140,27 +140,31 @@ func (p *Partition) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	return Op{F: history.FStopPartition, Value: value}, nil
 }
 
-// Heal removes chaos's partition chain and its jump from every node's
-// host and clears every node's hook drop list. Nodes that are down have
-// no drop list to clear. Idempotent; it reaches every node even when some
-// fail, and returns their errors joined.
+// Heal removes chaos's partition chain and the targeted faults' cut chain
+// (see netCut), with their jumps, from every node's host and clears every
+// node's hook drop list: every cut chaos can leave. Nodes that are down
+// have no drop list to clear. Idempotent; it reaches every node even when
+// some fail, and returns their errors joined.
 func (p *Partition) Heal(ctx context.Context, c *Cluster) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.heal(ctx, c, ""); err != nil {
+	if err := p.heal(ctx, c, "", partitionChain, targetChain); err != nil {
 		return err
 	}
 	p.active = nil
 	return nil
 }
 
-// heal undoes what mechanism mech can leave on every node; "" means every
-// mechanism.
-func (p *Partition) heal(ctx context.Context, c *Cluster, mech string) error {
+// heal undoes what mechanism mech can leave on every node, removing chains
+// (default: the partition chain) for iptables; "" means every mechanism.
+func (p *Partition) heal(ctx context.Context, c *Cluster, mech string, chains ...string) error {
+	if len(chains) == 0 {
+		chains = []string{partitionChain}
+	}
 	var errs []error
 	for _, n := range c.Nodes {
 		if r := c.Remotes[n.Name]; r != nil && mech != MechHooks {
-			if err := iptHeal(ctx, r, partitionChain); err != nil {
+			if err := iptHeal(ctx, r, chains...); err != nil {
 				errs = append(errs, fmt.Errorf("%s: partition: %w", n.Name, err))
 			}
 		}

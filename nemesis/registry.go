@@ -20,6 +20,10 @@ type Family struct {
 	// which each provoke one situation that random faults rarely make,
 	// weigh more than the random ones.
 	Weight int
+	// Targeted says the family aims at roles the cluster reports and runs a
+	// sequence (see sequence.go); its heal is the random families' (see
+	// healedByBase).
+	Targeted bool
 	// healRank orders the families for healing (see HealFaults).
 	healRank int
 	// healers are the faults whose Heal removes all the family can leave;
@@ -43,15 +47,15 @@ func Families() []Family {
 		{Name: "packet", Doc: "loss, delay, reordering and duplication on links (tc netem, iptables or hooks)",
 			New: func() Fault { return &Packet{} }, Weight: 1, healRank: 2},
 		{Name: LeaseFamily, Doc: "slow the leader's clock, then cut the leader off (leader leases; chaos-node)",
-			New: func() Fault { return &Lease{} }, Weight: 3, healRank: 3},
+			New: func() Fault { return &Lease{} }, Weight: 3, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: VoteRestartFamily, Doc: "crash a node right after its vote, restart it, let the old leader ask again (chaos-node)",
-			New: func() Fault { return &VoteRestart{} }, Weight: 3, healRank: 3},
+			New: func() Fault { return &VoteRestart{} }, Weight: 3, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: Figure8Family, Doc: "Raft's Figure 8: old leader alone, new leader alone, old leader re-elected (chaos-node)",
-			New: func() Fault { return &Figure8{} }, Weight: 1, healRank: 3},
+			New: func() Fault { return &Figure8{} }, Weight: 1, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: ElectionDelayFamily, Doc: "delay every link by 1.5-3 heartbeats and cut the leader off: elections race",
-			New: func() Fault { return &ElectionDelay{} }, Weight: 3, healRank: 3},
+			New: func() Fault { return &ElectionDelay{} }, Weight: 3, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill the new leader",
-			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3},
+			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3, Targeted: true, healers: healedByBase},
 	}
 }
 
@@ -98,7 +102,8 @@ func FamiliesHelp() string {
 }
 
 // HealFaults returns faults that together heal everything every family
-// can leave, in the order healing needs: SIGCONT first, so that paused
+// can leave (the targeted families leave nothing the random families'
+// heals miss), in the order healing needs: SIGCONT first, so that paused
 // nodes answer the hooks the others clear, and kill last. The system clock
 // is healed (where a fault of chaos's left NTP off) only when the hosts do
 // not share this machine's clock.
@@ -141,6 +146,13 @@ func healOrder(faults []Fault) []int {
 	})
 	return order
 }
+
+// healedByBase is the healers of the targeted families: none of their
+// own, for everything they leave is healed by the random families' heals:
+// their cuts by partition's (chaos's target chain, hook drop lists),
+// their delays by packet's, their clocks by clock's. (A node they killed
+// cannot be restarted without the run's configuration, as for kill.)
+func healedByBase(bool) []Fault { return nil }
 
 // clockHealers heals the clock hooks everywhere and, where the hosts have
 // clocks of their own, the system clock too.

@@ -301,3 +301,19 @@ func TestTargetBehindPicksTheShortestLog(t *testing.T) {
 	_, err = SelectNodes(ctx, fx.c, TargetBehind, seeded(1))
 	assert.EqualError(t, err, "select behind: the system cannot report its nodes' states (Cluster.States is nil; chaos-node can)")
 }
+
+// After a controller crash, `chaos heal` removes a targeted cut through
+// the partition family's Heal, which removes the target chain too.
+func TestTargetedCutHealedByPartition(t *testing.T) {
+	ctx := context.Background()
+	c := netCluster("10.77.0", 3)
+	hosts := netSeparateHosts(c, &netLog{}, netProbeNoNetem)
+	var n netCut
+	require.NoError(t, n.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), "n1")))
+	require.NotEmpty(t, hosts["n1"].rules)
+	require.NoError(t, (&Partition{}).Heal(ctx, c))
+	for name, h := range hosts {
+		require.Empty(t, h.chains, "%s left a chain", name)
+		require.Empty(t, h.rules, "%s left a rule", name)
+	}
+}

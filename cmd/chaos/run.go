@@ -46,7 +46,8 @@ Without --nodes it runs five chaos-nodes on this machine (127.0.0.11..15).
 
 Fault families (--nemesis):
 ` + nemesis.FamiliesHelp() + `
-The first five act on random nodes; the others are targeted: each aims at a role
+The first five act on random nodes; the others are targeted (chaos heal removes
+what they leave with the first five's heals): each aims at a role
 the cluster reports (the leader, a node that just voted, the next leader) and runs
 a short sequence that provokes one situation random faults rarely make. Every
 --nemesis-interval the schedule flips one family, picked by weight (targeted
