@@ -110,14 +110,12 @@ func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 	if all || s.cut.mech != "" {
 		errs = append(errs, s.cut.heal(ctx, c))
 	}
-	switch {
-	case all:
+	if all {
 		errs = append(errs, s.links.Heal(ctx, c))
-	case s.slowed:
-		_, err := s.links.Stop(ctx, c)
-		errs = append(errs, err)
+		s.slowed = false
+	} else {
+		errs = append(errs, s.stopLinks(ctx, c))
 	}
-	s.slowed = false
 	clocks := s.clocks
 	if all {
 		clocks = partitionNames(c.Nodes)
@@ -180,6 +178,16 @@ func (s *sequence) degrade(ctx context.Context, c *Cluster, b PacketBehavior, li
 	s.slowed = true
 	s.value["links"] = op.Value
 	return nil
+}
+
+// stopLinks restores the links degrade degraded, if any.
+func (s *sequence) stopLinks(ctx context.Context, c *Cluster) error {
+	if !s.slowed {
+		return nil
+	}
+	s.slowed = false
+	_, err := s.links.Stop(ctx, c)
+	return err
 }
 
 // setRate makes node's raft ticker run at rate times true time, through

@@ -317,3 +317,37 @@ func TestTargetedCutHealedByPartition(t *testing.T) {
 		require.Empty(t, h.rules, "%s left a rule", name)
 	}
 }
+
+// When the majority's first round splits (the first vote seen is in a term
+// the leader's side cannot campaign into), the sequence heals, waits for a
+// leader, and provokes another election.
+func TestTargetedVoteRestartRetriesAfterASplit(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	rng := seeded(1)
+	_, first := splitAround(fx.c, "n3", rng)
+	_, second := splitAround(fx.c, "n3", rng)
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		fx.set(func() {
+			switch {
+			case elapsed >= 900*time.Millisecond && fx.states["n3"].Term == 7 && len(fx.events[second[0]]) < 2:
+				fx.vote(second[0], second[1], 8)
+			case elapsed >= 600*time.Millisecond && fx.states["n3"].Term == 4:
+				fx.states["n3"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n3", Commit: 99, LastIndex: 99}
+			case elapsed >= 300*time.Millisecond && len(fx.events[first[0]]) == 0:
+				fx.vote(first[0], first[1], 7)
+			}
+		})
+	}
+	f := &VoteRestart{Pace: fx.pace()}
+	op, err := f.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	v := op.Value.(map[string]any)
+	assert.Equal(t, []uint64{7}, v["split_terms"])
+	assert.Equal(t, uint64(7), v["term"])
+	assert.Equal(t, uint64(8), v["vote_term"])
+	assert.Equal(t, second[0], v["voter"])
+	assert.Equal(t, "no second vote seen", v["outcome"])
+	_, err = f.Stop(ctx, fx.c)
+	requireHealed(t, err)
+}

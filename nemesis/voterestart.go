@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -28,9 +29,12 @@ import (
 //     that term, now holds a majority with it and campaigns into the term
 //     the restarted node voted in: the restarted node is asked again.
 //
-// The cut stays until Stop. Op "start-vote-restart": {"leader", "term",
+// The old leader's side can campaign only into the term after its own, so
+// a first round of the majority that split (every vote in it a vote for
+// oneself) spoils the attempt: the sequence then heals, waits for a
+// leader and tries again, three times at most. The cut stays until Stop. Op "start-vote-restart": {"leader", "term",
 // "minority", "majority", "links", "voter", "voted_for", "vote_term",
-// "moved", "second_votes", "outcome"}: "second_votes" are the candidates
+// "moved", "second_votes", "split_terms", "outcome"}: "second_votes" are the candidates
 // the voter's log shows it voting for in vote_term after the restart
 // ([] on a correct node), "outcome" why the sequence stopped short.
 type VoteRestart struct {
@@ -38,7 +42,10 @@ type VoteRestart struct {
 	// of the sequence lasts 10 of them at most.
 	Election time.Duration
 	// DelayMS slows the majority's links during its election (default
-	// 150).
+	// 80): between a vote and the new leader's first append to the voter
+	// there are two of it to kill the voter in; more would let a second
+	// node campaign before the first one's requests arrive, and split the
+	// vote.
 	DelayMS float64
 	// UpTimeout bounds the wait for the restarted node (default
 	// DefaultUpTimeout).
@@ -77,31 +84,85 @@ func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op
 	s := f.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	leader, term, err := leaderAndTerm(ctx, c)
-	if err != nil {
-		return Op{}, wrapFamily(VoteRestartFamily, err)
-	}
 	v, err := s.begin()
 	if err != nil {
 		return Op{}, err
+	}
+	var splits []uint64
+	for attempt := 1; ; attempt++ {
+		cut, vote, err := f.election(ctx, c, v, rng)
+		switch {
+		case err != nil || vote == nil:
+			return s.op(err)
+		case vote.Term != cut.term+1 && attempt < voteAttempts:
+			// The majority's first round split: the leader's side, a term
+			// behind, cannot campaign into this one. Heal, and again.
+			splits = append(splits, vote.Term)
+			v["split_terms"] = splits
+			if ok, err := f.settle(ctx, c, vote.Term); err != nil || !ok {
+				v["outcome"] = "no leader after a split election"
+				return s.op(err)
+			}
+			continue
+		}
+		v["voter"], v["voted_for"], v["vote_term"] = vote.Node, vote.For, vote.Term
+		return s.op(f.crashVoter(ctx, c, v, cut.minority, cut.majority, *vote))
+	}
+}
+
+// voteAttempts bounds the elections a vote-restart provokes to find one
+// whose first round did not split.
+const voteAttempts = 3
+
+// voteSides is how one attempt cut the cluster.
+type voteSides struct {
+	term               uint64
+	minority, majority []string
+}
+
+// election slows the links of a majority without the leader, cuts it off
+// from the leader's side, and waits for a node of the majority to vote for
+// another; a nil vote (and "outcome" in v) when none did in time.
+func (f *VoteRestart) election(ctx context.Context, c *Cluster, v map[string]any, rng *rand.Rand) (voteSides, *voteSeen, error) {
+	s := &f.seq
+	leader, term, err := leaderAndTerm(ctx, c)
+	if err != nil {
+		v["outcome"] = "no leader"
+		return voteSides{}, nil, err
 	}
 	minority, majority := splitAround(c, leader, rng)
 	v["leader"], v["term"], v["minority"], v["majority"] = leader, term, minority, majority
 	// The links slow down first: the majority's election must not begin
 	// before they are.
 	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: f.delayMS()}, amongLinks(majority)); err != nil {
-		return s.op(err)
+		return voteSides{}, nil, err
 	}
 	if err := s.cut.set(ctx, c, sides(minority, majority)); err != nil {
-		return s.op(err)
+		return voteSides{}, nil, err
 	}
 	vote, found, err := f.awaitVote(ctx, c, majority, term)
 	if err != nil || !found {
 		v["outcome"] = "no vote seen"
-		return s.op(err)
+		return voteSides{}, nil, err
 	}
-	v["voter"], v["voted_for"], v["vote_term"] = vote.Node, vote.For, vote.Term
-	return s.op(f.crashVoter(ctx, c, v, minority, majority, vote))
+	return voteSides{term: term, minority: minority, majority: majority}, &vote, nil
+}
+
+// settle heals the cut and the links and waits until a node leads a term
+// at least term.
+func (f *VoteRestart) settle(ctx context.Context, c *Cluster, term uint64) (bool, error) {
+	s := &f.seq
+	if err := errors.Join(s.cut.heal(ctx, c), s.stopLinks(ctx, c)); err != nil {
+		return false, err
+	}
+	return f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
+		st, err := states(ctx, c)
+		if err != nil {
+			return false, err
+		}
+		leader, _ := leaderAmong(st, partitionNames(c.Nodes), term-1)
+		return leader != "", nil
+	})
 }
 
 // crashVoter kills the voter, moves it to the minority's side, restarts
@@ -129,7 +190,7 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 		if err != nil {
 			return false, nil // not answering yet
 		}
-		second = slices.DeleteFunc(votes, func(n string) bool { return n == vote.For })
+		second = slices.DeleteFunc(append([]string{}, votes...), func(n string) bool { return n == vote.For })
 		return len(second) > 0, nil
 	})
 	v["second_votes"] = second
@@ -154,7 +215,7 @@ func (f *VoteRestart) awaitVote(ctx context.Context, c *Cluster, majority []stri
 
 func (f *VoteRestart) delayMS() float64 {
 	if f.DelayMS <= 0 {
-		return 150
+		return 80
 	}
 	return f.DelayMS
 }
