@@ -32,11 +32,13 @@ import (
 // The old leader's side can campaign only into the term after its own, so
 // a first round of the majority that split (every vote in it a vote for
 // oneself) spoils the attempt: the sequence then heals, waits for a
-// leader and tries again, three times at most. The cut stays until Stop. Op "start-vote-restart": {"leader", "term",
-// "minority", "majority", "links", "voter", "voted_for", "vote_term",
-// "moved", "second_votes", "split_terms", "outcome"}: "second_votes" are the candidates
-// the voter's log shows it voting for in vote_term after the restart
-// ([] on a correct node), "outcome" why the sequence stopped short.
+// leader and tries again, three times at most. The cut stays until Stop.
+//
+// Op "start-vote-restart": {"leader", "term", "minority", "majority",
+// "links", "voter", "voted_for", "vote_term", "moved", "second_votes",
+// "split_terms", "outcome"}: "second_votes" are the candidates the voter's
+// log shows it voting for in vote_term after the restart ([] on a correct
+// node), "outcome" why the sequence stopped short.
 type VoteRestart struct {
 	// Election is the cluster's election timeout (default 500ms); each wait
 	// of the sequence lasts 10 of them at most.
