@@ -55,7 +55,7 @@ type junitProblem struct {
 func WriteJUnit(w io.Writer, rec Record) error {
 	suite := junitSuite{Name: rec.Campaign, Timestamp: rec.Started, Time: seconds(rec.DurationS)}
 	for _, t := range rec.Tests {
-		c := junitCase{Name: t.Name, Classname: rec.Campaign, Time: seconds(t.duration()), SystemOut: t.statsLine()}
+		c := junitCase{Name: t.Name, Classname: rec.Campaign, Time: seconds(t.duration()), SystemOut: t.StatsLine()}
 		switch {
 		case t.Skipped != "":
 			c.Skipped = &junitProblem{Message: t.Skipped}
@@ -129,8 +129,9 @@ func (t TestResult) problemText() string {
 	return b.String()
 }
 
-// statsLine is the test's figures in one line.
-func (t TestResult) statsLine() string {
+// StatsLine is the test's figures in one line: verdict counts, detection
+// rate, median throughput and time to the first anomaly.
+func (t TestResult) StatsLine() string {
 	s := t.Stats
 	line := fmt.Sprintf("runs %d: valid %d, invalid %d, unknown %d, crashed %d; detection rate %.0f%%; median %.0f ops/s",
 		s.Runs, s.Verdicts[Valid], s.Verdicts[Invalid], s.Verdicts[Unknown], s.Verdicts[Crashed], 100*s.DetectionRate, s.OpsPerSMedian)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"chaos/atomicfile"
 )
@@ -30,6 +31,20 @@ const (
 	RecordFile = "campaign.json"
 	JUnitFile  = "junit.xml"
 )
+
+// NewDir makes the campaign directory store/campaigns/<name>/<UTC time>/
+// and points store/campaigns/<name>/latest at it.
+func NewDir(store, name string, now time.Time) (string, error) {
+	stamp := now.UTC().Format("20060102T150405.000Z")
+	dir := filepath.Join(store, "campaigns", name, stamp)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("store %s cannot be written: %w", store, err)
+	}
+	if err := atomicfile.Symlink(stamp, filepath.Join(store, "campaigns", name, "latest")); err != nil {
+		return "", fmt.Errorf("store: %w", err)
+	}
+	return dir, nil
+}
 
 // Write writes campaign.json and junit.xml into dir, each atomically.
 func (rec Record) Write(dir string) error {

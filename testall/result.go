@@ -42,6 +42,8 @@ type Run struct {
 	OpsPerS float64 `json:"ops_per_s"`
 	// Summary is the anomalies in words, or why the run crashed.
 	Summary string `json:"summary,omitempty"`
+	// Replay is the chaos run command line that replays this run.
+	Replay string `json:"replay"`
 }
 
 // Stats are the figures over a test's runs.

@@ -16,6 +16,7 @@ linearizability with Porcupine.`,
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newNodeCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newTestAllCmd())
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newTestbedCmd())
 	root.AddCommand(newHealCmd())
