@@ -91,7 +91,9 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 	env := runEnv(cmd, hard)
 	env.Out = io.Discard // each run is a line; its summary goes to campaign.json
 	runner := testall.Runner{Out: cmd.OutOrStdout(),
-		Run: func(ctx context.Context, t testall.Test, i int) testall.Run { return plans[t.Name].runOnce(ctx, i, env) }}
+		Run: func(ctx context.Context, t testall.Test, i int) testall.Run {
+			return plans[t.Name].runOnce(ctx, i, env)
+		}}
 	started := time.Now()
 	results, interrupted := runner.Execute(ctx, tests)
 	rec := testall.Record{Campaign: name, File: file.Path, Started: started.UTC().Format(time.RFC3339Nano),
