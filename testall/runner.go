@@ -21,8 +21,9 @@ type Runner struct {
 }
 
 // Execute runs every count of every test and judges each test. When ctx
-// ends (an interrupt), the run in flight finishes as Run returns it, the
-// tests not begun are Skipped, and interrupted is true.
+// ends (an interrupt), the run in flight finishes as Run returns it and is
+// kept, its test and the tests not begun are Skipped with the reason, and
+// interrupted is true.
 func (r Runner) Execute(ctx context.Context, tests []Test) (results []TestResult, interrupted bool) {
 	for _, t := range tests {
 		if ctx.Err() != nil {
@@ -48,7 +49,11 @@ func (r Runner) test(ctx context.Context, t Test) TestResult {
 			break
 		}
 	}
-	return Judged(t, runs)
+	res := Judged(t, runs)
+	if ctx.Err() != nil {
+		res.Skipped = fmt.Sprintf("interrupted after %d of %d runs; the last was cut short, so the test is not judged", len(runs), t.Count)
+	}
+	return res
 }
 
 // Judged is test t's result over runs.

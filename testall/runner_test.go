@@ -71,6 +71,7 @@ func TestRunnerInterrupted(t *testing.T) {
 	require.True(t, interrupted)
 	require.Len(t, res, 3)
 	assert.Len(t, res[0].Runs, 1, "the second count of a never starts")
+	assert.Contains(t, res[0].Skipped, "interrupted after 1 of 2 runs")
 	assert.Empty(t, res[1].Runs)
 	assert.NotEmpty(t, res[1].Skipped)
 	assert.NotEmpty(t, res[2].Skipped)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,5 +149,57 @@ func TestRunTestCountKeepGoing(t *testing.T) {
 		assert.Equal(t, exitInvalid, code)
 		require.NotNil(t, s.FirstAnomalyMedianS)
 		require.NotNil(t, s.FirstAnomalyMaxS)
+	}
+}
+
+// Issue 13: Ctrl-C mid-campaign interrupts the running test as chaos run
+// does (healed, checked), skips the rest, still writes campaign.json and
+// junit.xml, and exits 255.
+func TestTestAllInterrupted(t *testing.T) {
+	skipE2E(t)
+	bin, err := chaosBinary()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "long.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(
+		"defaults:\n  time-limit: 60s\n  nemesis-interval: 1s\ntests:\n  - name: partition\n    nemesis: partition\n    seed: 41\n  - name: after\n"), 0o644))
+	store := filepath.Join(dir, "store")
+	cmd := exec.Command(bin, "test-all", "--campaign", file, "--store", store)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		h, _ := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
+		if bytes.Contains(h, []byte(`"start-partition"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no partition started within 60 s:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("test-all did not end after an interrupt:\n%s", out.String())
+	}
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "output:\n%s", out.String())
+	assert.Equal(t, exitSetup, ee.ExitCode())
+	rec, j := latestCampaign(t, store, "long")
+	assert.True(t, rec.Interrupted)
+	require.Len(t, rec.Tests, 2)
+	require.Len(t, rec.Tests[0].Runs, 1, "the interrupted run is recorded")
+	assert.Contains(t, rec.Tests[0].Skipped, "interrupted")
+	assert.NotEmpty(t, rec.Tests[1].Skipped)
+	assert.Equal(t, 2, j.Skipped, "the interrupted test and the one that never ran are skipped in junit.xml")
+	if ipt, err := exec.Command("iptables", "-w", "-S").CombinedOutput(); err == nil && strings.Contains(string(ipt), "CHAOS") {
+		t.Errorf("iptables rules left behind:\n%s", ipt)
 	}
 }
