@@ -52,7 +52,9 @@ type Run struct {
 }
 
 // Href is the run's page.
-func (r Run) Href() string { return "/runs/" + url.PathEscape(r.Name) + "/" + url.PathEscape(r.Time) + "/" }
+func (r Run) Href() string {
+	return "/runs/" + url.PathEscape(r.Name) + "/" + url.PathEscape(r.Time) + "/"
+}
 
 // ZipHref is the run directory as a .zip.
 func (r Run) ZipHref() string { return "/zip/" + url.PathEscape(r.Name) + "/" + url.PathEscape(r.Time) }
