@@ -100,10 +100,15 @@ func (s *Store) open(rel string) (*os.File, error) {
 	return f, refusal(err)
 }
 
-// refusal wraps err in ErrRefused unless it says a file is missing.
+// refusal wraps err in ErrRefused unless it says a file is missing; the
+// message names the path and why, without the system call.
 func refusal(err error) error {
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%w: %s: %v", ErrRefused, pe.Path, pe.Err)
 	}
 	return fmt.Errorf("%w: %v", ErrRefused, err)
 }
