@@ -57,16 +57,8 @@ func (s *Store) Campaigns() ([]Campaign, error) {
 
 // Campaign reads store/campaigns/<name>/<t>/, with Run's errors.
 func (s *Store) Campaign(name, t string) (Campaign, error) {
-	rel, err := join([]string{campaignsDir, name, t}, "")
-	if err != nil {
+	if _, err := s.dirAt(campaignsDir, name, t); err != nil {
 		return Campaign{}, err
-	}
-	st, err := s.stat(rel)
-	if err != nil {
-		return Campaign{}, err
-	}
-	if !st.IsDir() {
-		return Campaign{}, fmt.Errorf("%s is not a campaign directory: %w", rel, fs.ErrNotExist)
 	}
 	return s.readCampaign(name, t), nil
 }

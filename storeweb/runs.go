@@ -114,16 +114,8 @@ func (s *Store) subdirs(rel string) ([]string, error) {
 // plain name, or a directory a symlink leads out of the store, is
 // ErrRefused; a missing one is fs.ErrNotExist.
 func (s *Store) Run(name, t string) (Run, error) {
-	rel, err := join([]string{name, t}, "")
-	if err != nil {
+	if _, err := s.dirAt(name, t); err != nil {
 		return Run{}, err
-	}
-	st, err := s.stat(rel)
-	if err != nil {
-		return Run{}, err
-	}
-	if !st.IsDir() {
-		return Run{}, fmt.Errorf("%s is not a run directory: %w", rel, fs.ErrNotExist)
 	}
 	return s.readRun(name, t), nil
 }

@@ -86,6 +86,24 @@ func join(segments []string, rest string) (string, error) {
 	return p, nil
 }
 
+// dirAt is the path of the store directory that segments name (single
+// names, as join takes them), with join's and stat's errors; a file that
+// is not a directory is fs.ErrNotExist.
+func (s *Store) dirAt(segments ...string) (string, error) {
+	rel, err := join(segments, "")
+	if err != nil {
+		return "", err
+	}
+	st, err := s.stat(rel)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory: %w", rel, fs.ErrNotExist)
+	}
+	return rel, nil
+}
+
 // stat is os.Root.Stat: it follows symlinks that stay in the store. An
 // error other than a missing file (a symlink leading out of the store,
 // most likely) is ErrRefused.
