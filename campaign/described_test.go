@@ -22,28 +22,28 @@ func describedOptions(db string) Options {
 // its name names the test, and what it cannot do is refused there.
 func TestValidateLoadsDescriptions(t *testing.T) {
 	o := describedOptions("../examples/systems/etcd.yaml")
-	require.NoError(t, o.validate())
+	require.NoError(t, o.Validate())
 	assert.Equal(t, "etcd-register-all", o.Name)
 	require.NotNil(t, o.system)
 
 	o = describedOptions("../examples/systems/etcd.yaml")
 	o.Bugs = []string{"stale-read"}
-	err := o.validate()
+	err := o.Validate()
 	require.ErrorIs(t, err, ErrUsage)
 	assert.Contains(t, err.Error(), "etcd.yaml:15: --bug plants bugs through {bug_flags}")
 
 	o = describedOptions("../examples/systems/chaos-node.yaml")
 	o.Bugs = []string{"stale-read"}
-	require.NoError(t, o.validate(), "local mode runs described systems")
+	require.NoError(t, o.Validate(), "local mode runs described systems")
 	assert.Equal(t, "chaos-node-register-all-bug-stale-read", o.Name)
 
 	o = describedOptions("no-such.yaml")
-	err = o.validate()
+	err = o.Validate()
 	require.ErrorIs(t, err, ErrUsage)
 	assert.Contains(t, err.Error(), "no-such.yaml: cannot read the description")
 
 	o = describedOptions("mysql")
-	require.ErrorIs(t, o.validate(), ErrUsage)
+	require.ErrorIs(t, o.Validate(), ErrUsage)
 }
 
 type restartingClient struct{ restarts int }

@@ -74,8 +74,10 @@ func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
 }
 
-// validate checks the options without touching anything and fills defaults.
-func (o *Options) validate() error {
+// Validate checks the options without touching anything and fills
+// defaults; its errors wrap ErrUsage. Run calls it; test-all calls it on
+// every test of a campaign before running any.
+func (o *Options) Validate() error {
 	if err := o.validateSystem(); err != nil {
 		return err
 	}

@@ -100,8 +100,9 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if err != nil {
 		return Result{}, fmt.Errorf("check: %w", err)
 	}
+	first, rate := firstAnomaly(report, h, r.start), opsPerSecond(report, h)
 	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
-		DurationS: time.Since(r.started).Seconds(), Interrupted: interrupted,
+		DurationS: time.Since(r.started).Seconds(), Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
 		Nemesis: nemesisSummary(h, unavailable), Leaders: r.leaders.list(), Clients: r.cl.clientsSummary()}
 	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -110,7 +111,7 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	res := Result{Valid: valid, Report: report, Interrupted: interrupted}
+	res := Result{Valid: valid, Report: report, Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate}
 	if err := r.writeLinearizableSummary(res); err != nil {
 		return res, fmt.Errorf("%w: %v", ErrSetup, err)
 	}

@@ -54,12 +54,17 @@ func ReadTestRecord(dir string) (TestRecord, error) {
 // RunSummary is what a run writes into results.json besides the checks'
 // verdicts (docs/FORMATS.md).
 type RunSummary struct {
-	Name        string         `json:"name"`
-	Seed        uint64         `json:"seed"`
-	Started     string         `json:"started"` // RFC 3339, UTC
-	DurationS   float64        `json:"duration_s"`
-	Interrupted bool           `json:"interrupted"`
-	Nemesis     NemesisSummary `json:"nemesis"`
+	Name        string  `json:"name"`
+	Seed        uint64  `json:"seed"`
+	Started     string  `json:"started"` // RFC 3339, UTC
+	DurationS   float64 `json:"duration_s"`
+	Interrupted bool    `json:"interrupted"`
+	// FirstAnomalyS is when the first anomaly happened, in seconds from the
+	// start of the load; absent when every check is valid or none can say.
+	FirstAnomalyS *float64 `json:"first_anomaly_s,omitempty"`
+	// OpsPerS is the operations that completed ok per second of load.
+	OpsPerS float64        `json:"ops_per_s"`
+	Nemesis NemesisSummary `json:"nemesis"`
 	// Leaders are the changes of leader seen during the load, sampled once
 	// a second; empty for a system that cannot say who leads.
 	Leaders []LeaderChange `json:"leaders"`

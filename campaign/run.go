@@ -26,6 +26,11 @@ type Result struct {
 	Report      checker.Report
 	Interrupted bool
 	Seed        uint64
+	// FirstAnomalyS is when the first anomaly happened, in seconds from
+	// the start of the load; nil without one (see firstAnomaly).
+	FirstAnomalyS *float64
+	// OpsPerS is the operations that completed ok per second of load.
+	OpsPerS float64
 }
 
 // Env is what a run talks to besides its options.
@@ -45,7 +50,7 @@ type Env struct {
 // first interrupt: the load stops, faults are healed, logs pulled, and the
 // history recorded so far is checked and reported as interrupted.
 func Run(ctx context.Context, o Options, env Env) (Result, error) {
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return Result{}, err
 	}
 	if o.Seed == 0 {

@@ -16,9 +16,11 @@ linearizability with Porcupine.`,
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newNodeCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newTestAllCmd())
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newTestbedCmd())
 	root.AddCommand(newHealCmd())
 	root.AddCommand(newLogsCmd())
+	root.AddCommand(newServeCmd())
 	return root
 }

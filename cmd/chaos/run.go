@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	"github.com/spf13/pflag"
 
 	"chaos/campaign"
 	"chaos/checker"
@@ -25,10 +25,12 @@ func dbFlagHelp() string {
 		", or a description file PATH.yaml (README \"Your own system\")"
 }
 
+// runOptions are chaos run's flags.
 type runOptions struct {
-	o       campaign.Options
-	hosts   hostFlags
-	nemesis string
+	o         campaign.Options
+	hosts     hostFlags
+	nemesis   string
+	keepGoing bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -60,7 +62,13 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, ro) },
 	}
-	f := cmd.Flags()
+	ro.register(cmd.Flags())
+	return cmd
+}
+
+// register declares chaos run's flags on f, with their defaults. test-all
+// applies a campaign file's options through the same flags.
+func (ro *runOptions) register(f *pflag.FlagSet) {
 	o := &ro.o
 	ro.hosts.register(f)
 	f.StringVar(&o.DB, "db", "chaos-node", dbFlagHelp())
@@ -71,7 +79,8 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 	f.StringVar(&o.Concurrency, "concurrency", "2n", "clients: a number, or Nn = N times the node count")
 	f.Float64Var(&o.Rate, "rate", 0, "total ops/s target, 0 = as fast as possible")
 	f.DurationVar(&o.TimeLimit, "time-limit", 60*time.Second, "length of the load phase")
-	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid")
+	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid (see --keep-going)")
+	f.BoolVar(&ro.keepGoing, "keep-going", false, "with --test-count: run every count, then print and store the detection rate and time to the first anomaly")
 	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below, e.g. lease,vote-restart), or none, or all (default: all the environment supports)")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")
@@ -83,30 +92,39 @@ Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure
 	f.StringVar(&o.Binary, "binary", "", "binary to deploy (default: this chaos binary, or the hosts' etcd)")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout; past it the op is recorded as info")
 	f.DurationVar(&o.Recovery, "recovery", 5*time.Second, "time the healed cluster gets before the final reads; the load runs at least this long after the final heal")
-	return cmd
 }
 
-func runRun(cmd *cobra.Command, ro *runOptions) error {
+// options are the campaign options the flags give; errors are usage
+// errors.
+func (ro *runOptions) options() (campaign.Options, error) {
 	o := ro.o
 	o.Argv = os.Args
 	var err error
 	if o.Nodes, err = ro.hosts.hosts(); err != nil {
-		return err
+		return o, err
 	}
 	o.SSH = ro.hosts.sshConfig()
 	if ro.nemesis != "" {
 		o.Nemesis = strings.Split(ro.nemesis, ",")
 	}
+	return o, nil
+}
+
+func runRun(cmd *cobra.Command, ro *runOptions) error {
+	o, err := ro.options()
+	if err != nil {
+		return err
+	}
+	if ro.keepGoing && o.TestCount < 2 {
+		return usageErrorf("--keep-going goes with --test-count N, N > 1")
+	}
+	if o.TestCount > 1 {
+		return runRepeated(cmd, o, ro.keepGoing)
+	}
 
 	ctx, hard, stop := interrupts(cmd.Context(), cmd)
 	defer stop()
-	stderr := cmd.ErrOrStderr()
-	isTerm := false
-	if f, ok := stderr.(*os.File); ok {
-		isTerm = term.IsTerminal(int(f.Fd()))
-	}
-	res, err := campaign.Run(ctx, o, campaign.Env{Out: cmd.OutOrStdout(), Progress: stderr,
-		ProgressIsTerminal: isTerm, Hard: hard, Version: version})
+	res, err := campaign.Run(ctx, o, runEnv(cmd, hard))
 	switch {
 	case errors.Is(err, campaign.ErrUsage):
 		return usageErrorf("run: %v", err)
