@@ -127,11 +127,7 @@ func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 
 // kill sends SIGKILL to node and remembers it until a restart.
 func (s *sequence) kill(ctx context.Context, c *Cluster, node string) error {
-	n, err := nodeByName(c, node)
-	if err != nil {
-		return err
-	}
-	r, err := nodeRemote(c, n)
+	n, r, err := nodeAndRemote(c, node)
 	if err != nil {
 		return err
 	}
@@ -143,11 +139,7 @@ func (s *sequence) kill(ctx context.Context, c *Cluster, node string) error {
 
 // restartNode starts a node kill took down and waits until it answers.
 func (s *sequence) restartNode(ctx context.Context, c *Cluster, node string) error {
-	n, err := nodeByName(c, node)
-	if err != nil {
-		return err
-	}
-	r, err := nodeRemote(c, n)
+	n, r, err := nodeAndRemote(c, node)
 	if err != nil {
 		return err
 	}
@@ -224,4 +216,14 @@ func nodeByName(c *Cluster, name string) (db.Node, error) {
 		}
 	}
 	return db.Node{}, fmt.Errorf("%q is not a node of the cluster", name)
+}
+
+// nodeAndRemote is c's node called name and the Remote of its host.
+func nodeAndRemote(c *Cluster, name string) (db.Node, control.Remote, error) {
+	n, err := nodeByName(c, name)
+	if err != nil {
+		return n, nil, err
+	}
+	r, err := nodeRemote(c, n)
+	return n, r, err
 }
