@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The targeted faults find the planted bugs random faults miss, in short
+// local runs of their profiles with fixed seeds, and a correct node under
+// the same profiles stays valid. (commit-old-term is not here: chaos-node
+// shows it only with one entry per append message, which chaos run does
+// not set; narrow-election is found by the availability check's livelock
+// rule.)
+func TestRunTargetedFaultsFindTheirBugs(t *testing.T) {
+	skipE2E(t)
+	for _, tc := range []struct {
+		bug, nemesis, seed, finding string
+	}{
+		{"lease-read", "lease", "2", "linearizable: false"},
+		{"forget-vote", "vote-restart", "2", "double-vote"},
+	} {
+		t.Run(tc.bug, func(t *testing.T) {
+			store := t.TempDir()
+			code, out, errOut := runChaos(t, 3*time.Minute, "run", "--time-limit", "20s", "--bug", tc.bug,
+				"--nemesis", tc.nemesis, "--nemesis-interval", "3s", "--store", store, "--seed", tc.seed)
+			if code != exitInvalid || !strings.Contains(out, tc.finding) {
+				t.Fatalf("exit %d, want 1 with %q\nstdout:\n%s\nstderr:\n%s", code, tc.finding, out, errOut)
+			}
+		})
+	}
+}
+
+func TestRunTargetedFaultsOnACorrectNode(t *testing.T) {
+	skipE2E(t)
+	store := t.TempDir()
+	code, out, errOut := runChaos(t, 3*time.Minute, "run", "--time-limit", "20s",
+		"--nemesis", "lease,vote-restart,leader-cycle", "--nemesis-interval", "3s", "--store", store, "--seed", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	run := requireStoreLayout(t, store)
+	if r := loadResults(t, run); r["valid"] != true {
+		t.Errorf("results.json: valid=%v", r["valid"])
+	}
+	h, err := os.ReadFile(filepath.Join(run, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := regexp.MustCompile(`"f":"start-(lease|vote-restart|leader-cycle)"`)
+	ran := false
+	for _, line := range strings.Split(string(h), "\n") {
+		ran = ran || started.MatchString(line) && !strings.Contains(line, `"error":`)
+	}
+	if !ran {
+		t.Errorf("no targeted fault ran without an error:\n%s", out)
+	}
+}
