@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"chaos/node/nodeapi"
 )
@@ -23,12 +24,57 @@ const targetChain = "CHAOS-TARGET"
 // iptables DROP rules in targetChain. A reshape adds the new cuts before
 // it removes the old ones, so no link that both grudges cut is ever open.
 //
+// Cuts of several targeted faults compose: with iptables each adds and
+// deletes its own rules; with hooks, whose drop list is one list per node,
+// every node drops the union of the cuts the Cluster's table holds.
+//
 // A netCut is not safe for concurrent use; its fault serializes calls.
 type netCut struct {
 	HTTP *http.Client
+	// owner names the cut in the Cluster's table: the fault's family.
+	owner string
 	// mech is the mechanism of the active cut, "" when none is.
 	mech   string
 	active Grudge
+}
+
+// cutTable holds the hook cuts in place, by owner. The zero value is
+// ready; it is safe for concurrent use.
+type cutTable struct {
+	mu sync.Mutex
+	by map[string]Grudge
+}
+
+// swap makes g owner's cut (nil: none) and returns the union of every
+// owner's cuts before and after.
+func (t *cutTable) swap(owner string, g Grudge) (before, after Grudge) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	before = t.unionLocked()
+	if t.by == nil {
+		t.by = map[string]Grudge{}
+	}
+	if g == nil {
+		delete(t.by, owner)
+	} else {
+		t.by[owner] = g
+	}
+	return before, t.unionLocked()
+}
+
+func (t *cutTable) unionLocked() Grudge {
+	u := Grudge{}
+	for _, g := range t.by {
+		u = unionGrudge(u, g)
+	}
+	return u
+}
+
+// clear forgets every cut.
+func (t *cutTable) clear() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.by = nil
 }
 
 // cutMechanism is MechHooks when every node of c has fault hooks, else
@@ -59,14 +105,7 @@ func (n *netCut) set(ctx context.Context, c *Cluster, g Grudge, down ...string) 
 	}
 	var err error
 	if n.mech == MechHooks {
-		// Links that only the old grudge cuts stay cut until every node
-		// has the new cuts: the union first, when it is more than g.
-		if u := unionGrudge(n.active, g); n.active != nil && !maps.EqualFunc(u, g, slices.Equal) {
-			if err := n.setHooks(ctx, c, u, down); err != nil {
-				return err
-			}
-		}
-		err = n.setHooks(ctx, c, g, down)
+		err = n.applyHooks(ctx, c, g, down)
 	} else {
 		err = n.setIPTables(ctx, c, n.active, g)
 	}
@@ -74,23 +113,52 @@ func (n *netCut) set(ctx context.Context, c *Cluster, g Grudge, down ...string) 
 	return err
 }
 
-// heal removes the cut from every node (every mechanism when none is
-// known to be active) and forgets it.
+// applyHooks makes g the owner's cut in the table and sets every node's
+// drop list to the new union. Links that only the old union cuts stay cut
+// until every node has the new cuts: the union of both first, when it is
+// more than the new one.
+func (n *netCut) applyHooks(ctx context.Context, c *Cluster, g Grudge, down []string) error {
+	before, after := c.cutTable().swap(n.owner, g)
+	if u := unionGrudge(before, after); !maps.EqualFunc(u, after, slices.Equal) {
+		if err := n.setHooks(ctx, c, u, down); err != nil {
+			return err
+		}
+	}
+	return n.setHooks(ctx, c, after, down)
+}
+
+// stop removes this cut, and only it: the other targeted faults' cuts stay.
+func (n *netCut) stop(ctx context.Context, c *Cluster) error {
+	var err error
+	switch n.mech {
+	case MechHooks:
+		_, after := c.cutTable().swap(n.owner, nil)
+		err = n.setHooks(ctx, c, after, nil)
+	case MechIPTables:
+		err = n.setIPTables(ctx, c, n.active, nil)
+	}
+	n.mech, n.active = "", nil
+	return err
+}
+
+// heal removes every cut of the targeted faults from every node, on every
+// mechanism, whoever made it, and forgets them.
 func (n *netCut) heal(ctx context.Context, c *Cluster) error {
 	var errs []error
 	for _, node := range c.Nodes {
-		if r := c.Remotes[node.Name]; r != nil && n.mech != MechHooks {
+		if r := c.Remotes[node.Name]; r != nil {
 			if err := iptHeal(ctx, r, targetChain); err != nil {
 				errs = append(errs, fmt.Errorf("%s: cut: %w", node.Name, err))
 			}
 		}
-		if addr := c.HookAddrs[node.Name]; addr != "" && n.mech != MechIPTables {
+		if addr := c.HookAddrs[node.Name]; addr != "" {
 			heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.HealPartition(ctx) }
 			if err := netHookHeal(n.HTTP, node.Name, addr, nodeapi.RouteHealPartition, heal); err != nil {
 				errs = append(errs, fmt.Errorf("cut: %w", err))
 			}
 		}
 	}
+	c.cutTable().clear()
 	n.mech, n.active = "", nil
 	return errors.Join(errs...)
 }
@@ -104,7 +172,9 @@ func (n *netCut) setHooks(ctx context.Context, c *Cluster, g Grudge, down []stri
 		}
 		drop := append([]string{}, g[node.Name]...)
 		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetPartition(ctx, drop) }
-		if _, err := netHook(n.HTTP, node.Name, c.HookAddrs[node.Name], nodeapi.RouteSetPartition, set); err != nil {
+		_, err := netHook(n.HTTP, node.Name, c.HookAddrs[node.Name], nodeapi.RouteSetPartition, set)
+		if err != nil && (len(drop) > 0 || !nothingToHeal(err)) {
+			// A node that does not run has no drop list to empty.
 			return fmt.Errorf("cut: %w", err)
 		}
 	}

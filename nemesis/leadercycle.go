@@ -81,7 +81,7 @@ func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, 
 	if err != nil {
 		return s.op(err)
 	}
-	if err := s.cut.heal(ctx, c); err != nil {
+	if err := s.cut.stop(ctx, c); err != nil {
 		return s.op(err)
 	}
 	if !found {

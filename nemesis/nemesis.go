@@ -42,6 +42,20 @@ type Cluster struct {
 	// events.jsonl), oldest first, from its host; nil for a system without
 	// event logs. The targeted faults watch it for votes and leaders.
 	Events func(ctx context.Context, node string) ([]eventlog.Event, error)
+
+	// cuts are the targeted faults' cuts in place, which the nodes' drop
+	// lists hold the union of (see netCut); the first cut makes it (the
+	// schedule runs one fault at a time), and copies of the Cluster made
+	// after share it.
+	cuts *cutTable
+}
+
+// cutTable returns c's table of targeted cuts, making it the first time.
+func (c *Cluster) cutTable() *cutTable {
+	if c.cuts == nil {
+		c.cuts = &cutTable{}
+	}
+	return c.cuts
 }
 
 // Op is a fault transition as the history records it: F is the nemesis

@@ -57,7 +57,7 @@ func (s *sequence) begin() (map[string]any, error) {
 		return nil, fmt.Errorf("%s: a fault is active already; stop it first", s.family)
 	}
 	s.value = map[string]any{}
-	s.cut.HTTP = s.HTTP
+	s.cut.HTTP, s.cut.owner = s.HTTP, s.family
 	return s.value, nil
 }
 
@@ -107,8 +107,10 @@ func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 		s.down = failed
 		errs = append(errs, err)
 	}
-	if all || s.cut.mech != "" {
+	if all {
 		errs = append(errs, s.cut.heal(ctx, c))
+	} else {
+		errs = append(errs, s.cut.stop(ctx, c))
 	}
 	if all {
 		errs = append(errs, s.links.Heal(ctx, c))

@@ -351,3 +351,34 @@ func TestTargetedVoteRestartRetriesAfterASplit(t *testing.T) {
 	_, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 }
+
+// Two targeted cuts through the hooks compose: every node drops the union
+// of both, and stopping one leaves the other in place.
+func TestTargetedCutsCompose(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	a, b := netCut{owner: "a"}, netCut{owner: "b"}
+	require.NoError(t, a.set(ctx, fx.c, grudgeIsolate(partitionNames(fiveNodes), "n1")))
+	fx.log.take()
+	require.NoError(t, b.set(ctx, fx.c, grudgeIsolate(partitionNames(fiveNodes), "n2")))
+	assert.Equal(t, `n1: hook POST /faults/partition {"drop":["n2","n3","n4","n5"]}
+n2: hook POST /faults/partition {"drop":["n1","n3","n4","n5"]}
+n3: hook POST /faults/partition {"drop":["n1","n2"]}
+n4: hook POST /faults/partition {"drop":["n1","n2"]}
+n5: hook POST /faults/partition {"drop":["n1","n2"]}
+`, fx.log.take())
+	require.NoError(t, a.stop(ctx, fx.c))
+	assert.Equal(t, `n1: hook POST /faults/partition {"drop":["n2"]}
+n2: hook POST /faults/partition {"drop":["n1","n3","n4","n5"]}
+n3: hook POST /faults/partition {"drop":["n2"]}
+n4: hook POST /faults/partition {"drop":["n2"]}
+n5: hook POST /faults/partition {"drop":["n2"]}
+`, fx.log.take())
+	require.NoError(t, b.stop(ctx, fx.c))
+	assert.Equal(t, `n1: hook POST /faults/partition {"drop":[]}
+n2: hook POST /faults/partition {"drop":[]}
+n3: hook POST /faults/partition {"drop":[]}
+n4: hook POST /faults/partition {"drop":[]}
+n5: hook POST /faults/partition {"drop":[]}
+`, fx.log.take())
+}

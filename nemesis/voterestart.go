@@ -154,7 +154,7 @@ func (f *VoteRestart) election(ctx context.Context, c *Cluster, v map[string]any
 // at least term.
 func (f *VoteRestart) settle(ctx context.Context, c *Cluster, term uint64) (bool, error) {
 	s := &f.seq
-	if err := errors.Join(s.cut.heal(ctx, c), s.stopLinks(ctx, c)); err != nil {
+	if err := errors.Join(s.cut.stop(ctx, c), s.stopLinks(ctx, c)); err != nil {
 		return false, err
 	}
 	return f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
