@@ -50,12 +50,13 @@ func (e *ElectionDelay) Available(ctx context.Context, c *Cluster) error {
 	return wrapFamily(ElectionDelayFamily, p.Available(ctx, c))
 }
 
-// Start delays every link, then cuts the leader off.
+// Start delays every link between the nodes that answer, then cuts the
+// leader off from them.
 func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
 	s := e.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	leader, err := leaderName(ctx, c)
+	leader, view, err := answeringLeader(ctx, c)
 	if err != nil {
 		return Op{}, wrapFamily(ElectionDelayFamily, err)
 	}
@@ -65,10 +66,11 @@ func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (
 	}
 	b := e.behavior(1.5 + 1.5*rng.Float64())
 	v["leader"], v["delay_ms"], v["jitter_ms"] = leader, b.DelayMS, b.JitterMS
-	if err := s.degrade(ctx, c, b, amongLinks(partitionNames(c.Nodes))); err != nil {
+	up := partitionNames(view.Nodes)
+	if err := s.degrade(ctx, view, b, amongLinks(up)); err != nil {
 		return s.op(err)
 	}
-	err = s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
+	err = s.cut.set(ctx, view, grudgeIsolate(up, leader))
 	return s.op(err)
 }
 

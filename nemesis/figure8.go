@@ -73,6 +73,9 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	s := f.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := everyNodeAnswers(ctx, c); err != nil {
+		return Op{}, wrapFamily(Figure8Family, err)
+	}
 	leader, term, err := leaderAndTerm(ctx, c)
 	if err != nil {
 		return Op{}, wrapFamily(Figure8Family, err)

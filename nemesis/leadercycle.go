@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -10,13 +11,16 @@ import (
 // LeaderCycle is the leader-cycle family, the leaders crashing in cycles
 // of seed 000: the leader is cut off, the others elect a new leader, the
 // cut is healed (the old leader rejoins, a step behind), and the newest
-// leader is killed at once, while it is the one node that has everything
-// its term acknowledged. Stop restarts it.
+// leader is killed at once, while it may be the one node that has
+// everything its term acknowledged; once the others elected the next
+// leader it is restarted. The whole cycle runs inside Start, so that no
+// node stays down while other faults run; Stop only undoes what a cycle
+// cut short left (a cut, a node down).
 //
-// Op "start-leader-cycle": {"isolated", "new_leader", "waited_ms",
-// "killed", "outcome"}; "outcome" says why the cycle stopped short, when
-// it did (no new leader within the wait: the cut is healed and nothing is
-// killed).
+// Op "start-leader-cycle": {"isolated", "waited_ms", "new_leader",
+// "killed", "next_leader", "outcome"}; "outcome" says why the cycle
+// stopped short, when it did (no new leader within the wait: the cut is
+// healed and nothing is killed).
 type LeaderCycle struct {
 	// Election is the cluster's election timeout (default 500ms): the
 	// wait for a new leader lasts 10 of them.
@@ -50,13 +54,14 @@ func (l *LeaderCycle) Available(ctx context.Context, c *Cluster) error {
 	return wrapFamily(LeaderCycleFamily, cutAvailable(ctx, c))
 }
 
-// Start runs the cycle: cut the leader off, wait for the next, heal,
-// kill the next.
+// Start runs the cycle: cut the leader off, wait for the next, heal, kill
+// the next, wait for the one after it, restart the killed one. A node that
+// does not answer (killed or paused by another fault) is left alone.
 func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, error) {
 	s := l.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, err := leaderName(ctx, c)
+	old, view, err := answeringLeader(ctx, c)
 	if err != nil {
 		return Op{}, wrapFamily(LeaderCycleFamily, err)
 	}
@@ -65,18 +70,11 @@ func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, 
 		return Op{}, err
 	}
 	v["isolated"] = old
-	if err := s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), old)); err != nil {
+	if err := s.cut.set(ctx, view, grudgeIsolate(partitionNames(view.Nodes), old)); err != nil {
 		return s.op(err)
 	}
 	began := l.Pace.now()
-	next := ""
-	found, err := l.Pace.until(ctx, 10*electionOf(l.Election), pollEvery, func() (bool, error) {
-		name, lerr := c.Leader(ctx)
-		if lerr == nil && name != old {
-			next = name
-		}
-		return next != "", nil
-	})
+	next, err := l.awaitLeaderOtherThan(ctx, c, old)
 	v["waited_ms"] = l.Pace.now().Sub(began).Milliseconds()
 	if err != nil {
 		return s.op(err)
@@ -84,16 +82,38 @@ func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, 
 	if err := s.cut.stop(ctx, c); err != nil {
 		return s.op(err)
 	}
-	if !found {
+	if next == "" {
 		v["outcome"] = "no new leader"
 		return s.op(nil)
 	}
 	v["new_leader"], v["killed"] = next, next
-	return s.op(s.kill(ctx, c, next))
+	if err := s.kill(ctx, c, next); err != nil {
+		return s.op(err)
+	}
+	after, err := l.awaitLeaderOtherThan(ctx, c, next)
+	if after != "" {
+		v["next_leader"] = after
+	}
+	return s.op(errors.Join(err, s.restartNode(ctx, c, next)))
 }
 
-// Stop restarts the killed leader (and heals whatever a cycle cut short
-// left).
+// awaitLeaderOtherThan waits, ten election timeouts at most, until
+// Cluster.Leader names a node other than not, and returns it ("" when
+// none did in time).
+func (l *LeaderCycle) awaitLeaderOtherThan(ctx context.Context, c *Cluster, not string) (string, error) {
+	next := ""
+	_, err := l.Pace.until(ctx, 10*electionOf(l.Election), pollEvery, func() (bool, error) {
+		name, lerr := c.Leader(ctx)
+		if lerr == nil && name != not {
+			next = name
+		}
+		return next != "", nil
+	})
+	return next, err
+}
+
+// Stop undoes what a cycle cut short left: it restarts a node still down
+// and heals the cut.
 func (l *LeaderCycle) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	return l.state().stop(ctx, c)
 }

@@ -48,13 +48,15 @@ func (l *Lease) Available(ctx context.Context, c *Cluster) error {
 	return wrapFamily(LeaseFamily, cutAvailable(ctx, c))
 }
 
-// Start slows the leader's clock, then cuts the leader off. When a step
+// Start slows the leader's clock, then cuts the leader off from the other
+// nodes that answer (one killed or paused by another fault is left
+// alone). When a step
 // fails, what the earlier ones did stays recorded, for Stop to undo.
 func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
 	s := l.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	leader, err := leaderName(ctx, c)
+	leader, view, err := answeringLeader(ctx, c)
 	if err != nil {
 		return Op{}, wrapFamily(LeaseFamily, err)
 	}
@@ -76,7 +78,7 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	if err != nil {
 		return s.op(err)
 	}
-	err = s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
+	err = s.cut.set(ctx, view, grudgeIsolate(partitionNames(view.Nodes), leader))
 	return s.op(err)
 }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"chaos/db"
 	"chaos/node/eventlog"
 )
 
@@ -133,6 +135,70 @@ func others(c *Cluster, except ...string) []string {
 	var out []string
 	for _, n := range c.Nodes {
 		if !slices.Contains(except, n.Name) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// upNodes returns the names of c's nodes that answer now, in c's order:
+// those States reports, or, for a system without States, those db.Up
+// finds answering. A node killed or paused by another fault is left out.
+func upNodes(ctx context.Context, c *Cluster) []string {
+	if c.States != nil {
+		if st, err := c.States(ctx); err == nil {
+			var out []string
+			for _, n := range c.Nodes {
+				if _, ok := st[n.Name]; ok {
+					out = append(out, n.Name)
+				}
+			}
+			return out
+		}
+	}
+	probe := Probe{}.withDefaults()
+	return filterNodes(c.Nodes, func(n db.Node) bool { return probe.answers(ctx, c.DB, n) })
+}
+
+// among is c restricted to the nodes named, in c's order, sharing all the
+// rest (the table of cuts too): a targeted fault acts on the nodes that
+// answer, and a node down is neither cut nor slowed.
+func (c *Cluster) among(names []string) *Cluster {
+	c.cutTable()
+	v := *c
+	v.Nodes = slices.DeleteFunc(slices.Clone(c.Nodes), func(n db.Node) bool { return !slices.Contains(names, n.Name) })
+	return &v
+}
+
+// answeringLeader returns the leader Cluster.Leader names and the view of
+// c's nodes that answer; an error when the leader does not answer.
+func answeringLeader(ctx context.Context, c *Cluster) (string, *Cluster, error) {
+	leader, err := leaderName(ctx, c)
+	if err != nil {
+		return "", nil, err
+	}
+	up := upNodes(ctx, c)
+	if !slices.Contains(up, leader) {
+		return "", nil, fmt.Errorf("the leader %s does not answer", leader)
+	}
+	return leader, c.among(up), nil
+}
+
+// everyNodeAnswers is nil when every node of c answers, else an error
+// naming those that do not: a sequence that moves a majority from one side
+// of a cut to the other needs them all.
+func everyNodeAnswers(ctx context.Context, c *Cluster) error {
+	if down := missing(c, upNodes(ctx, c)); len(down) > 0 {
+		return fmt.Errorf("needs every node answering; %s do not (killed or paused)", strings.Join(down, ", "))
+	}
+	return nil
+}
+
+// missing returns the names of c's nodes not in up.
+func missing(c *Cluster, up []string) []string {
+	var out []string
+	for _, n := range c.Nodes {
+		if !slices.Contains(up, n.Name) {
 			out = append(out, n.Name)
 		}
 	}

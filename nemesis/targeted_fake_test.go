@@ -144,10 +144,11 @@ func (fx *seqFixture) transcript(title string, op Op, err error) string {
 
 // seqRemote is a host that logs every command into the transcript,
 // shortened for the process commands, answers the network probe as this
-// machine does (no netem), and succeeds at everything.
+// machine does (no netem), and succeeds at everything but what fail names.
 type seqRemote struct {
 	node string
 	log  *netLog
+	fail string // a command containing it exits 1
 }
 
 func (r *seqRemote) Host() string { return r.node }
@@ -160,6 +161,9 @@ func (r *seqRemote) Download(context.Context, string, string) error {
 }
 
 func (r *seqRemote) Run(_ context.Context, cmd string) (control.Result, error) {
+	if r.fail != "" && strings.Contains(cmd, r.fail) {
+		return control.Result{ExitCode: 1, Stderr: []byte("canned failure")}, nil
+	}
 	switch {
 	case cmd == netProbeScript:
 		r.log.add("%s: <probe>", r.node)

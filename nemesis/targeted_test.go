@@ -40,33 +40,38 @@ func TestTargetedLease(t *testing.T) {
 }
 
 // The leader is cut off; once another node leads, the cut is healed and
-// the new leader killed; Stop restarts it. Without a new leader within ten
-// election timeouts, nothing is killed.
+// the new leader killed, then restarted once a third leads. Without a new
+// leader within ten election timeouts, nothing is killed.
 func TestTargetedLeaderCycle(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
-		if elapsed >= 600*time.Millisecond {
-			fx.set(func() { fx.leader = "n1" })
-		}
+		fx.set(func() {
+			switch {
+			case elapsed >= 1000*time.Millisecond:
+				fx.leader = "n4"
+			case elapsed >= 600*time.Millisecond:
+				fx.leader = "n1"
+			}
+		})
 	}
 	l := &LeaderCycle{Pace: fx.pace()}
 	var b strings.Builder
 	op, err := l.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	b.WriteString(fx.transcript("start: n3 leads, then n1 from 600ms", op, err))
+	b.WriteString(fx.transcript("start: n3 leads, then n1 from 600ms, n4 from 1s", op, err))
 	v := op.Value.(map[string]any)
-	assert.Equal(t, map[string]any{"isolated": "n3", "new_leader": "n1", "killed": "n1", "waited_ms": int64(600)}, v)
-	require.Error(t, fx.d.Up(ctx, fiveNodes[0]), "n1 is down")
+	assert.Equal(t, map[string]any{"isolated": "n3", "new_leader": "n1", "killed": "n1", "next_leader": "n4",
+		"waited_ms": int64(600)}, v)
+	require.NoError(t, fx.d.Up(ctx, fiveNodes[0]), "n1 is up again")
 	op, err = l.Stop(ctx, fx.c)
 	requireHealed(t, err)
-	require.NoError(t, fx.d.Up(ctx, fiveNodes[0]), "n1 is up again")
 	b.WriteString(fx.transcript("stop", op, err))
 
 	fx.script = nil
 	op, err = l.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	b.WriteString(fx.transcript("start: n1 leads and goes on leading", op, err))
+	b.WriteString(fx.transcript("start: n4 leads and goes on leading", op, err))
 	assert.Equal(t, "no new leader", op.Value.(map[string]any)["outcome"])
 	op, err = l.Stop(ctx, fx.c)
 	requireHealed(t, err)
@@ -74,19 +79,23 @@ func TestTargetedLeaderCycle(t *testing.T) {
 	netGolden(t, "targeted-leader-cycle", b.String())
 }
 
-// Heal restarts the node a cycle killed, and heals every node.
-func TestTargetedLeaderCycleHealRestarts(t *testing.T) {
+// A restart that fails leaves the node to Stop (or Heal), which restarts
+// it.
+func TestTargetedLeaderCycleStopRestarts(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
 	fx.script = func(fx *seqFixture, elapsed time.Duration) { fx.set(func() { fx.leader = "n2" }) }
+	fx.c.Remotes["n2"].(*seqRemote).fail = "setsid"
 	l := &LeaderCycle{Pace: fx.pace()}
 	_, err := l.Start(ctx, fx.c, seeded(1))
-	require.NoError(t, err)
+	require.ErrorContains(t, err, "leader-cycle: n2: start chaos-node: exited 1")
 	require.Error(t, fx.d.Up(ctx, fiveNodes[1]))
-	require.NoError(t, l.Heal(ctx, fx.c))
+	fx.c.Remotes["n2"].(*seqRemote).fail = ""
+	_, err = l.Stop(ctx, fx.c)
+	require.NoError(t, err)
 	require.NoError(t, fx.d.Up(ctx, fiveNodes[1]))
+	require.NoError(t, l.Heal(ctx, fx.c))
 	out := fx.log.take()
-	assert.Contains(t, out, "n2: <start chaos-node>")
 	for _, n := range fiveNodes {
 		assert.Contains(t, out, n.Name+": hook DELETE /faults/partition")
 		assert.Contains(t, out, n.Name+": hook DELETE /faults/clock")
@@ -381,4 +390,28 @@ n3: hook POST /faults/partition {"drop":[]}
 n4: hook POST /faults/partition {"drop":[]}
 n5: hook POST /faults/partition {"drop":[]}
 `, fx.log.take())
+}
+
+// A sequence that moves a majority across a cut needs every node: with one
+// down it does nothing and says why; the faults that act on the leader
+// leave the node down out.
+func TestTargetedFaultsWithANodeDown(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.d.silent["n5"] = true
+	op, err := (&VoteRestart{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
+	assert.EqualError(t, err, "vote-restart: needs every node answering; n5 do not (killed or paused)")
+	assert.Equal(t, Op{}, op)
+	_, err = (&Figure8{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
+	assert.EqualError(t, err, "figure8: needs every node answering; n5 do not (killed or paused)")
+	assert.Equal(t, "\n", fx.log.take(), "nothing done")
+
+	op, err = (&Lease{}).Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"mechanism": "hooks", "n1": []string{"n3"}, "n2": []string{"n3"},
+		"n3": []string{"n1", "n2", "n4"}, "n4": []string{"n3"}}, op.Value.(map[string]any)["cut"])
+	assert.NotContains(t, fx.log.take(), "n5:")
+	fx.set(func() { fx.leader = "n5" })
+	_, err = (&ElectionDelay{}).Start(ctx, fx.c, seeded(1))
+	assert.EqualError(t, err, "election-delay: the leader n5 does not answer")
 }

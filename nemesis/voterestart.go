@@ -86,6 +86,9 @@ func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op
 	s := f.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := everyNodeAnswers(ctx, c); err != nil {
+		return Op{}, wrapFamily(VoteRestartFamily, err)
+	}
 	v, err := s.begin()
 	if err != nil {
 		return Op{}, err
