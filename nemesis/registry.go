@@ -54,7 +54,7 @@ func Families() []Family {
 			New: func() Fault { return &Figure8{} }, Weight: 1, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: ElectionDelayFamily, Doc: "delay every link by 1.5-3 heartbeats and cut the leader off: elections race",
 			New: func() Fault { return &ElectionDelay{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
-		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill the new leader",
+		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill it, restart it after the next",
 			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3, Targeted: true, healers: healedByBase},
 	}
 }
