@@ -26,9 +26,13 @@ import (
 //     now overwrite, once the cut is moved so that X rejoins the others.
 //
 // On a correct node L commits the old entries only with an entry of t”
-// on a majority, which X can then never win against. The cut stays until
-// Stop. Op "start-figure8": {"leader", "term", "index", "lone_entries", "second_leader",
-// "second_term", "reelected_term", "commit", "links", "cut", "outcome"}.
+// on a majority, which X can then never win against. The sequence ends,
+// once the others elected a leader without L (or ten election timeouts
+// passed), by healing the cut and the links: nothing stays for Stop.
+//
+// Op "start-figure8": {"leader", "term", "index", "lone_entries",
+// "second_leader", "second_term", "reelected_term", "commit",
+// "final_leader", "links", "cut", "outcome"}.
 //
 // chaos-node shows the planted commit-old-term bug only when it sends one
 // entry per append message (--max-append-bytes 1): otherwise L's first
@@ -93,7 +97,7 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	if err := s.cut.set(ctx, c, grudgeIsolate(all, leader)); err != nil {
 		return s.op(err)
 	}
-	return s.op(f.play(ctx, c, v, leader, term, rest))
+	return s.finish(ctx, c, f.play(ctx, c, v, leader, term, rest))
 }
 
 // play runs steps 2 and 3 once the leader is cut off.
@@ -141,7 +145,22 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		return err
 	}
 	v["reelected_term"], v["commit"] = reelected, st[leader].Commit
-	return s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader))
+	if err := s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader)); err != nil {
+		return err
+	}
+	// The others elect among themselves before L rejoins them.
+	final := ""
+	_, err := f.Pace.until(ctx, within, pollEvery, func() (bool, error) {
+		if _, err := look(); err != nil {
+			return false, err
+		}
+		final, _ = leaderAmong(st, rest, reelected)
+		return final != "", nil
+	})
+	if final != "" {
+		v["final_leader"] = final
+	}
+	return err
 }
 
 // loneIndex is the first index that the cut-off leader may hold alone:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"time"
 )
 
 // Lease is the lease family: the leader's clock is slowed (its raft ticker
@@ -18,12 +19,21 @@ import (
 // it. A correct ReadIndex read needs a quorum's answer, which the cut-off
 // leader cannot get.
 //
-// Op "start-lease": {"leader", "rate", "cut": the grudge and its
-// mechanism}; Stop heals the cut and resets the clock ("stop-lease").
+// The whole sequence runs inside Start: once another node leads, the cut
+// stays for as long as the old leader's lease can last on its slow clock,
+// then the cut is healed and the clock reset; Stop undoes only what a
+// sequence cut short left.
+//
+// Op "start-lease": {"leader", "rate", "effect", "new_leader", "held_ms",
+// "cut": the grudge and its mechanism, "outcome"}.
 type Lease struct {
 	// Rates are the clock rates Start picks among (default 0.05, 0.1 and
 	// 0.2): at 0.1 a 500 ms lease lasts 5 s of true time.
 	Rates []float64
+	// Election is the cluster's election timeout (default 500ms).
+	Election time.Duration
+	// Pace is the sequence's clock (default: real time).
+	Pace Pace
 	// HTTP sends the fault hook requests; nil means a client with a 5 s
 	// timeout.
 	HTTP *http.Client
@@ -78,8 +88,36 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	if err != nil {
 		return s.op(err)
 	}
-	err = s.cut.set(ctx, view, grudgeIsolate(partitionNames(view.Nodes), leader))
-	return s.op(err)
+	if err := s.cut.set(ctx, view, grudgeIsolate(partitionNames(view.Nodes), leader)); err != nil {
+		return s.op(err)
+	}
+	return s.finish(ctx, c, l.hold(ctx, c, v, leader, rate))
+}
+
+// hold waits until another node leads, then for as long as the cut-off
+// leader's lease lasts on its slow clock (an election timeout of it, at
+// most ten seconds of true time): the window of its stale reads.
+func (l *Lease) hold(ctx context.Context, c *Cluster, v map[string]any, leader string, rate float64) error {
+	election := electionOf(l.Election)
+	began := l.Pace.now()
+	next := ""
+	_, err := l.Pace.until(ctx, 10*election, pollEvery, func() (bool, error) {
+		if name, lerr := c.Leader(ctx); lerr == nil && name != leader {
+			next = name
+		}
+		return next != "", nil
+	})
+	if err != nil {
+		return err
+	}
+	if next == "" {
+		v["outcome"] = "no new leader"
+		return nil
+	}
+	v["new_leader"] = next
+	err = l.Pace.wait(ctx, min(time.Duration(float64(election)/rate), 10*time.Second))
+	v["held_ms"] = l.Pace.now().Sub(began).Milliseconds()
+	return err
 }
 
 // Stop heals the cut and resets the leader's clock.

@@ -70,6 +70,16 @@ func (s *sequence) op(err error) (Op, error) {
 	return Op{F: "start-" + s.family, Value: s.value}, wrapFamily(s.family, err)
 }
 
+// finish ends a sequence that leaves nothing in place: it records the cut
+// as it was under "cut", then restarts the killed nodes, heals the cut and
+// restores the links and clocks, and returns the start op with err (and
+// the undo's errors). The fault stays active for the schedule; its Stop
+// has nothing left to undo.
+func (s *sequence) finish(ctx context.Context, c *Cluster, err error) (Op, error) {
+	op, err := s.op(err)
+	return op, errors.Join(err, wrapFamily(s.family, s.undo(ctx, c, false)))
+}
+
 // stop undoes everything the active fault left: it restarts the killed
 // nodes, heals the cut, restores the links and resets the clocks, and
 // returns "stop-<family>" with the start's value. With no fault active it

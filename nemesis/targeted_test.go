@@ -15,18 +15,27 @@ import (
 // roles it picks, what its op records, and that Stop and Heal undo it.
 // Golden transcripts: go test ./nemesis -run Targeted -update-net.
 
-// The leader's clock is slowed, then the leader is cut off; Stop heals the
-// cut and resets that clock; Heal clears every node.
+// The leader's clock is slowed, then the leader is cut off; once another
+// node leads, the cut holds for the lease's length on the slow clock, then
+// is healed and the clock reset. Stop has nothing left; Heal clears every
+// node.
 func TestTargetedLease(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
-	l := &Lease{}
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		if elapsed >= 700*time.Millisecond {
+			fx.set(func() { fx.leader = "n1" })
+		}
+	}
+	l := &Lease{Pace: fx.pace()}
 	var b strings.Builder
 	op, err := l.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	b.WriteString(fx.transcript("start: the leader is n3", op, err))
+	b.WriteString(fx.transcript("start: n3 leads, n1 from 700ms", op, err))
 	v := op.Value.(map[string]any)
 	assert.Equal(t, "n3", v["leader"])
+	assert.Equal(t, "n1", v["new_leader"])
+	assert.Equal(t, int64(700+2500), v["held_ms"], "a 500ms lease at rate 0.2")
 	_, err = l.Start(ctx, fx.c, seeded(1))
 	require.EqualError(t, err, "lease: a fault is active already; stop it first")
 	op, err = l.Stop(ctx, fx.c)
@@ -204,6 +213,9 @@ func TestTargetedFigure8(t *testing.T) {
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
 		fx.set(func() {
 			switch {
+			case elapsed >= 1500*time.Millisecond:
+				fx.states["n3"] = NodeState{Role: "follower", Term: 6, Commit: 92, LastIndex: 96}
+				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n1", Commit: 92, LastIndex: 92}
 			case elapsed >= time.Second:
 				fx.states["n3"] = NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 92, LastIndex: 96}
 			case elapsed >= 400*time.Millisecond:
@@ -222,6 +234,7 @@ func TestTargetedFigure8(t *testing.T) {
 	assert.Equal(t, uint64(91), v["index"])
 	assert.Equal(t, uint64(5), v["lone_entries"])
 	assert.Equal(t, uint64(6), v["reelected_term"])
+	assert.Equal(t, "n1", v["final_leader"])
 	assert.NotContains(t, v, "outcome")
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
@@ -406,11 +419,13 @@ func TestTargetedFaultsWithANodeDown(t *testing.T) {
 	assert.EqualError(t, err, "figure8: needs every node answering; n5 do not (killed or paused)")
 	assert.Equal(t, "\n", fx.log.take(), "nothing done")
 
-	op, err = (&Lease{}).Start(ctx, fx.c, seeded(1))
+	op, err = (&Lease{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"mechanism": "hooks", "n1": []string{"n3"}, "n2": []string{"n3"},
 		"n3": []string{"n1", "n2", "n4"}, "n4": []string{"n3"}}, op.Value.(map[string]any)["cut"])
-	assert.NotContains(t, fx.log.take(), "n5:")
+	out := fx.log.take()
+	assert.NotContains(t, out, `n5: hook POST /faults/partition {"drop":["n3"]}`, "n5 is left out of the cut")
+	assert.Contains(t, out, `n5: hook POST /faults/partition {"drop":[]}`, "the heal resets every node that may answer")
 	fx.set(func() { fx.leader = "n5" })
 	_, err = (&ElectionDelay{}).Start(ctx, fx.c, seeded(1))
 	assert.EqualError(t, err, "election-delay: the leader n5 does not answer")

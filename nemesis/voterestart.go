@@ -32,7 +32,9 @@ import (
 // The old leader's side can campaign only into the term after its own, so
 // a first round of the majority that split (every vote in it a vote for
 // oneself) spoils the attempt: the sequence then heals, waits for a
-// leader and tries again, three times at most. The cut stays until Stop.
+// leader and tries again, three times at most. Once the voter voted again
+// (or ten election timeouts passed), the sequence heals the cut and the
+// links: nothing stays for Stop.
 //
 // Op "start-vote-restart": {"leader", "term", "minority", "majority",
 // "links", "voter", "voted_for", "vote_term", "moved", "second_votes",
@@ -111,7 +113,7 @@ func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op
 			continue
 		}
 		v["voter"], v["voted_for"], v["vote_term"] = vote.Node, vote.For, vote.Term
-		return s.op(f.crashVoter(ctx, c, v, cut.minority, cut.majority, *vote))
+		return s.finish(ctx, c, f.crashVoter(ctx, c, v, cut.minority, cut.majority, *vote))
 	}
 }
 
