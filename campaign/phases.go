@@ -116,8 +116,10 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if err := r.writeLinearizableSummary(res); err != nil {
 		return res, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	if err := writeReport(r.rd.path("report.html"), r.reportData(res, h, unavailable)); err != nil {
-		return res, fmt.Errorf("%w: report: %v", ErrSetup, err)
+	if r.env.Report != nil {
+		if err := r.env.Report(r.rd.dir); err != nil {
+			return res, fmt.Errorf("%w: report: %v", ErrSetup, err)
+		}
 	}
 	r.summarize(res)
 	return res, nil

@@ -25,10 +25,11 @@ func binWidth(span time.Duration) time.Duration {
 }
 
 // binSpan is how much of the history bin b covers: width, less for the
-// last bin, which the end of the history cuts short.
+// last bin, which the end of the history cuts short; at least a quarter
+// of width, so that a sliver of a bin makes no spike.
 func binSpan(b int, width, span time.Duration) time.Duration {
 	from := time.Duration(b) * width
-	return max(min(width, span-from), min(width, time.Second))
+	return max(min(width, span-from), width/4)
 }
 
 // dashes tells op functions apart in the throughput chart, in the order
