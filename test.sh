@@ -30,6 +30,7 @@ need procps pkill            # cleanup of the control plane's test accounts
 need python3 python3         # examples/clients: the example client command of described systems
 need ansible ansible-playbook   # ansible/: the playbook run against testbed hosts
 need ansible-lint ansible-lint  # ansible/: lint
+need chromium chromium         # runreport: report.html rendered in headless Chromium
 # The apt module on the hosts needs python3-apt, which ansible does not pull in.
 if ! /usr/bin/python3 -c 'import apt' 2>/dev/null; then
 	if [ -z "${apt_updated:-}" ]; then apt-get update -qq; apt_updated=1; fi

@@ -27,8 +27,9 @@ type lane struct {
 
 // Lanes are the per-node rows of r's timeline over time, one per node in
 // Facts.Nodes order: a span per stretch in one role and term (labelled as
-// the timeline table labels it, "LEADER t3"), and down from a crash or a
-// stop to the next start, coloured by StateFill. Spans are at their offset
+// the timeline table labels it, "LEADER t3"), down from a crash or a
+// stop to the next start, and a new span at every start ("restart" when
+// no stop or crash came before it), coloured by StateFill. Spans are at their offset
 // from Facts.Start plus shift, so that a caller can put them on its own
 // clock; the last span of each node ends at the end of the log.
 func Lanes(r Report, shift time.Duration) []svgplot.Row {
@@ -48,12 +49,15 @@ func Lanes(r Report, shift time.Duration) []svgplot.Row {
 		if text == "" || ev.Kind == KindDisconnect || ev.Kind == KindReconnect {
 			continue
 		}
-		label := text
-		if st == StateDown {
-			label = "down"
-		}
 		l := &lanes[i]
-		if l.open && l.span.Label == label {
+		label := text
+		switch {
+		case st == StateDown:
+			label = "down"
+		case ev.Kind == KindStart && l.open && l.state != StateDown:
+			label = "restart" // no crash was logged: it was killed
+		}
+		if l.open && l.span.Label == label && ev.Kind != KindStart {
 			continue
 		}
 		at := ev.Time.Sub(r.Facts.Start) + shift

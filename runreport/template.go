@@ -32,7 +32,7 @@ h1 .verdict{padding:.1em .5em;border-radius:.3em;color:#fff}
 .valid{background:#2e7d32}.invalid{background:#c62828}.unknown{background:#f9a825}
 span.valid,span.invalid,span.unknown{color:#fff;padding:0 .4em;border-radius:.2em}
 table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 code{font-size:90%}.note{color:#555;font-size:90%}
 .legend span{margin-right:1.2em}
 svg.chart{display:block;margin:.3em 0 .8em}
