@@ -102,8 +102,8 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	}
 	first, rate := firstAnomaly(report, h, r.start), opsPerSecond(report, h)
 	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
-		LoadStarted: r.start.UTC().Format(time.RFC3339Nano),
-		DurationS:   time.Since(r.started).Seconds(), Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
+		LoadStarted: r.start.UTC().Format(time.RFC3339Nano), DurationS: time.Since(r.started).Seconds(),
+		Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
 		Nemesis: nemesisSummary(h, unavailable), Leaders: r.leaders.list(), Clients: r.cl.clientsSummary()}
 	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
