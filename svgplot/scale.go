@@ -33,8 +33,9 @@ func LogScale(lo, hi float64) Scale {
 // LinearScale covers [0, hi], hi rounded up to a tick (1, 2 or 5 times a
 // power of ten); at least 1.
 func LinearScale(hi float64) Scale {
-	step := niceStep(math.Max(hi, 1))
-	return Scale{Min: 0, Max: math.Max(step, math.Ceil(hi/step)*step)}
+	hi = math.Max(hi, 1)
+	step := niceStep(hi)
+	return Scale{Min: 0, Max: math.Ceil(hi/step) * step}
 }
 
 // niceStep is the 1, 2 or 5 times a power of ten that cuts [0, hi] into
