@@ -48,7 +48,7 @@ func TestReportShowsLeaders(t *testing.T) {
 func TestReportShowsChecksAndAnomalies(t *testing.T) {
 	lin, err := json.Marshal(checker.Result{Valid: checker.Invalid, Details: &checker.LinearizableDetails{Partitions: 1,
 		InvalidKeys: []string{"k3"}, Failures: []checker.KeyFailure{{Key: "k3",
-			Explanation: "key k3: process 2 read 7 at 0.140–0.150 s, but 7 was overwritten by 9",
+			Explanation:   "key k3: process 2 read 7 at 0.140–0.150 s, but 7 was overwritten by 9",
 			Visualization: "linearizable/key-k3.html"}}}})
 	require.NoError(t, err)
 	r := smallRun(campaign.Results{RunSummary: campaign.RunSummary{Name: "stale", Seed: 3}, Valid: checker.Invalid,
