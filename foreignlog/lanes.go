@@ -2,7 +2,6 @@ package foreignlog
 
 import (
 	"fmt"
-	"html/template"
 	"time"
 
 	"chaos/svgplot"
@@ -81,10 +80,8 @@ func closeSpan(node string, s svgplot.Span, end time.Duration) svgplot.Span {
 	return s
 }
 
-// TimelineSVG draws the lanes of r on ax (see Lanes for shift) as an
-// <svg> with the given id: the per-node timeline of `chaos logs --html`
-// and of a run's report.
-func TimelineSVG(id string, r Report, ax svgplot.Axis, shift time.Duration) (template.HTML, error) {
-	return svgplot.Chart{ID: id, Title: "role and term of each node over time", Axis: ax,
-		Rows: Lanes(r, shift)}.SVG()
+// TimelineChart is the chart of lanes on ax, with the given element id:
+// the per-node timeline of `chaos logs --html` and of a run's report.
+func TimelineChart(id string, lanes []svgplot.Row, ax svgplot.Axis) svgplot.Chart {
+	return svgplot.Chart{ID: id, Title: "role and term of each node over time", Axis: ax, Rows: lanes}
 }

@@ -50,14 +50,14 @@ type htmlReport struct {
 }
 
 // HTML writes a self-contained page with the summary of each report, its
-// per-node timeline drawn over time (TimelineSVG) and as a table, cells
+// per-node timeline drawn over time (TimelineChart) and as a table, cells
 // coloured by the node's role.
 func HTML(w io.Writer, reports []Report) error {
 	var data []htmlReport
 	for i, r := range reports {
 		var b bytes.Buffer
 		Summary(&b, r)
-		lanes, err := TimelineSVG(fmt.Sprintf("timeline-%d", i+1), r, svgplot.NewAxis(0, r.Facts.Span), 0)
+		lanes, err := TimelineChart(fmt.Sprintf("timeline-%d", i+1), Lanes(r, 0), svgplot.NewAxis(0, r.Facts.Span)).SVG()
 		if err != nil {
 			return err
 		}

@@ -96,6 +96,7 @@ type domFacts struct {
 	BandLabels     string `json:"bandLabels"`
 	Shades         int    `json:"shades"`
 	Lanes          int    `json:"lanes"`
+	KilledLanes    int    `json:"killedLanes"`
 	AvailRows      int    `json:"availRows"`
 	Checks         int    `json:"checks"`
 	Thinning       string `json:"thinning"`
@@ -114,6 +115,7 @@ const domScript = `(() => {
     bandLabels: text("svg#latency g.band g.span text"),
     shades: q("svg#latency rect.shade").length,
     lanes: q("svg#node-timeline g.lane").length,
+    killedLanes: q("svg#node-timeline g.span.kill").length,
     availRows: q("svg#availability g.row").length,
     checks: q("#checks tr.check").length,
     thinning: document.getElementById("thinning").textContent,
@@ -161,6 +163,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	assert.Contains(t, facts.BandLabels, "n1, n3 cut off from n2, n4, n5")
 	assert.Equal(t, 3, facts.Shades, "the kill and the partitions shade the plot")
 	assert.Equal(t, 5, facts.Lanes, "a lane per node")
+	assert.Equal(t, 3, facts.KilledLanes, "n2, n3, n4 killed, drawn over their lanes")
 	assert.GreaterOrEqual(t, facts.AvailRows, 4)
 	assert.Equal(t, 4, facts.Faults)
 	assert.Contains(t, facts.Thinning, "Every operation is drawn")

@@ -22,7 +22,8 @@ type Fault struct {
 	// began and ended it; EndIndex is -1 when nothing ended it.
 	StartIndex, EndIndex int64
 	EndF                 string
-	Targets              string // in words: "n1, n3 killed"
+	Targets              string   // in words: "n1, n3 killed"
+	Nodes                []string // the processes killed or paused; empty for other families
 	Mechanism            string
 	Effect               string
 	Error                string // why the fault (or its end) failed

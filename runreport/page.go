@@ -137,7 +137,7 @@ func build(r Run, o Options) (page, error) {
 		Rows: append(availabilityRows(avail, loadStart, res.Leaders, end), bands...)}).SVG(); err != nil {
 		return p, err
 	}
-	p.Timeline, p.TimelineNote, err = timeline(r.Roles, ax, loadStart, exact)
+	p.Timeline, p.TimelineNote, err = timeline(r.Roles, p.Faults, ax, loadStart, exact)
 	return p, err
 }
 
@@ -150,17 +150,35 @@ func latencyChart(ax svgplot.Axis, bands []svgplot.Row, ops []op, fs []string, p
 }
 
 // timeline draws the nodes' roles and terms on ax, and says how the event
-// logs' clocks were aligned with the history's.
-func timeline(roles []foreignlog.Event, ax svgplot.Axis, loadStart time.Time, exact bool) (template.HTML, string, error) {
+// logs' clocks were aligned with the history's. A killed or paused node
+// logs nothing, so its lane would go on showing the role it had: the
+// history's kills and pauses are drawn over its lane.
+func timeline(roles []foreignlog.Event, fs []Fault, ax svgplot.Axis, loadStart time.Time, exact bool) (template.HTML, string, error) {
 	if len(roles) == 0 {
 		return "", "The run has no event logs (nodes/*/events.jsonl): nothing to draw.", nil
 	}
 	rep := foreignlog.NewReport(foreignlog.Log{Format: "chaos", Events: roles})
-	svg, err := foreignlog.TimelineSVG("node-timeline", rep, ax, rep.Facts.Start.Sub(loadStart))
-	note := "Node clocks are placed on the history's clock by the load's start time (results.json load_started)."
+	lanes := foreignlog.Lanes(rep, rep.Facts.Start.Sub(loadStart))
+	for _, f := range fs {
+		for _, n := range f.Nodes {
+			for i := range lanes {
+				if lanes[i].Name == n {
+					lanes[i].Spans = append(lanes[i].Spans, svgplot.Span{From: f.Start, To: f.End, Label: processState[f.Family],
+						Title: faultTitle(f), Fill: foreignlog.StateFill[foreignlog.StateDown], Class: "down " + f.Family})
+				}
+			}
+		}
+	}
+	svg, err := foreignlog.TimelineChart("node-timeline", lanes, ax).SVG()
+	note := "Kills and pauses are drawn from the history over the lanes. " +
+		"Node clocks are placed on the history's clock by the load's start time (results.json load_started)."
 	if !exact {
-		note = "This run did not record when its load began: node events are placed by the run's start time, " +
+		note = "Kills and pauses are drawn from the history over the lanes. " +
+			"This run did not record when its load began: node events are placed by the run's start time, " +
 			"early by the time setup took, so they may appear later than they happened."
 	}
 	return svg, note, err
 }
+
+// processState labels a node's lane while a process fault holds it.
+var processState = map[string]string{"kill": "killed", "pause": "paused"}

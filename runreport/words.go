@@ -46,6 +46,7 @@ type processValue struct {
 func describeProcess(value json.RawMessage, verb, mechanism string, flt Fault) Fault {
 	var v processValue
 	_ = json.Unmarshal(value, &v)
+	flt.Nodes = v.Nodes
 	flt.Targets = nodeList(v.Nodes) + " " + verb
 	if v.Mode != "" {
 		flt.Targets += " (" + v.Mode + ")"
