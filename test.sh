@@ -85,12 +85,21 @@ testbed_pkgs=$(go list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{r
 other_pkgs=$(grep -vxF -f <(echo "$testbed_pkgs") <<<"$all_pkgs" || true)
 race_pkgs=$(grep -E '/(node|workload|checker|nemesis|control|db)(/|$)' <<<"$all_pkgs" || true)
 
+# Files tests leave for a person to look at (the report's screenshot), one
+# directory per run of this script; listed at the end.
+export CHAOS_ARTIFACTS=${CHAOS_ARTIFACTS:-${TMPDIR:-/tmp}/chaos-artifacts/$(date -u +%Y%m%dT%H%M%SZ)}
+
 [ -z "$other_pkgs" ] || pass "go test (packages without testbed tests)" \
 	go test -count=1 -timeout 15m $other_pkgs
 [ -z "$testbed_pkgs" ] || pass "go test -p 1 (packages with testbed tests)" \
 	go test -count=1 -p 1 -timeout 15m $testbed_pkgs
 [ -z "$race_pkgs" ] || pass "go test -race (concurrent packages, no testbed tests)" \
 	env CHAOS_TESTBED_E2E=skip go test -count=1 -race -timeout 15m $race_pkgs
+
+if [ -d "$CHAOS_ARTIFACTS" ]; then
+	echo "== test artifacts in $CHAOS_ARTIFACTS:"
+	find "$CHAOS_ARTIFACTS" -type f | sort
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
 	printf '== FAILED: %s\n' "${failed[@]}" >&2
