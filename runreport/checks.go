@@ -13,11 +13,12 @@ import (
 // Check is one check of results.json as the page shows it.
 type Check struct {
 	Name, Verdict, Class string
-	Findings             []string
-	// Links are the visualizations the check's findings point to,
-	// relative to the run directory.
-	Links []string
+	Findings             []Finding
 }
+
+// Finding is a line of what a check found, in words, and the
+// visualization it points to (relative to the run directory), if any.
+type Finding struct{ Text, Link string }
 
 // detailsOf decodes a check's details from results.json into the type its
 // checker reports them in, so that checker.Findings words them as the
@@ -67,7 +68,7 @@ func verdictClass(v checker.Validity) string {
 }
 
 // checks are the checks of results.json in name order, each with its
-// findings; a finding "  see FILE" becomes a link.
+// findings; a line "  see FILE" becomes the link of the finding before it.
 func checks(results map[string]json.RawMessage) []Check {
 	var out []Check
 	for _, name := range slices.Sorted(maps.Keys(results)) {
@@ -75,10 +76,14 @@ func checks(results map[string]json.RawMessage) []Check {
 		c := Check{Name: name, Verdict: v.String(), Class: verdictClass(v)}
 		for _, l := range checker.Findings(detailsOf(name, results[name])) {
 			if file, ok := strings.CutPrefix(l, "  see "); ok {
-				c.Links = append(c.Links, file)
+				if n := len(c.Findings); n > 0 && c.Findings[n-1].Link == "" {
+					c.Findings[n-1].Link = file
+				} else {
+					c.Findings = append(c.Findings, Finding{Link: file})
+				}
 				continue
 			}
-			c.Findings = append(c.Findings, l)
+			c.Findings = append(c.Findings, Finding{Text: l})
 		}
 		out = append(out, c)
 	}

@@ -57,8 +57,8 @@ func TestReportShowsChecksAndAnomalies(t *testing.T) {
 	page := render(t, r)
 	assert.Contains(t, page, `<span id="verdict" class="verdict invalid">false</span>`)
 	assert.Contains(t, page, `<td>linearizable</td><td><span class="invalid">false</span></td>`)
-	assert.Contains(t, page, "key k3: process 2 read 7 at 0.140–0.150 s, but 7 was overwritten by 9")
-	assert.Contains(t, page, `see <a href="linearizable/key-k3.html">linearizable/key-k3.html</a>`)
+	assert.Contains(t, page, `key k3: process 2 read 7 at 0.140–0.150 s, but 7 was overwritten by 9 `+
+		`(see <a href="linearizable/key-k3.html">linearizable/key-k3.html</a>)<br>`)
 	assert.Contains(t, page, `<a href="history.jsonl">history.jsonl</a> <span class="note">10 B</span>`)
 	assert.Contains(t, page, `<a href="linearizable/key-k3.html">linearizable/key-k3.html</a> <span class="note">2.0 KB</span>`)
 	assert.Contains(t, page, "No faults were injected.")

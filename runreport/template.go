@@ -46,7 +46,7 @@ svg.chart{display:block;margin:.3em 0 .8em}
 
 <h2>Checks</h2>
 <table id="checks">{{range .Checks}}<tr class="check"><td>{{.Name}}</td><td><span class="{{.Class}}">{{.Verdict}}</span></td>
-<td>{{range .Findings}}{{.}}<br>{{end}}{{range .Links}}see <a href="{{.}}">{{.}}</a><br>{{end}}</td></tr>
+<td>{{range .Findings}}{{.Text}}{{with .Link}} (see <a href="{{.}}">{{.}}</a>){{end}}<br>{{end}}</td></tr>
 {{end}}</table>
 {{if .Visualizations}}<p id="anomalies">Porcupine's visualizations of the keys that are not linearizable:
 {{range .Visualizations}} <a href="{{.}}">{{.}}</a>{{end}}</p>{{end}}
