@@ -1,0 +1,142 @@
+package raftcheck
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"chaos/foreignlog"
+	"chaos/history"
+)
+
+// The stuck-leaderless rule sweeps the run on the history's clock, with
+// the events placed on it by loadStart, and finds the stretches in which
+// a majority was up and connected (clusterState.majorityConnected) but no
+// node served as leader. A node serves as leader while it leads the
+// newest term (as [Leaderless] says, from the events) and the history
+// does not have it killed or paused: a killed or paused node writes no
+// event, so the events alone would let a dead leader lead until a higher
+// term appears, and a cluster that never replaces it would show no
+// leaderless window at all. A leader cut off by a partition steps down
+// by itself (CheckQuorum) and its event says so.
+
+// Span is a stretch of history time, [Start, End] in ns since the load
+// began, in which no node served as leader although a majority was up and
+// connected.
+type Span struct {
+	Start int64
+	End   int64
+	// Faults names the faults active during it, in turn ("no fault" when
+	// none).
+	Faults string
+}
+
+// sweep is the input of stuckSpans, all on the history's clock.
+type sweep struct {
+	terms   []termRecord // by term; first is on the nodes' clocks
+	tenures []foreignlog.Tenure
+	facts   time.Time // foreignlog's Facts.Start, which tenures count from
+	start   time.Time // the load's start on the nodes' clocks
+	nodes   []string
+}
+
+// at places a node-clock time on the history's clock.
+func (s *sweep) at(t time.Time) int64 { return t.Sub(s.start).Nanoseconds() }
+
+// tenure returns when a tenure began and ended on the history's clock; an
+// open one never ends.
+func (s *sweep) tenure(t foreignlog.Tenure) (from, to int64) {
+	from, to = s.at(s.facts.Add(t.Start)), s.at(s.facts.Add(t.End))
+	if t.Open {
+		to = 1<<63 - 1
+	}
+	return from, to
+}
+
+// served reports whether at history time t some node that cs leaves up
+// and running leads the newest term seen by then.
+func (s *sweep) served(t int64, cs *clusterState) bool {
+	newest, seen := uint64(0), false
+	for _, r := range s.terms {
+		if s.at(r.first) <= t {
+			newest, seen = max(newest, r.term), true
+		}
+	}
+	if !seen {
+		return false
+	}
+	for _, ten := range s.tenures {
+		from, to := s.tenure(ten)
+		if uint64(ten.Term) == newest && from <= t && t < to && !cs.killed[ten.Node] && !cs.paused[ten.Node] {
+			return true
+		}
+	}
+	return false
+}
+
+// changes returns the times at which what served or majorityConnected
+// say may change, within [lo, hi], sorted and without repeats, lo first.
+func (s *sweep) changes(h history.History, lo, hi int64) []int64 {
+	ts := []int64{lo}
+	add := func(t int64) {
+		if t > lo && t < hi {
+			ts = append(ts, t)
+		}
+	}
+	for _, r := range s.terms {
+		add(s.at(r.first))
+	}
+	for _, ten := range s.tenures {
+		from, to := s.tenure(ten)
+		add(from)
+		add(to)
+	}
+	for _, op := range h {
+		if op.Process.IsNemesis() && op.Type != history.Invoke {
+			add(op.Time)
+		}
+	}
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
+// stuckSpans returns the stretches of the history, from its first op to
+// its last, in which a majority was up and connected and no node served
+// as leader, each as long as it lasted (contiguous stretches are joined).
+// Nemesis ops count from the time they were recorded, when their
+// transition had completed.
+func stuckSpans(s *sweep, h history.History) []Span {
+	if len(h) == 0 {
+		return nil
+	}
+	lo, hi := h[0].Time, h[len(h)-1].Time
+	ts := append(s.changes(h, lo, hi), hi)
+	cs := newClusterState()
+	var out []Span
+	next := 0 // the next nemesis op to apply
+	for i := 0; i+1 < len(ts); i++ {
+		for ; next < len(h) && h[next].Time <= ts[i]; next++ {
+			if op := h[next]; op.Process.IsNemesis() && op.Type != history.Invoke {
+				cs.apply(op.F, op.Value)
+			}
+		}
+		if !cs.majorityConnected(s.nodes) || s.served(ts[i], cs) {
+			continue
+		}
+		out = extend(out, ts[i], ts[i+1], cs.describe())
+	}
+	return out
+}
+
+// extend adds [from, to] to spans, joining it to the last one when they
+// touch.
+func extend(spans []Span, from, to int64, faults string) []Span {
+	if n := len(spans); n > 0 && spans[n-1].End == from {
+		if !strings.HasSuffix(spans[n-1].Faults, faults) {
+			spans[n-1].Faults += ", then " + faults
+		}
+		spans[n-1].End = to
+		return spans
+	}
+	return append(spans, Span{Start: from, End: to, Faults: faults})
+}
