@@ -1,6 +1,7 @@
 package raftcheck
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/history"
 	"chaos/node/eventlog"
 )
 
@@ -92,5 +94,40 @@ func TestLeaderlessRuns(t *testing.T) {
 	}
 	if !slices.Equal(got[0].Candidates, []string{"n2"}) || got[0].Duration != 20*time.Millisecond {
 		t.Errorf("livelock %+v", got[0])
+	}
+}
+
+// A correct run's event logs with elections under faults
+// (testdata/liveness-correct: chaos-node under the default mix with
+// --nemesis-interval 3s, seed 43, trimmed: applies and commits past index
+// 5 and most client ops left out). A partition, packet faults on every
+// link, every node paused and resumed, two nodes killed: three terms got a
+// leader, one split vote (term 3) got none. Neither rule finds anything.
+func TestLivenessCorrectRunIsNoFinding(t *testing.T) {
+	dir := filepath.Join("testdata", "liveness-correct")
+	f, err := os.Open(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, _, err := history.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := loadRun(t, "liveness-correct")
+	r := Availability(evs, h, AvailabilityOptions{RecoveryBound: 5 * time.Second})
+	d := availDetails(t, r)
+	l := d.Liveness
+	if r.Valid != checker.Valid || len(l.Livelocks) != 0 || len(l.Stuck) != 0 {
+		t.Fatalf("valid %v, reason %q, liveness %+v", r.Valid, d.Reason, l)
+	}
+	if led := analyze(evs).Leaders; len(led) != 3 || l.LongestLeaderlessRun != 1 {
+		t.Errorf("%d terms led, longest leaderless run %d: want 3 and the split vote of term 3", len(led), l.LongestLeaderlessRun)
+	}
+	if want := time.Date(2026, 11, 24, 15, 39, 56, 867267526, time.UTC); l.LoadStart == nil || !l.LoadStart.Equal(want) {
+		t.Errorf("load start %v, want %v", l.LoadStart, want)
+	}
+	if l.LongestStuck > time.Second {
+		t.Errorf("longest stuck %v", l.LongestStuck)
 	}
 }

@@ -47,12 +47,13 @@ type nemesisValue struct {
 
 // apply changes the state by one nemesis op (docs/FORMATS.md, "Nemesis
 // operations"). A failed stop leaves its fault in place (the heal ends
-// it); a failed start counts only when it names the op it did.
+// it); a failed start counts only when it names the op it did. An op of a
+// family this file does not know hits every node until its stop.
 func (s *clusterState) apply(f string, value json.RawMessage) {
 	var v nemesisValue
 	parsed := json.Unmarshal(value, &v) == nil
 	if parsed && v.Error != nil {
-		if strings.HasPrefix(f, "start-") && v.Op != "" && v.Op != f {
+		if strings.HasPrefix(f, "start-") && v.Op != "" {
 			s.apply(v.Op, v.Value)
 		}
 		return
@@ -95,6 +96,12 @@ func (s *clusterState) apply(f string, value json.RawMessage) {
 		s.degraded = nil
 		delete(s.unknown, history.FStartPacket)
 	default:
+		// Another family's "start-<family>" lasts until its
+		// "stop-<family>" (or the heal).
+		if family, ok := strings.CutPrefix(f, "stop-"); ok {
+			delete(s.unknown, "start-"+family)
+			return
+		}
 		s.unknown[f] = true
 	}
 }

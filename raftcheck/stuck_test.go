@@ -129,6 +129,7 @@ func TestMajorityConnected(t *testing.T) {
 		{"kill", `{"mode":"leader"}`, false}, // targets unknown
 		{"start-kill", `{"error":"n3: exited 1","op":"kill","value":{"nodes":["n1","n2","n3"]}}`, false},
 		{"start-kill", `{"error":"n3: exited 1"}`, true}, // it did nothing
+		{"start-election-delay", `{"leader":"n1"}`, false},
 	}
 	for _, c := range cases {
 		s := newClusterState()
@@ -142,6 +143,14 @@ func TestMajorityConnected(t *testing.T) {
 	s.apply("resume", []byte(`{"nodes":["n2"]}`))
 	if !s.majorityConnected(nodes) || s.describe() != "paused n1,n3" {
 		t.Errorf("after resuming n2: %v, %q", s.majorityConnected(nodes), s.describe())
+	}
+	s.apply("start-election-delay", []byte(`{"error":"cut short","op":"start-election-delay","value":{}}`))
+	if s.majorityConnected(nodes) {
+		t.Errorf("a failed start of a family chaos does not know left a connected majority")
+	}
+	s.apply("stop-election-delay", []byte(`{}`))
+	if !s.majorityConnected(nodes) {
+		t.Errorf("its stop did not end it")
 	}
 	s.apply("heal", nil)
 	if !s.majorityConnected(nodes) || s.describe() != "no fault" {
