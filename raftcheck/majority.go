@@ -106,6 +106,23 @@ func (s *clusterState) apply(f string, value json.RawMessage) {
 	}
 }
 
+// knownFamily reports whether apply knows what an op named f does: the
+// ops of the kill, pause, partition, clock and packet families, their
+// failed transitions ("start-kill"...), and the heal.
+func knownFamily(f string) bool {
+	switch f {
+	case history.FHeal, history.FKill, history.FStart, history.FPause, history.FResume, history.FClockBump,
+		history.FClockReset, history.FStartPartition, history.FStopPartition, history.FStartPacket, history.FStopPacket:
+		return true
+	}
+	for _, family := range []string{"kill", "pause", "partition", "clock", "packet"} {
+		if f == "start-"+family || f == "stop-"+family {
+			return true
+		}
+	}
+	return false
+}
+
 // nodeSet returns the set a node fault begun by f fills.
 func (s *clusterState) nodeSet(f string) map[string]bool {
 	switch f {

@@ -76,7 +76,7 @@ func (s *sweep) served(t int64, cs *clusterState) bool {
 
 // changes returns the times at which what served or majorityConnected
 // say may change, within [lo, hi], sorted and without repeats, lo first.
-func (s *sweep) changes(h history.History, lo, hi int64) []int64 {
+func (s *sweep) changes(ops []timedOp, lo, hi int64) []int64 {
 	ts := []int64{lo}
 	add := func(t int64) {
 		if t > lo && t < hi {
@@ -91,34 +91,65 @@ func (s *sweep) changes(h history.History, lo, hi int64) []int64 {
 		add(from)
 		add(to)
 	}
-	for _, op := range h {
-		if op.Process.IsNemesis() && op.Type != history.Invoke {
-			add(op.Time)
-		}
+	for _, op := range ops {
+		add(op.at)
 	}
 	slices.Sort(ts)
 	return slices.Compact(ts)
 }
 
+// timedOp is a nemesis op and the time from which it counts.
+type timedOp struct {
+	at int64
+	op history.Op
+}
+
+// nemesisOps returns h's nemesis ops, in order, each counting from when it
+// was recorded (its transition had completed), except an op that begins a
+// fault of a family clusterState does not know: that counts from the
+// nemesis op before it (or the history's start), since such a family (a
+// targeted sequence that cuts off the leader, waits for a new one, kills
+// a voter...) may act for many seconds before its op is recorded. The
+// schedule performs one transition at a time, so it began after the op
+// before it. A stop counts from when it was recorded: the fault lasts
+// until then.
+func nemesisOps(h history.History) []timedOp {
+	var ops []timedOp
+	prev := int64(0)
+	if len(h) > 0 {
+		prev = h[0].Time
+	}
+	for _, op := range h {
+		if !op.Process.IsNemesis() || op.Type == history.Invoke {
+			continue
+		}
+		at := op.Time
+		if !knownFamily(op.F) && !strings.HasPrefix(op.F, "stop-") {
+			at = prev
+		}
+		ops = append(ops, timedOp{at: at, op: op})
+		prev = op.Time
+	}
+	return ops
+}
+
 // stuckSpans returns the stretches of the history, from its first op to
 // its last, in which a majority was up and connected and no node served
 // as leader, each as long as it lasted (contiguous stretches are joined).
-// Nemesis ops count from the time they were recorded, when their
-// transition had completed.
+// Nemesis ops count from the times nemesisOps gives them.
 func stuckSpans(s *sweep, h history.History) []Span {
 	if len(h) == 0 {
 		return nil
 	}
 	lo, hi := h[0].Time, h[len(h)-1].Time
-	ts := append(s.changes(h, lo, hi), hi)
+	ops := nemesisOps(h)
+	ts := append(s.changes(ops, lo, hi), hi)
 	cs := newClusterState()
 	var out []Span
 	next := 0 // the next nemesis op to apply
 	for i := 0; i+1 < len(ts); i++ {
-		for ; next < len(h) && h[next].Time <= ts[i]; next++ {
-			if op := h[next]; op.Process.IsNemesis() && op.Type != history.Invoke {
-				cs.apply(op.F, op.Value)
-			}
+		for ; next < len(ops) && ops[next].at <= ts[i]; next++ {
+			cs.apply(ops[next].op.F, ops[next].op.Value)
 		}
 		if !cs.majorityConnected(s.nodes) || s.served(ts[i], cs) {
 			continue

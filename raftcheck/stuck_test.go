@@ -77,7 +77,12 @@ func TestStuckLeaderless(t *testing.T) {
 			timeline("0.1 ok", `2 kill {"nodes":["n1"]}`, `2.5 start-packet {"targets":{"n2":["n3","n4","n5"],"n3":["n4","n5"],"n4":["n5"]}}`,
 				"20 ok"), "", 500 * time.Millisecond},
 		"then a fault chaos does not know": {nil,
-			timeline("0.1 ok", `2 kill {"nodes":["n1"]}`, `2.5 isolate-leader {"nodes":["n2"]}`, "20 ok"), "", 500 * time.Millisecond},
+			timeline("0.1 ok", `2 kill {"nodes":["n1"]}`, `2.5 isolate-leader {"nodes":["n2"]}`, "20 ok"), "", 0},
+		// A targeted sequence acts before its op is recorded: it counts
+		// from the op before it, here the history's start.
+		"a sequence that cut the leader off": {[]string{"1 n1 role follower 1"},
+			timeline("0.1 ok", `15 start-vote-restart {"leader":"n1"}`, `18 stop-vote-restart {"leader":"n1"}`, "19 ok"),
+			"", time.Second},
 		"healed, then a new kill": {[]string{"3.2 n2 role candidate 2", "3.5 n2 role leader 2"},
 			timeline("0.1 ok", `2 kill {"nodes":["n1"]}`, `4 start {"nodes":["n1"]}`, `6 kill {"nodes":["n2"]}`, "20 ok"),
 			"killed n2", 14 * time.Second},
