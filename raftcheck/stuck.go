@@ -20,10 +20,10 @@ import (
 // leaderless window at all. A leader cut off by a partition steps down
 // by itself (CheckQuorum) and its event says so.
 
-// Span is a stretch of history time, [Start, End] in ns since the load
+// span is a stretch of history time, [Start, End] in ns since the load
 // began, in which no node served as leader although a majority was up and
 // connected.
-type Span struct {
+type span struct {
 	Start int64
 	End   int64
 	// Faults names the faults active during it, in turn ("no fault" when
@@ -137,7 +137,7 @@ func nemesisOps(h history.History) []timedOp {
 // its last, in which a majority was up and connected and no node served
 // as leader, each as long as it lasted (contiguous stretches are joined).
 // Nemesis ops count from the times nemesisOps gives them.
-func stuckSpans(s *sweep, h history.History) []Span {
+func stuckSpans(s *sweep, h history.History) []span {
 	if len(h) == 0 {
 		return nil
 	}
@@ -145,7 +145,7 @@ func stuckSpans(s *sweep, h history.History) []Span {
 	ops := nemesisOps(h)
 	ts := append(s.changes(ops, lo, hi), hi)
 	cs := newClusterState()
-	var out []Span
+	var out []span
 	next := 0 // the next nemesis op to apply
 	for i := 0; i+1 < len(ts); i++ {
 		for ; next < len(ops) && ops[next].at <= ts[i]; next++ {
@@ -161,7 +161,7 @@ func stuckSpans(s *sweep, h history.History) []Span {
 
 // extend adds [from, to] to spans, joining it to the last one when they
 // touch.
-func extend(spans []Span, from, to int64, faults string) []Span {
+func extend(spans []span, from, to int64, faults string) []span {
 	if n := len(spans); n > 0 && spans[n-1].End == from {
 		if !strings.HasSuffix(spans[n-1].Faults, faults) {
 			spans[n-1].Faults += ", then " + faults
@@ -169,5 +169,5 @@ func extend(spans []Span, from, to int64, faults string) []Span {
 		spans[n-1].End = to
 		return spans
 	}
-	return append(spans, Span{Start: from, End: to, Faults: faults})
+	return append(spans, span{Start: from, End: to, Faults: faults})
 }
