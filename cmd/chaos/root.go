@@ -21,5 +21,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newTestbedCmd())
 	root.AddCommand(newHealCmd())
 	root.AddCommand(newLogsCmd())
+	root.AddCommand(newServeCmd())
 	return root
 }

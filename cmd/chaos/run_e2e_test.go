@@ -138,8 +138,28 @@ func TestRunInterruptedMidPartitionLeavesNothing(t *testing.T) {
 	store := t.TempDir()
 	cmd := exec.Command(bin, "run", "--time-limit", "60s", "--nemesis", "partition", "--nemesis-interval", "1s",
 		"--store", store, "--seed", "11")
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	interruptMidPartition(t, cmd, store)
+	run := requireStoreLayout(t, store)
+	if r := loadResults(t, run); r["interrupted"] != true {
+		t.Errorf("results.json does not say interrupted: %v", r["interrupted"])
+	}
+	if out, err := exec.Command("iptables", "-w", "-S").CombinedOutput(); err == nil && strings.Contains(string(out), "CHAOS") {
+		t.Errorf("iptables rules left behind:\n%s", out)
+	}
+	if out, _ := exec.Command("pgrep", "-af", "client-addr 127.0.0.1[1-5]:7000").CombinedOutput(); len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("node processes left behind:\n%s", out)
+	}
+}
+
+// interruptMidPartition starts cmd, a chaos command writing runs into
+// store, sends it SIGINT once the newest run's history shows a partition,
+// and returns its output and exit error (nil for exit 0). It fails
+// the test when no partition starts within 60 s or cmd does not end within
+// 90 s of the interrupt.
+func interruptMidPartition(t *testing.T, cmd *exec.Cmd, store string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +171,7 @@ func TestRunInterruptedMidPartitionLeavesNothing(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatalf("no partition started within 60 s:\n%s", stdout.String())
+			t.Fatalf("no partition started within 60 s:\n%s", out.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -161,21 +181,13 @@ func TestRunInterruptedMidPartitionLeavesNothing(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		return out.String(), err
 	case <-time.After(90 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatalf("run did not end after an interrupt:\n%s", stdout.String())
+		t.Fatalf("%s did not end after an interrupt:\n%s", cmd.Args[1], out.String())
 	}
-	run := requireStoreLayout(t, store)
-	if r := loadResults(t, run); r["interrupted"] != true {
-		t.Errorf("results.json does not say interrupted: %v", r["interrupted"])
-	}
-	if out, err := exec.Command("iptables", "-w", "-S").CombinedOutput(); err == nil && strings.Contains(string(out), "CHAOS") {
-		t.Errorf("iptables rules left behind:\n%s", out)
-	}
-	if out, _ := exec.Command("pgrep", "-af", "client-addr 127.0.0.1[1-5]:7000").CombinedOutput(); len(bytes.TrimSpace(out)) > 0 {
-		t.Errorf("node processes left behind:\n%s", out)
-	}
+	return "", nil
 }
 
 // The same campaign over SSH on testbed hosts, as CI runs it (root).

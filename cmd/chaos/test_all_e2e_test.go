@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -164,33 +162,9 @@ func TestTestAllInterrupted(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(
 		"defaults:\n  time-limit: 60s\n  nemesis-interval: 1s\ntests:\n  - name: partition\n    nemesis: partition\n    seed: 41\n  - name: after\n"), 0o644))
 	store := filepath.Join(dir, "store")
-	cmd := exec.Command(bin, "test-all", "--campaign", file, "--store", store)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		h, _ := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
-		if bytes.Contains(h, []byte(`"start-partition"`)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no partition started within 60 s:\n%s", out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("test-all did not end after an interrupt:\n%s", out.String())
-	}
+	out, err := interruptMidPartition(t, exec.Command(bin, "test-all", "--campaign", file, "--store", store), store)
 	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "output:\n%s", out.String())
+	require.ErrorAs(t, err, &ee, "output:\n%s", out)
 	assert.Equal(t, exitSetup, ee.ExitCode())
 	rec, j := latestCampaign(t, store, "long")
 	assert.True(t, rec.Interrupted)

@@ -1,0 +1,17 @@
+// Package storeweb serves the store that chaos run and chaos test-all write
+// (docs/FORMATS.md, "The store") as web pages, for chaos serve:
+//
+//	GET /                                the runs, newest first; ?verdict=valid|invalid|unknown|broken&name=SUBSTRING
+//	GET /runs/{name}/{time}/             one run: its facts, its files, its report
+//	GET /runs/{name}/{time}/{file...}    a file of the run, as it is (report.html's relative links land here)
+//	GET /zip/{name}/{time}               the run directory as a .zip
+//	GET /campaigns/{campaign}/{time}/    one campaign of chaos test-all: its table, linking to its runs
+//	GET /campaigns/{campaign}/{time}/{file...}   campaign.json, junit.xml
+//
+// Every page reads the store afresh, so a run that finishes appears on the
+// next request. A run directory whose results.json is missing or does not
+// parse is listed as broken, with the reason. Nothing outside the store is
+// ever served: paths are checked element by element (no "..", no empty
+// element), and every file is opened through an os.Root, which refuses
+// symlinks that leave the store.
+package storeweb
