@@ -30,6 +30,7 @@ need procps pkill            # cleanup of the control plane's test accounts
 need python3 python3         # examples/clients: the example client command of described systems
 need ansible ansible-playbook   # ansible/: the playbook run against testbed hosts
 need ansible-lint ansible-lint  # ansible/: lint
+need chromium chromium         # runreport: report.html rendered in headless Chromium
 # The apt module on the hosts needs python3-apt, which ansible does not pull in.
 if ! /usr/bin/python3 -c 'import apt' 2>/dev/null; then
 	if [ -z "${apt_updated:-}" ]; then apt-get update -qq; apt_updated=1; fi
@@ -38,6 +39,15 @@ fi
 for dep in ${TEST_DEPS:-}; do
 	need "${dep%%:*}" "${dep##*:}"
 done
+
+# Client commands (examples/clients) start python3 once per worker; a
+# version manager's shim in front of it (pyenv) costs 0.3 s a start, and
+# seconds under load. The tests use Debian's python3 directly.
+if [ -x /usr/bin/python3 ]; then
+	pybin=$(mktemp -d)
+	ln -s /usr/bin/python3 "$pybin/python3"
+	export PATH="$pybin:$PATH"
+fi
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -84,12 +94,21 @@ testbed_pkgs=$(go list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{r
 other_pkgs=$(grep -vxF -f <(echo "$testbed_pkgs") <<<"$all_pkgs" || true)
 race_pkgs=$(grep -E '/(node|workload|checker|nemesis|control|db)(/|$)' <<<"$all_pkgs" || true)
 
+# Files tests leave for a person to look at (the report's screenshot), one
+# directory per run of this script; listed at the end.
+export CHAOS_ARTIFACTS=${CHAOS_ARTIFACTS:-${TMPDIR:-/tmp}/chaos-artifacts/$(date -u +%Y%m%dT%H%M%SZ)}
+
 [ -z "$other_pkgs" ] || pass "go test (packages without testbed tests)" \
 	go test -count=1 -timeout 15m $other_pkgs
 [ -z "$testbed_pkgs" ] || pass "go test -p 1 (packages with testbed tests)" \
 	go test -count=1 -p 1 -timeout 15m $testbed_pkgs
 [ -z "$race_pkgs" ] || pass "go test -race (concurrent packages, no testbed tests)" \
 	env CHAOS_TESTBED_E2E=skip go test -count=1 -race -timeout 15m $race_pkgs
+
+if [ -d "$CHAOS_ARTIFACTS" ]; then
+	echo "== test artifacts in $CHAOS_ARTIFACTS:"
+	find "$CHAOS_ARTIFACTS" -type f | sort
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
 	printf '== FAILED: %s\n' "${failed[@]}" >&2

@@ -26,6 +26,9 @@ type cluster struct {
 	local   bool
 	workDir string   // local mode: where the nodes keep their data
 	lock    *os.File // local mode: held while this run owns the local nodes
+	// sharedClock is true when some host runs on this machine's kernel
+	// (local mode, the testbed): its system clock is the controller's.
+	sharedClock bool
 	// readConsistency is the clients' --read-consistency.
 	readConsistency string
 	// made are every client made, for their summary in results.json.
@@ -104,6 +107,7 @@ func connect(ctx context.Context, o *Options) (*cluster, error) {
 	} else if err := c.dial(ctx, o.Nodes, o.SSH); err != nil {
 		return nil, err
 	}
+	c.sharedClock = c.local || sharesClock(ctx, c.remotes, localBootID())
 	layout := db.DefaultLayout()
 	if c.local {
 		layout = LocalLayout()

@@ -15,7 +15,7 @@ import (
 // nemesisCluster is the nemesis's view of the cluster.
 func (r *run) nemesisCluster() *nemesis.Cluster {
 	return &nemesis.Cluster{Nodes: r.cl.nodes, Remotes: r.cl.remotes, DB: r.cl.db, HookAddrs: r.cl.hookAddrs(),
-		Leader: r.cl.leader, SharedClock: r.cl.local, States: r.cl.nodeStates(), Events: r.cl.nodeEvents()}
+		Leader: r.cl.leader, SharedClock: r.cl.sharedClock, States: r.cl.nodeStates(), Events: r.cl.nodeEvents()}
 }
 
 // pickFaults chooses the fault families: the ones asked for (each must be
@@ -39,6 +39,9 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		f, err := nemesis.NewFault(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: --nemesis: %v", ErrUsage, err)
+		}
+		if k, ok := f.(*nemesis.Clock); ok {
+			k.Strategy = nemesis.ClockStrategy(r.o.ClockStrategy)
 		}
 		err = f.Available(ctx, c)
 		var partial *nemesis.PacketUnavailableError

@@ -5,8 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,20 +28,6 @@ func TestLeaderLogKeepsChanges(t *testing.T) {
 		l.observe(time.Duration(i+1)*time.Second, leader)
 	}
 	assert.Equal(t, []LeaderChange{{1, "n1"}, {3, "none"}, {5, "n3"}, {7, "n1"}}, l.list())
-}
-
-// report.html shows the leader changes, or says the system cannot say.
-func TestReportShowsLeaders(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "report.html")
-	require.NoError(t, writeReport(path, reportData{Name: "t", Leaders: []LeaderChange{{0.5, "n2"}, {12.25, "none"}}}))
-	page, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Contains(t, string(page), "<tr><td>0.5</td><td>n2</td></tr><tr><td>12.2</td><td>none</td></tr>")
-
-	require.NoError(t, writeReport(path, reportData{Name: "t"}))
-	page, err = os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Contains(t, string(page), "does not say who leads")
 }
 
 // requestLog is an HTTP server that answers 200 with body and keeps each

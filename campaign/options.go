@@ -34,10 +34,15 @@ type Options struct {
 	// or "serializable" (a node's local state: etcd's serializable range,
 	// chaos-node's ?stale=true), the way to check a weaker read mode.
 	ReadConsistency string
-	Concurrency     string // a number, or Nn = N times the node count
-	Rate            float64
-	TimeLimit       time.Duration
-	TestCount       int
+	// ClockStrategy is how the clock family skews clocks: "hook"
+	// (chaos-node's fault hook, the default) or "system" (the hosts' real
+	// clocks: real VMs only, refused on hosts that share this machine's
+	// clock).
+	ClockStrategy string
+	Concurrency   string // a number, or Nn = N times the node count
+	Rate          float64
+	TimeLimit     time.Duration
+	TestCount     int
 	// Nemesis are fault families, "none", or "all"; empty means all the
 	// environment supports.
 	Nemesis         []string
@@ -86,6 +91,8 @@ func (o *Options) Validate() error {
 		return usagef("--workload %q: want register or set", o.Workload)
 	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
 		return usagef("--read-consistency %q: want %s or %s", o.ReadConsistency, ReadLinearizable, ReadSerializable)
+	case o.ClockStrategy != "" && o.ClockStrategy != string(nemesis.ClockHook) && o.ClockStrategy != string(nemesis.ClockSystem):
+		return usagef("--clock-strategy %q: want %s or %s", o.ClockStrategy, nemesis.ClockHook, nemesis.ClockSystem)
 	case o.Keys < 1:
 		return usagef("--keys %d: want at least 1", o.Keys)
 	case o.Rate < 0:

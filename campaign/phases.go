@@ -102,7 +102,8 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	}
 	first, rate := firstAnomaly(report, h, r.start), opsPerSecond(report, h)
 	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
-		DurationS: time.Since(r.started).Seconds(), Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
+		LoadStarted: r.start.UTC().Format(time.RFC3339Nano), DurationS: time.Since(r.started).Seconds(),
+		Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
 		Nemesis: nemesisSummary(h, unavailable), Leaders: r.leaders.list(), Clients: r.cl.clientsSummary()}
 	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -115,8 +116,10 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if err := r.writeLinearizableSummary(res); err != nil {
 		return res, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	if err := writeReport(r.rd.path("report.html"), r.reportData(res, h, unavailable)); err != nil {
-		return res, fmt.Errorf("%w: report: %v", ErrSetup, err)
+	if r.env.Report != nil {
+		if err := r.env.Report(r.rd.dir); err != nil {
+			return res, fmt.Errorf("%w: report: %v", ErrSetup, err)
+		}
 	}
 	r.summarize(res)
 	return res, nil

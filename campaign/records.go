@@ -54,9 +54,13 @@ func ReadTestRecord(dir string) (TestRecord, error) {
 // RunSummary is what a run writes into results.json besides the checks'
 // verdicts (docs/FORMATS.md).
 type RunSummary struct {
-	Name        string  `json:"name"`
-	Seed        uint64  `json:"seed"`
-	Started     string  `json:"started"` // RFC 3339, UTC
+	Name    string `json:"name"`
+	Seed    uint64 `json:"seed"`
+	Started string `json:"started"` // RFC 3339, UTC
+	// LoadStarted is the wall time of the history's time 0 (RFC 3339,
+	// UTC), which ties the history to the nodes' event logs; absent in
+	// runs from before it was recorded.
+	LoadStarted string  `json:"load_started,omitempty"`
 	DurationS   float64 `json:"duration_s"`
 	Interrupted bool    `json:"interrupted"`
 	// FirstAnomalyS is when the first anomaly happened, in seconds from the

@@ -43,6 +43,9 @@ type Env struct {
 	Hard context.Context
 	// Version is recorded in test.json.
 	Version string
+	// Report, when set, writes the report of a run directory once its
+	// results.json is written (cmd/chaos gives runreport.Write).
+	Report func(runDir string) error
 }
 
 // Run runs the test o.TestCount times, stopping at the first invalid run

@@ -2,14 +2,18 @@ package foreignlog
 
 import (
 	"bytes"
+	"fmt"
 	"html/template"
 	"io"
 	"time"
+
+	"chaos/svgplot"
 )
 
 // htmlPage is the self-contained page HTML writes.
 var htmlPage = template.Must(template.New("logs").Funcs(template.FuncMap{
 	"offset": func(ns int64) string { return offset(time.Duration(ns)) },
+	"fill":   func(s State) template.CSS { return template.CSS(StateFill[s]) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>chaos logs</title>
 <style>
@@ -18,17 +22,18 @@ pre{background:#f6f6f6;padding:1em;overflow:auto}
 table{border-collapse:collapse;font-family:ui-monospace,monospace;font-size:13px}
 th,td{border:1px solid #ddd;padding:2px 8px;white-space:nowrap}
 th{position:sticky;top:0;background:#fff}
-td.leader{background:#9be39b;font-weight:bold}
-td.candidate{background:#ffe08a}
-td.follower{background:#dbe9ff}
-td.down{background:#c8c8c8;color:#700}
+td.leader{background:{{fill "leader"}};font-weight:bold}
+td.candidate{background:{{fill "candidate"}}}
+td.follower{background:{{fill "follower"}}}
+td.down{background:{{fill "down"}};color:#700}
 .legend span{padding:2px 8px;margin-right:6px}
 </style></head><body>
 {{range .}}
 <h1>{{range .Report.Logs}}{{.Path}} ({{.Format}}) {{end}}</h1>
 <pre>{{.Summary}}</pre>
-<p class="legend"><span class="leader" style="background:#9be39b">leader</span><span style="background:#ffe08a">candidate</span><span style="background:#dbe9ff">follower</span><span style="background:#c8c8c8">down</span>
+<p class="legend"><span class="leader" style="background:{{fill "leader"}}">leader</span><span style="background:{{fill "candidate"}}">candidate</span><span style="background:{{fill "follower"}}">follower</span><span style="background:{{fill "down"}}">down</span>
 </p>
+{{.Lanes}}
 <table><thead><tr><th>time</th><th>line</th>{{range .Report.Facts.Nodes}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr><td>{{offset .At}}</td><td>{{.Line}}</td>{{range .Cells}}<td class="{{.State}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>
@@ -40,17 +45,23 @@ td.down{background:#c8c8c8;color:#700}
 type htmlReport struct {
 	Report  Report
 	Summary string
+	Lanes   template.HTML
 	Rows    []Row
 }
 
-// HTML writes a self-contained page with the summary and the per-node
-// timeline of each report, cells coloured by the node's role.
+// HTML writes a self-contained page with the summary of each report, its
+// per-node timeline drawn over time (TimelineChart) and as a table, cells
+// coloured by the node's role.
 func HTML(w io.Writer, reports []Report) error {
 	var data []htmlReport
-	for _, r := range reports {
+	for i, r := range reports {
 		var b bytes.Buffer
 		Summary(&b, r)
-		data = append(data, htmlReport{Report: r, Summary: b.String(), Rows: Timeline(r)})
+		lanes, err := TimelineChart(fmt.Sprintf("timeline-%d", i+1), Lanes(r, 0), svgplot.NewAxis(0, r.Facts.Span)).SVG()
+		if err != nil {
+			return err
+		}
+		data = append(data, htmlReport{Report: r, Summary: b.String(), Lanes: lanes, Rows: Timeline(r)})
 	}
 	return htmlPage.Execute(w, data)
 }

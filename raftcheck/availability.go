@@ -3,6 +3,7 @@ package raftcheck
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"chaos/checker"
@@ -18,6 +19,32 @@ type AvailabilityOptions struct {
 	// Gap: a stretch longer than this without a successful client op is a
 	// client-visible unavailability window. Default 1s.
 	Gap time.Duration
+	// Livelock is the election-livelock rule. Default
+	// DefaultLivelockTerms within DefaultLivelockWindow.
+	Livelock LivelockRule
+	// Stuck is the rule for a cluster leaderless while a majority is up
+	// and connected. Default DefaultStuckBound.
+	Stuck StuckRule
+}
+
+// withDefaults fills the zero options with the defaults.
+func (o AvailabilityOptions) withDefaults() AvailabilityOptions {
+	if o.RecoveryBound <= 0 {
+		o.RecoveryBound = DefaultRecoveryBound
+	}
+	if o.Gap <= 0 {
+		o.Gap = DefaultGap
+	}
+	if o.Livelock.Terms <= 0 {
+		o.Livelock.Terms = DefaultLivelockTerms
+	}
+	if o.Livelock.Window <= 0 {
+		o.Livelock.Window = DefaultLivelockWindow
+	}
+	if o.Stuck.Bound <= 0 {
+		o.Stuck.Bound = DefaultStuckBound
+	}
+	return o
 }
 
 // Default option values.
@@ -73,39 +100,70 @@ type AvailabilityDetails struct {
 	Recoveries      []Recovery         `json:"recoveries"`
 	FinalHeal       *Recovery          `json:"final_heal,omitempty"` // the heal the verdict is about
 	RecoveryBound   time.Duration      `json:"recovery_bound_ns"`
-	Reason          string             `json:"reason,omitempty"` // why invalid or unknown
+	// Liveness is what the liveness rules found in the event logs; absent
+	// without event logs.
+	Liveness *LivenessDetails `json:"liveness,omitempty"`
+	Reason   string           `json:"reason,omitempty"` // why invalid or unknown
 }
 
 // Availability measures how available the cluster was and decides whether
-// it recovered.
+// it recovered and whether it stayed live.
 //
 // Leaderless windows come from events (wall time, see [Leaderless]);
 // client-visible unavailability windows and recoveries come from h
-// (history time). The verdict is about liveness after the final heal: the
-// op that ended the last fault still active, after which none was active
-// until the end (see faultsEnd; a fault that failed to stop ends only at
-// the heal), or, when no fault began, the first heal op or the start of
-// the history. Valid: a client op completed ok
-// within RecoveryBound of it. Invalid: the first ok came later than that,
-// or none came although the history went on for RecoveryBound. Unknown: no
-// ok came but the history ended too soon to tell, the last fault was never
-// healed, or the history is empty. Leaderless windows never change the
-// verdict.
+// (history time). The verdict merges two judgements (false beats unknown,
+// which beats true):
+//
+//   - Recovery after the final heal: the op that ended the last fault
+//     still active, after which none was active until the end (see
+//     faultsEnd; a fault that failed to stop ends only at the heal), or,
+//     when no fault began, the first heal op or the start of the history.
+//     Valid: a client op completed ok within RecoveryBound of it. Invalid:
+//     the first ok came later than that, or none came although the history
+//     went on for RecoveryBound. Unknown: no ok came but the history ended
+//     too soon to tell, the last fault was never healed, or the history is
+//     empty.
+//   - Liveness, with events only: invalid on an election livelock
+//     (opts.Livelock, see [LivelockRule]) or on a leaderless stretch longer
+//     than opts.Stuck.Bound while a majority of nodes was up and connected
+//     (see [StuckRule]); otherwise it does not change the verdict.
 func Availability(events []eventlog.Event, h history.History, opts AvailabilityOptions) checker.Result {
-	if opts.RecoveryBound <= 0 {
-		opts.RecoveryBound = DefaultRecoveryBound
-	}
-	if opts.Gap <= 0 {
-		opts.Gap = DefaultGap
-	}
-	d := &AvailabilityDetails{Leaderless: Leaderless(events), Unavailable: []ClientWindow{},
+	opts = opts.withDefaults()
+	f := analyze(events)
+	d := &AvailabilityDetails{Leaderless: leaderlessWindows(f), Unavailable: []ClientWindow{},
 		Recoveries: []Recovery{}, RecoveryBound: opts.RecoveryBound}
 	for _, w := range d.Leaderless {
 		d.LeaderlessTotal += w.Duration
 	}
+	valid := recoveryVerdict(h, opts, d)
+	if len(events) == 0 {
+		return checker.Result{Valid: valid, Details: d}
+	}
+	d.Liveness = judgeLiveness(events, f, h, opts.Livelock, opts.Stuck)
+	if !d.Liveness.found() {
+		return checker.Result{Valid: valid, Details: d}
+	}
+	var texts []string
+	for _, l := range d.Liveness.Livelocks {
+		texts = append(texts, l.Text)
+	}
+	for _, s := range d.Liveness.Stuck {
+		texts = append(texts, s.Text)
+	}
+	if d.Reason != "" {
+		texts = append(texts, d.Reason)
+	}
+	d.Reason = strings.Join(texts, "; ")
+	return checker.Result{Valid: checker.Invalid, Details: d}
+}
+
+// recoveryVerdict judges the recovery after the final heal (see
+// [Availability]), filling d's client windows and recoveries, and d.Reason
+// unless valid.
+func recoveryVerdict(h history.History, opts AvailabilityOptions, d *AvailabilityDetails) checker.Validity {
 	if len(h) == 0 {
 		d.Reason = "empty history"
-		return checker.Result{Valid: checker.Unknown, Details: d}
+		return checker.Unknown
 	}
 	oks := okTimes(h)
 	d.Unavailable = clientWindows(oks, h[0].Time, h[len(h)-1].Time, opts.Gap)
@@ -124,18 +182,18 @@ func Availability(events []eventlog.Event, h history.History, opts AvailabilityO
 	case ref == nil && lastFault >= 0:
 		f := h[lastFault]
 		d.Reason = fmt.Sprintf("the last fault (%s, history index %d) was never healed", f.F, f.Index)
-		return checker.Result{Valid: checker.Unknown, Details: d}
+		return checker.Unknown
 	case ref == nil:
 		start := recovery(history.Op{Index: h[0].Index, F: "test start", Time: h[0].Time}, oks)
 		ref = &start
 	}
-	return checker.Result{Valid: liveness(ref, h[len(h)-1].Time, opts.RecoveryBound, d), Details: d}
+	return judgeRecovery(ref, h[len(h)-1].Time, opts.RecoveryBound, d)
 }
 
-// liveness decides the verdict about ref (the final heal, or the start of
+// judgeRecovery decides the verdict about ref (the final heal, or the start of
 // a run without faults), given when the history ended, and sets d.Reason
 // unless valid.
-func liveness(ref *Recovery, end int64, bound time.Duration, d *AvailabilityDetails) checker.Validity {
+func judgeRecovery(ref *Recovery, end int64, bound time.Duration, d *AvailabilityDetails) checker.Validity {
 	switch {
 	case ref.Recovered && ref.After <= bound:
 		return checker.Valid

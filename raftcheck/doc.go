@@ -7,8 +7,10 @@
 //     vote per term and node (across restarts), State Machine Safety, and
 //     commit indexes never decreasing within a node's life.
 //   - [Availability]: leaderless windows, client-visible unavailability
-//     windows, recovery time after each heal, and whether the cluster
-//     recovered after the final heal.
+//     windows, recovery time after each heal, whether the cluster
+//     recovered after the final heal, and two liveness rules: election
+//     livelock ([LivelockRule]) and a cluster without a leader while a
+//     majority was up and connected ([StuckRule]).
 //
 // Both return a [checker.Result] in the shape results.json stores, and say
 // valid only when they could decide.

@@ -30,8 +30,24 @@ func (d *AvailabilityDetails) Findings() []string {
 	if h := d.FinalHeal; h != nil && h.Recovered {
 		lines = append(lines, fmt.Sprintf("recovered %.2f s after the final heal (bound %.0f s)", h.After.Seconds(), d.RecoveryBound.Seconds()))
 	}
+	if l := d.Liveness; l != nil {
+		lines = append(lines, l.summary())
+		if l.Reason != "" {
+			lines = append(lines, "stuck-leaderless rule not applied: "+l.Reason)
+		}
+	}
 	if d.Reason != "" {
 		lines = append(lines, d.Reason)
 	}
 	return lines
+}
+
+// summary states the liveness rules and the largest figures they saw.
+func (l *LivenessDetails) summary() string {
+	stuck := "not measured"
+	if l.LoadStart != nil {
+		stuck = fmt.Sprintf("%.1f s", l.LongestStuck.Seconds())
+	}
+	return fmt.Sprintf("liveness: longest run of leaderless terms %d (livelock rule: %v); longest leaderless stretch with a majority up and connected %s (bound %v)",
+		l.LongestLeaderlessRun, LivelockRule{l.LivelockTerms, l.LivelockWindow}, stuck, l.StuckBound)
 }

@@ -14,7 +14,11 @@ import (
 // counts as leader until a higher term appears: only the events are used.
 // Times are the nodes' own clocks, so clock faults skew these windows.
 func Leaderless(events []eventlog.Event) []LeaderlessWindow {
-	f := analyze(events)
+	return leaderlessWindows(analyze(events))
+}
+
+// leaderlessWindows returns the leaderless windows of an analysis.
+func leaderlessWindows(f foreignlog.Facts) []LeaderlessWindow {
 	ws := []LeaderlessWindow{}
 	for _, w := range f.Leaderless {
 		ws = append(ws, LeaderlessWindow{Start: f.Start.Add(w.Start), End: f.Start.Add(w.End),

@@ -16,6 +16,7 @@ import (
 	"chaos/campaign"
 	"chaos/checker"
 	"chaos/history"
+	"chaos/runreport"
 )
 
 // checkOptions are the flags of `chaos check`.
@@ -32,11 +33,12 @@ func newCheckCmd() *cobra.Command {
 		Long: `check runs every checker again on a recorded history: PATH is a run
 directory holding history.jsonl, or a history.jsonl itself. It writes
 results.json beside the history (keeping the fields and checks of a run's
-results.json it does not recompute) and, for keys that are not
-linearizable, porcupine visualizations into linearizable/.
+results.json it does not recompute), for keys that are not linearizable,
+porcupine visualizations into linearizable/, and, when the history is named
+history.jsonl, report.html.
 
-Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 results.json or a
-visualization could not be written.`,
+Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad input, 255 results.json, a
+visualization or report.html could not be written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd, args[0], o)
@@ -78,6 +80,12 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 		return checkFailure(resultsPath, err)
 	}
 	printReport(cmd.OutOrStdout(), report, valid, resultsPath)
+	if filepath.Base(historyPath) == "history.jsonl" {
+		if err := runreport.Write(dir); err != nil {
+			return setupError(err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "report:  %s\n", filepath.Join(dir, runreport.ReportFile))
+	}
 	switch valid {
 	case checker.Valid:
 		return nil

@@ -92,6 +92,10 @@ func TestCheckValidRunDirectory(t *testing.T) {
 	assert.JSONEq(t, "true", string(r["valid"]))
 	assert.JSONEq(t, `{"invoke":2,"ok":2,"fail":0,"info":0}`, string(r["ops"]))
 	assert.NoDirExists(t, filepath.Join(dir, "linearizable"))
+	assert.Contains(t, out, "report:  "+filepath.Join(dir, "report.html"))
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `id="verdict" class="verdict valid">true<`)
 }
 
 func TestCheckInvalidHistoryFile(t *testing.T) {
@@ -107,6 +111,10 @@ func TestCheckInvalidHistoryFile(t *testing.T) {
 	var checks map[string]map[string]any
 	require.NoError(t, json.Unmarshal(r["checks"], &checks))
 	assert.Equal(t, []any{"k3"}, checks["linearizable"]["invalid_keys"])
+	// chaos check rewrites the report too, with a link to the failing key.
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `<a href="linearizable/key-k3.html">`)
 }
 
 func TestCheckUnknownWhenTheSearchTimesOut(t *testing.T) {

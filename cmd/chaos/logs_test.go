@@ -77,6 +77,9 @@ func TestLogsHTML(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(html), `<td class="leader">LEADER t1</td>`)
 	assert.Contains(t, string(html), `<td class="down">CRASH</td>`)
+	// The same timeline drawn over time, by the code a run's report uses.
+	assert.Contains(t, string(html), `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="timeline-1"`)
+	assert.Contains(t, string(html), `<g class="span leader">`)
 }
 
 // The event logs of one run's nodes are analysed together: a leader of

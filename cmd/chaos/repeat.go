@@ -15,6 +15,7 @@ import (
 
 	"chaos/campaign"
 	"chaos/checker"
+	"chaos/runreport"
 	"chaos/testall"
 )
 
@@ -107,14 +108,15 @@ func shellQuote(s string) string {
 }
 
 // runEnv is the campaign environment of a command: the summary of each
-// run to out, live progress to stderr.
+// run to out, live progress to stderr, and report.html by runreport.
 func runEnv(cmd *cobra.Command, hard context.Context) campaign.Env {
 	stderr := cmd.ErrOrStderr()
 	isTerm := false
 	if f, ok := stderr.(*os.File); ok {
 		isTerm = term.IsTerminal(int(f.Fd()))
 	}
-	return campaign.Env{Out: cmd.OutOrStdout(), Progress: stderr, ProgressIsTerminal: isTerm, Hard: hard, Version: version}
+	return campaign.Env{Out: cmd.OutOrStdout(), Progress: stderr, ProgressIsTerminal: isTerm, Hard: hard, Version: version,
+		Report: runreport.Write}
 }
 
 // runRepeated is chaos run --test-count N (N > 1): N runs of one test,

@@ -33,6 +33,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"run", "--test-count", "0"},
 		{"run", "--keys", "0"},
 		{"run", "--read-consistency", "eventual"},
+		{"run", "--clock-strategy", "ntp"},
 	}
 	for _, args := range cases {
 		if got := run(append(args, "--store", store)); got != exitUsage {
@@ -44,6 +45,17 @@ func TestRunRefusesBadInput(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(store); len(entries) > 0 {
 		t.Errorf("bad input wrote into the store: %v", entries)
+	}
+}
+
+// The system clock strategy sets hosts' real clocks: on hosts that share
+// this machine's clock (local mode here) it is refused before any node
+// starts, naming why.
+func TestRunRefusesTheSystemClockOnASharedClock(t *testing.T) {
+	code, _, errOut := execute(t, "run", "--nemesis", "clock", "--clock-strategy", "system", "--time-limit", "1s",
+		"--store", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, "share this machine's clock") {
+		t.Errorf("exit %d, want %d naming the shared clock; stderr:\n%s", code, exitUsage, errOut)
 	}
 }
 

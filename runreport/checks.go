@@ -1,0 +1,91 @@
+package runreport
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	"chaos/checker"
+	"chaos/raftcheck"
+)
+
+// Check is one check of results.json as the page shows it.
+type Check struct {
+	Name, Verdict, Class string
+	Findings             []Finding
+}
+
+// Finding is a line of what a check found, in words, and the
+// visualization it points to (relative to the run directory), if any.
+type Finding struct{ Text, Link string }
+
+// detailsOf decodes a check's details from results.json into the type its
+// checker reports them in, so that checker.Findings words them as the
+// summary of `chaos run` does; nil for a check it does not know.
+func detailsOf(name string, raw json.RawMessage) any {
+	var d any
+	switch name {
+	case "linearizable":
+		d = &checker.LinearizableDetails{}
+	case "set":
+		d = &checker.SetDetails{}
+	case "stats":
+		d = &checker.StatsDetails{}
+	case "raft":
+		d = &raftcheck.RaftDetails{}
+	case "availability":
+		d = &raftcheck.AvailabilityDetails{}
+	default:
+		return nil
+	}
+	if json.Unmarshal(raw, d) != nil {
+		return nil
+	}
+	return d
+}
+
+// verdictOf is the verdict in a check's JSON; unknown when unreadable.
+func verdictOf(raw json.RawMessage) checker.Validity {
+	var c struct {
+		Valid checker.Validity `json:"valid"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return checker.Unknown
+	}
+	return c.Valid
+}
+
+// verdictClass is the CSS class of a verdict.
+func verdictClass(v checker.Validity) string {
+	switch v {
+	case checker.Valid:
+		return "valid"
+	case checker.Invalid:
+		return "invalid"
+	}
+	return "unknown"
+}
+
+// checks are the checks of results.json in name order, each with its
+// findings; a line "  see FILE" becomes the link of the finding before it.
+func checks(results map[string]json.RawMessage) []Check {
+	var out []Check
+	for _, name := range slices.Sorted(maps.Keys(results)) {
+		v := verdictOf(results[name])
+		c := Check{Name: name, Verdict: v.String(), Class: verdictClass(v)}
+		for _, l := range checker.Findings(detailsOf(name, results[name])) {
+			if file, ok := strings.CutPrefix(l, "  see "); ok {
+				if n := len(c.Findings); n > 0 && c.Findings[n-1].Link == "" {
+					c.Findings[n-1].Link = file
+				} else {
+					c.Findings = append(c.Findings, Finding{Link: file})
+				}
+				continue
+			}
+			c.Findings = append(c.Findings, Finding{Text: l})
+		}
+		out = append(out, c)
+	}
+	return out
+}

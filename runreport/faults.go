@@ -1,0 +1,151 @@
+package runreport
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"chaos/history"
+)
+
+// Fault is one fault as the report shows it: from the nemesis op that
+// began it to the one that ended it, with its targets in words.
+type Fault struct {
+	Family string // kill, pause, partition, clock, packet, heal, or a targeted family
+	// Start and End are history times; End is the end of the history for
+	// a fault never ended (Open). An instant (a heal, a failed start, an
+	// op chaos does not pair) has End == Start.
+	Start, End time.Duration
+	Open       bool
+	Instant    bool
+	// StartIndex and EndIndex are the history indexes of the ops that
+	// began and ended it; EndIndex is -1 when nothing ended it.
+	StartIndex, EndIndex int64
+	EndF                 string
+	Targets              string   // in words: "n1, n3 killed"
+	Nodes                []string // the processes killed or paused; empty for other families
+	Mechanism            string
+	Effect               string
+	Error                string // why the fault (or its end) failed
+}
+
+// beginOf names, for each op that ends a fault, the op that began it;
+// families is the family of each op that begins one.
+var (
+	beginOf = map[string]string{
+		history.FStart: history.FKill, history.FResume: history.FPause,
+		history.FStopPartition: history.FStartPartition, history.FClockReset: history.FClockBump,
+		history.FStopPacket: history.FStartPacket,
+	}
+	familyOf = map[string]string{
+		history.FKill: "kill", history.FPause: "pause", history.FStartPartition: "partition",
+		history.FClockBump: "clock", history.FStartPacket: "packet", history.FHeal: "heal",
+	}
+)
+
+// family is the family of a nemesis op f: the known ones by name,
+// start-X and stop-X as X, anything else as itself.
+func family(f string) string {
+	if b, ok := beginOf[f]; ok {
+		f = b
+	}
+	if fam, ok := familyOf[f]; ok {
+		return fam
+	}
+	if rest, ok := strings.CutPrefix(f, "start-"); ok {
+		return rest
+	}
+	if rest, ok := strings.CutPrefix(f, "stop-"); ok {
+		return rest
+	}
+	return f
+}
+
+// failure is the value of a nemesis op that failed (docs/FORMATS.md):
+// what went wrong, and what the op had done before, when anything.
+type failure struct {
+	Error *string         `json:"error"`
+	Op    string          `json:"op"`
+	Value json.RawMessage `json:"value"`
+}
+
+// faults pairs the nemesis ops of h into faults, by the rules the
+// availability check uses: an end op ends the open faults of its family,
+// a heal ends every open fault; a failed start is an instant unless it
+// names the op it began, and a failed stop leaves its fault open until the
+// heal. end is the end of the history. Faults are in the order they began.
+func faults(h history.History, end time.Duration) []Fault {
+	var out []Fault
+	open := map[string][]int{} // family → indexes in out of its open faults
+	closeAll := func(fam string, op history.Op) {
+		for _, i := range open[fam] {
+			out[i].End, out[i].EndIndex, out[i].EndF, out[i].Open = time.Duration(op.Time), op.Index, op.F, false
+		}
+		delete(open, fam)
+	}
+	for _, op := range h {
+		if !op.Process.IsNemesis() {
+			continue
+		}
+		fam, at := family(op.F), time.Duration(op.Time)
+		var fail failure
+		failed := json.Unmarshal(op.Value, &fail) == nil && fail.Error != nil
+		f := Fault{Family: fam, Start: at, End: end, Open: true, StartIndex: op.Index, EndIndex: -1}
+		switch {
+		case op.F == history.FHeal:
+			for fam := range open {
+				closeAll(fam, op)
+			}
+			f = describeHeal(op, f)
+		case failed && strings.HasPrefix(op.F, "stop-"):
+			f.Instant, f.Error = true, *fail.Error
+			f.Targets = "could not stop"
+		case failed && fail.Op != "":
+			f = describe(fail.Op, fail.Value, f)
+			f.Error = *fail.Error
+			open[fam] = append(open[fam], len(out))
+		case failed:
+			f.Instant, f.Error, f.Targets = true, *fail.Error, "could not start"
+		case isEnd(op.F):
+			closeAll(fam, op)
+			continue
+		default:
+			f = describe(op.F, op.Value, f)
+			if isPaired(op.F) {
+				open[fam] = append(open[fam], len(out))
+			} else {
+				f.Instant = true
+			}
+		}
+		if f.Instant {
+			f.End, f.Open = f.Start, false
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// isEnd reports whether a nemesis op f ends the faults of its family.
+func isEnd(f string) bool { return beginOf[f] != "" || strings.HasPrefix(f, "stop-") }
+
+// isPaired reports whether a nemesis op f begins a fault that a later op
+// ends: the known families and every start-X.
+func isPaired(f string) bool {
+	_, known := familyOf[f]
+	return (known && f != history.FHeal) || strings.HasPrefix(f, "start-")
+}
+
+// describeHeal is the instant of a heal: which families it healed.
+func describeHeal(op history.Op, f Fault) Fault {
+	var v struct {
+		Faults []string `json:"faults"`
+		Error  string   `json:"error"`
+	}
+	_ = json.Unmarshal(op.Value, &v)
+	f.Instant, f.Error = true, v.Error
+	f.Targets = "healed everything"
+	if len(v.Faults) > 0 {
+		f.Targets = "healed " + strings.Join(v.Faults, ", ")
+	}
+	return f
+}

@@ -1,0 +1,145 @@
+package runreport
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"chaos/campaign"
+	"chaos/foreignlog"
+	"chaos/history"
+	"chaos/node/eventlog"
+)
+
+// Run is what a run directory holds, read for the report.
+type Run struct {
+	Dir     string
+	Results campaign.Results
+	// Test is test.json; nil when the directory has none (a bare history
+	// checked by `chaos check`).
+	Test    *campaign.TestRecord
+	History history.History
+	// Roles are the nodes' role, start and stop events (the rest of the
+	// event logs is not drawn); empty without event logs.
+	Roles []foreignlog.Event
+	// Notes say what could not be read or drawn, for the page.
+	Notes []string
+	// Files are the run's files, relative to Dir, sorted.
+	Files []File
+}
+
+// File is one file of the run directory.
+type File struct {
+	Path string
+	Size int64
+}
+
+// Load reads the run directory dir. results.json and history.jsonl are
+// required; test.json and the event logs are optional, and an event log
+// that cannot be read is a note on the page, not an error.
+func Load(dir string) (Run, error) {
+	r := Run{Dir: dir}
+	var err error
+	if r.Results, err = campaign.ReadResults(dir); err != nil {
+		return r, fmt.Errorf("report: %w", err)
+	}
+	if t, err := campaign.ReadTestRecord(dir); err == nil {
+		r.Test = &t
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		r.Notes = append(r.Notes, "test.json: "+err.Error())
+	}
+	if r.History, err = readHistory(filepath.Join(dir, "history.jsonl")); err != nil {
+		return r, fmt.Errorf("report: %w", err)
+	}
+	r.Roles, err = loadRoles(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.Notes = append(r.Notes, "the event logs cannot be read: "+err.Error())
+	}
+	if r.Files, err = listFiles(dir); err != nil {
+		return r, fmt.Errorf("report: %w", err)
+	}
+	return r, nil
+}
+
+// readHistory parses history.jsonl; a torn last line is skipped, as every
+// reader of the history does.
+func readHistory(path string) (history.History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h, _, err := history.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return h, nil
+}
+
+// loadRoles reads the event logs of every node and keeps the events the
+// node timeline draws, in the form foreignlog analyses.
+func loadRoles(dir string) ([]foreignlog.Event, error) {
+	events, _, err := eventlog.LoadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []foreignlog.Event
+	for _, e := range events {
+		switch e.Event {
+		case eventlog.KindRole, eventlog.KindStart, eventlog.KindStop:
+			if ev, ok := foreignlog.FromEventLog(e); ok {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out, nil
+}
+
+// listFiles lists the regular files under dir but report.html, sorted.
+func listFiles(dir string) ([]File, error) {
+	var files []File
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == ReportFile {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, File{Path: filepath.ToSlash(rel), Size: info.Size()})
+		return nil
+	})
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return files, err
+}
+
+// loadStart is the wall time of the history's time 0, and whether it is
+// exact: results.json's load_started, else test.json's (or results.json's)
+// start time, which is early by the time the run took to set up.
+func (r Run) loadStart() (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, r.Results.LoadStarted); err == nil {
+		return t, true
+	}
+	for _, s := range []string{r.Results.Started, testStarted(r.Test)} {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t, false
+		}
+	}
+	return time.Time{}, false
+}
+
+func testStarted(t *campaign.TestRecord) string {
+	if t == nil {
+		return ""
+	}
+	return t.Started
+}

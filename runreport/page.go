@@ -1,0 +1,120 @@
+package runreport
+
+import (
+	"html/template"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"chaos/atomicfile"
+	"chaos/campaign"
+	"chaos/history"
+)
+
+// ReportFile is the report's name in a run directory.
+const ReportFile = "report.html"
+
+// Options tune a report.
+type Options struct {
+	// MaxOKPoints: above this many successful operations the latency
+	// chart samples them (see Thinning); 0 takes DefaultMaxOKPoints.
+	MaxOKPoints int
+}
+
+// Write renders the report of the run directory dir into dir/report.html,
+// replacing it atomically.
+func Write(dir string) error {
+	r, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFunc(filepath.Join(dir, ReportFile), 0o644, func(w io.Writer) error {
+		return Render(w, r, Options{})
+	})
+}
+
+// page is what the template shows.
+type page struct {
+	Name, Verdict, VerdictClass string
+	Seed                        uint64
+	Results                     campaign.Results
+	Test                        *campaign.TestRecord
+	Command                     string
+	Checks                      []Check
+	Visualizations              []string
+	Latency, Throughput         template.HTML
+	Availability, Timeline      template.HTML
+	Functions                   []legendItem
+	Outcomes                    []legendItem
+	Thinning                    Thinning
+	BinWidth                    string
+	Quantiles                   []Quantiles
+	Faults                      []Fault
+	Recoveries                  map[int64]string // recovery after a fault's end, by the end's history index
+	Files                       []File
+	Notes                       []string
+	TimelineNote                string
+	FaultFamilies               []string
+}
+
+// legendItem is an entry of a chart's legend.
+type legendItem struct{ Name, Mark, Color string }
+
+// shapeMarks and dashMarks show the point shapes and line dashes of the
+// functions in the legend, in the order shapes and dashes hand them out.
+var (
+	shapeMarks = []string{"●", "■", "+", "×"}
+	dashMarks  = []string{"——", "– –", "···", "–·–"}
+)
+
+// Render writes the report of r.
+func Render(w io.Writer, r Run, o Options) error {
+	p, err := build(r, o)
+	if err != nil {
+		return err
+	}
+	return pageTemplate.Execute(w, p)
+}
+
+// build computes the page: the words and tables here, the charts in
+// drawCharts.
+func build(r Run, o Options) (page, error) {
+	if o.MaxOKPoints == 0 {
+		o.MaxOKPoints = DefaultMaxOKPoints
+	}
+	res := r.Results
+	p := page{Name: res.Name, Seed: res.Seed, Results: res, Test: r.Test, Verdict: res.Valid.String(),
+		VerdictClass: verdictClass(res.Valid), Checks: checks(res.Checks), Files: r.Files, Notes: r.Notes}
+	if p.Name == "" {
+		p.Name = filepath.Base(r.Dir)
+	}
+	if r.Test != nil {
+		p.Command = strings.Join(r.Test.Argv, " ")
+	}
+	for _, f := range r.Files {
+		if strings.HasPrefix(f.Path, "linearizable/") && strings.HasSuffix(f.Path, ".html") {
+			p.Visualizations = append(p.Visualizations, f.Path)
+		}
+	}
+	ops := completedOps(r.History)
+	fs := functions(ops)
+	p.Quantiles = quantiles(ops, fs)
+	p.Faults = faults(r.History, historyEnd(r.History))
+	for i, f := range fs {
+		p.Functions = append(p.Functions, legendItem{Name: f, Mark: shapeMarks[i%len(shapeMarks)] + " " + dashMarks[i%len(dashMarks)]})
+	}
+	for _, t := range outcomes {
+		p.Outcomes = append(p.Outcomes, legendItem{Name: t.String(), Color: outcomeColor[t]})
+	}
+	p.Recoveries = recoveryAfter(availabilityOf(res.Checks))
+	return p, drawCharts(&p, r, ops, fs, o)
+}
+
+// historyEnd is the time of the last line of h; 0 for an empty history.
+func historyEnd(h history.History) time.Duration {
+	if len(h) == 0 {
+		return 0
+	}
+	return time.Duration(h[len(h)-1].Time)
+}
