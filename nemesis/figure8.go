@@ -20,25 +20,32 @@ import (
 //     lone entry, on X only.
 //  3. L rejoins the others and is elected (term t” > t'); it replicates
 //     its old entries. The moment L's commit index reaches its first lone
-//     entry, L is cut off again. A leader that committed that entry of
-//     term t by counting replicas, before any entry of its own term was on
-//     a majority, has applied an entry that X (its log ends in t' > t) can
-//     now overwrite, once the cut is moved so that X rejoins the others.
+//     entry, L is cut off again and X rejoins the others. A leader that
+//     committed that entry of term t by counting replicas, before any
+//     entry of its own term was on a majority, has applied an entry that
+//     X (its log ends in t' > t) can now win an election and overwrite.
+//
+// From step 3 on, the bystanders (neither L nor X) run on slow clocks
+// (favourRate), so that L, then X, times out first and wins the election
+// the sequence needs; any of the bystanders could win otherwise.
 //
 // On a correct node L commits the old entries only with an entry of t”
 // on a majority, which X can then never win against. The sequence ends,
 // once the others elected a leader without L (or ten election timeouts
-// passed), by healing the cut and the links: nothing stays for Stop.
+// passed), by healing the cut and the links and resetting the clocks:
+// nothing stays for Stop.
 //
 // Op "start-figure8": {"leader", "term", "index", "lone_entries",
 // "second_leader", "second_term", "reelected_term", "commit",
-// "final_leader", "links", "cut", "outcome"}.
+// "final_leader", "split_appends", "links", "cut", "outcome"}.
 //
-// chaos-node shows the planted commit-old-term bug only when it sends one
-// entry per append message (--max-append-bytes 1): otherwise L's first
-// append after step 3 carries its old entries and the entry of its new
-// term together, their acknowledgement covers both, and the bug's rule
-// commits exactly what the correct one does.
+// Before step 1 every node with fault hooks is asked to send one entry per
+// append message (chaos-node's append limit hook; put back when the
+// sequence ends). Otherwise L's first append after step 3 carries its old
+// entries and the entry of its new term together, their acknowledgement
+// covers both, and a leader with the planted commit-old-term bug commits
+// exactly what a correct one does. Nodes without hooks keep their own
+// batching.
 type Figure8 struct {
 	// Election is the cluster's election timeout (default 500ms); each wait
 	// of the sequence lasts 10 of them at most.
@@ -60,12 +67,15 @@ const Figure8Family = "figure8"
 func (f *Figure8) Name() string { return Figure8Family }
 
 // Available needs roles (a leader and the nodes' states), a way to cut
-// the network and a way to slow links.
+// the network, a way to slow links and clock hooks.
 func (f *Figure8) Available(ctx context.Context, c *Cluster) error {
 	if err := requireRoles(Figure8Family, c, true, false); err != nil {
 		return err
 	}
 	if err := cutAvailable(ctx, c); err != nil {
+		return wrapFamily(Figure8Family, err)
+	}
+	if err := (&Clock{Strategy: ClockHook}).Available(ctx, c); err != nil {
 		return wrapFamily(Figure8Family, err)
 	}
 	p := &Packet{Behavior: PacketBehavior{DelayMS: f.delayMS()}, HTTP: f.HTTP}
@@ -91,6 +101,9 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	all := partitionNames(c.Nodes)
 	rest := others(c, leader)
 	v["leader"], v["term"] = leader, term
+	if err := s.splitAppends(ctx, c); err != nil {
+		return s.op(err)
+	}
 	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: f.delayMS()}, amongLinks(all)); err != nil {
 		return s.op(err)
 	}
@@ -102,7 +115,10 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 
 // play runs steps 2 and 3 once the leader is cut off.
 func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader string, term uint64, rest []string) error {
-	s, within := &f.seq, 10*electionOf(f.Election)
+	// The elections of steps 3 and 4 first wait out the bystanders' memory
+	// of the last leader on their slow clocks (ten election timeouts at
+	// favourRate), then a few rounds of the favoured node's campaigns.
+	s, within, slowWithin := &f.seq, 10*electionOf(f.Election), 16*electionOf(f.Election)
 	var st map[string]NodeState
 	look := func() (bool, error) {
 		var err error
@@ -126,12 +142,16 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 	if last := st[leader].LastIndex; last >= index {
 		v["lone_entries"] = last - index + 1
 	}
-	rejoined := append([]string{leader}, slices.DeleteFunc(slices.Clone(rest), func(n string) bool { return n == second })...)
+	bystanders := slices.DeleteFunc(slices.Clone(rest), func(n string) bool { return n == second })
+	rejoined := append([]string{leader}, bystanders...)
 	if err := s.cut.set(ctx, c, sides(rejoined, []string{second})); err != nil {
 		return err
 	}
+	if err := f.slow(ctx, c, bystanders); err != nil {
+		return err
+	}
 	var reelected uint64
-	if _, err := f.Pace.until(ctx, within, pollEvery, func() (bool, error) {
+	if _, err := f.Pace.until(ctx, slowWithin, pollEvery, func() (bool, error) {
 		if _, err := look(); err != nil {
 			return false, err
 		}
@@ -148,9 +168,11 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 	if err := s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader)); err != nil {
 		return err
 	}
+	// The bystanders' clocks stay slow: second, whose log ends in a term
+	// above L's old entries, times out first and asks for their votes.
 	// The others elect among themselves before L rejoins them.
 	final := ""
-	_, err := f.Pace.until(ctx, within, pollEvery, func() (bool, error) {
+	_, err := f.Pace.until(ctx, slowWithin, pollEvery, func() (bool, error) {
 		if _, err := look(); err != nil {
 			return false, err
 		}
@@ -161,6 +183,24 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		v["final_leader"] = final
 	}
 	return err
+}
+
+// favourRate is the clock rate of the nodes that should not win the next
+// election: their election timers, and their memory of the last leader
+// (CheckQuorum), last ten times longer than the favoured node's, which
+// times out first, again and again, and asks for their votes. Without it
+// any of them may win, as likely as the node the sequence needs.
+const favourRate = 0.1
+
+// slow sets the clocks of nodes to favourRate through their clock hooks,
+// for the sequence's end to reset.
+func (f *Figure8) slow(ctx context.Context, c *Cluster, nodes []string) error {
+	for _, n := range nodes {
+		if _, err := f.seq.setRate(ctx, c, n, favourRate); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loneIndex is the first index that the cut-off leader may hold alone:

@@ -40,6 +40,7 @@ type sequence struct {
 	links  Packet    // the degraded links' fault, kept for its probe of the hosts
 	slowed bool      // links is active
 	clocks []string  // nodes whose clock hook was set
+	splits []string  // nodes whose append limit hook was set
 	down   []db.Node // nodes killed and not yet restarted
 }
 
@@ -134,6 +135,12 @@ func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 	}
 	errs = append(errs, s.resetClocks(ctx, c, clocks))
 	s.clocks = nil
+	splits := s.splits
+	if all {
+		splits = partitionNames(c.Nodes)
+	}
+	errs = append(errs, s.resetAppends(ctx, c, splits))
+	s.splits = nil
 	return errors.Join(errs...)
 }
 
@@ -216,6 +223,40 @@ func (s *sequence) resetClocks(ctx context.Context, c *Cluster, nodes []string) 
 		}
 		reset := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) }
 		errs = append(errs, netHookHeal(s.HTTP, n, addr, nodeapi.RouteResetClock, reset))
+	}
+	return errors.Join(errs...)
+}
+
+// splitAppends makes every node with fault hooks send one entry per append
+// message (nodes without hooks, etcd's say, keep their own batching), and
+// records the nodes it reached under "split_appends".
+func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
+	for _, n := range partitionNames(c.Nodes) {
+		addr := c.HookAddrs[n]
+		if addr == "" {
+			continue
+		}
+		s.splits = append(s.splits, n)
+		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetAppend(ctx, 1) }
+		if _, err := netHook(s.HTTP, n, addr, nodeapi.RouteSetAppend, set); err != nil {
+			return err
+		}
+	}
+	s.value["split_appends"] = slices.Clone(s.splits)
+	return nil
+}
+
+// resetAppends puts back the append limits of nodes (those without hooks,
+// or down, have none set).
+func (s *sequence) resetAppends(ctx context.Context, c *Cluster, nodes []string) error {
+	var errs []error
+	for _, n := range nodes {
+		addr := c.HookAddrs[n]
+		if addr == "" {
+			continue
+		}
+		reset := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetAppend(ctx) }
+		errs = append(errs, netHookHeal(s.HTTP, n, addr, nodeapi.RouteResetAppend, reset))
 	}
 	return errors.Join(errs...)
 }

@@ -39,6 +39,8 @@ func (s *Server) hookRoutes(mux *http.ServeMux) {
 	mux.HandleFunc(nodeapi.RouteHealPartition, hook(s.healPartition))
 	mux.HandleFunc(nodeapi.RouteSetNet, hook(s.setNet))
 	mux.HandleFunc(nodeapi.RouteClearNet, hook(s.clearNet))
+	mux.HandleFunc(nodeapi.RouteSetAppend, hook(s.setAppend))
+	mux.HandleFunc(nodeapi.RouteResetAppend, hook(s.resetAppend))
 	mux.HandleFunc(nodeapi.RouteClearFaults, hook(s.clearAll))
 }
 
@@ -62,7 +64,8 @@ func (s *Server) getFaults(fs *faultState, w http.ResponseWriter, _ *http.Reques
 	slices.Sort(drop)
 	rate, offset := s.clock.state()
 	writeJSON(w, http.StatusOK, nodeapi.Faults{Drop: drop, Net: fs.net,
-		Clock: nodeapi.ClockFault{OffsetMS: offset.Milliseconds(), Rate: rate}})
+		Clock:  nodeapi.ClockFault{OffsetMS: offset.Milliseconds(), Rate: rate},
+		Append: nodeapi.AppendLimit{MaxBytes: s.appendLimit.Load()}})
 }
 
 // setClock bumps the node's clock by offset_ms and sets its rate (when > 0).
@@ -82,6 +85,23 @@ func (s *Server) setClock(fs *faultState, w http.ResponseWriter, r *http.Request
 
 func (s *Server) resetClock(fs *faultState, w http.ResponseWriter, r *http.Request) {
 	s.clock.reset()
+	s.getFaults(fs, w, r)
+}
+
+// setAppend sets the append limit; the event loop applies it at its next
+// tick (within a quarter of a heartbeat interval).
+func (s *Server) setAppend(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	var a nodeapi.AppendLimit
+	if !decodeHookBody(w, r, &a) {
+		return
+	}
+	s.appendLimit.Store(a.MaxBytes)
+	s.log.Warn("append limit", "max_bytes", a.MaxBytes)
+	s.getFaults(fs, w, r)
+}
+
+func (s *Server) resetAppend(fs *faultState, w http.ResponseWriter, r *http.Request) {
+	s.appendLimit.Store(0)
 	s.getFaults(fs, w, r)
 }
 
@@ -146,6 +166,7 @@ func (s *Server) clearNet(fs *faultState, w http.ResponseWriter, r *http.Request
 // clearAll removes every fault the hooks can set.
 func (s *Server) clearAll(fs *faultState, w http.ResponseWriter, r *http.Request) {
 	s.clock.reset()
+	s.appendLimit.Store(0)
 	s.updateFaults(fs, w, r, func() {
 		clear(fs.net)
 		clear(fs.drop)

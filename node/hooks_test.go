@@ -52,6 +52,7 @@ func TestFaultHooksRejectBadInput(t *testing.T) {
 		{"POST", "/faults/net", `{"loss":2}`, "loss"},
 		{"POST", "/faults/net", `{"peers":["nx"],"loss":0.1}`, `unknown peer "nx"`},
 		{"POST", "/faults/net", `{"delay_ms":-5}`, "negative delay"},
+		{"POST", "/faults/append", `{"max_bytes":-1}`, "malformed JSON"},
 	} {
 		code, out := call(t, h, c.method, c.path, c.body)
 		require.Equal(t, http.StatusBadRequest, code, "%s %s %s", c.method, c.path, c.body)
@@ -78,8 +79,14 @@ func TestFaultHooksSetAndClear(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, map[string]any{"offset_ms": 1500.0, "rate": 0.5}, out["clock"])
 
+	code, out = call(t, h, "POST", "/faults/append", `{"max_bytes":1}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, map[string]any{"max_bytes": 1.0}, out["append"])
+	require.Equal(t, uint64(1), s.appendLimit.Load())
+
 	code, out = call(t, h, "DELETE", "/faults", "")
 	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, map[string]any{"max_bytes": 0.0}, out["append"], "clearing every fault puts the append limit back")
 	require.Empty(t, out["drop"])
 	require.Empty(t, s.trans.Faults())
 	require.Equal(t, map[string]any{"offset_ms": 0.0, "rate": 1.0}, out["clock"])

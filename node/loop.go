@@ -11,16 +11,17 @@ import (
 
 // loopState is the event loop's own bookkeeping; only the loop touches it.
 type loopState struct {
-	waiting   map[uint64]pendingProposal // log index -> the write waiting for it
-	reads     map[uint64]*readRequest    // read ctx -> request awaiting its read index
-	readReady []indexedRead              // reads with a read index, awaiting apply
-	applied   uint64
-	commit    uint64
-	snapIndex uint64
-	lastLead  uint64
-	lastRole  raft.Role
-	lastVote  [2]uint64             // term, vote
-	dirty     map[string]dirtyValue // dirty-read bug: values proposed, not yet applied
+	waiting     map[uint64]pendingProposal // log index -> the write waiting for it
+	reads       map[uint64]*readRequest    // read ctx -> request awaiting its read index
+	readReady   []indexedRead              // reads with a read index, awaiting apply
+	applied     uint64
+	commit      uint64
+	snapIndex   uint64
+	lastLead    uint64
+	lastRole    raft.Role
+	lastVote    [2]uint64             // term, vote
+	dirty       map[string]dirtyValue // dirty-read bug: values proposed, not yet applied
+	appendLimit uint64                // the hook's append limit raft has (0: none)
 }
 
 type pendingProposal struct {
@@ -65,6 +66,7 @@ func (s *Server) loop() {
 			// stalled loop does not mistake its own delay for a silent
 			// quorum or a dead leader.
 			s.drainReceived()
+			s.applyAppendLimit(ls)
 			for range tk.due() {
 				s.rn.Tick()
 			}
@@ -83,6 +85,20 @@ func (s *Server) loop() {
 			}
 		}
 	}
+}
+
+// applyAppendLimit hands raft the append limit the fault hook set, or the
+// configured one when the hook's is 0.
+func (s *Server) applyAppendLimit(ls *loopState) {
+	v := s.appendLimit.Load()
+	if v == ls.appendLimit {
+		return
+	}
+	ls.appendLimit = v
+	if v == 0 {
+		v = s.cfg.MaxAppendBytes
+	}
+	s.rn.SetMaxMsgBytes(v)
 }
 
 // drainReceived steps every message batch already queued.

@@ -50,8 +50,11 @@ type Server struct {
 
 	status  atomic.Pointer[nodeapi.Status]
 	nextCtx atomic.Uint64
-	stopped atomic.Bool
-	failed  chan error // the event loop's fatal error, if any
+	// appendLimit is the append limit the fault hook set (0: none); the
+	// event loop hands it to raft.
+	appendLimit atomic.Uint64
+	stopped     atomic.Bool
+	failed      chan error // the event loop's fatal error, if any
 }
 
 // New opens the node's data directory (locking it), recovers its state and

@@ -264,3 +264,42 @@ func TestPlantedBugsAreAnnouncedAndParsed(t *testing.T) {
 	require.Contains(t, buf.String(), "PLANTED BUGS ENABLED")
 	require.Contains(t, buf.String(), "forget-vote,commit-old-term,narrow-election")
 }
+
+// SetMaxMsgBytes(1) makes a leader send one entry per append message: a
+// follower missing the old entries gets them one by one, before the
+// leader's own entry, the order Figure 8 needs. The default batches them.
+func TestSetMaxMsgBytesSplitsAppends(t *testing.T) {
+	for _, limit := range []uint64{0, 1} {
+		old := ents(1, 2, 2)
+		for i := range old {
+			old[i].Data = []byte("a client's write") // the leader's own entry is empty
+		}
+		rn, err := NewRawNode(Config{ID: 1, Peers: []uint64{1, 2}, ElectionTick: 10, HeartbeatTick: 1, Seed: 1},
+			State{HardState: HardState{Term: 3}, Entries: old})
+		require.NoError(t, err)
+		rn.SetMaxMsgBytes(limit)
+		leader := rn.r
+		follower := newTestRaft(t, 2, []uint64{1, 2}, State{HardState: HardState{Term: 3}, Entries: old[:1]})
+		leader.becomeCandidate()
+		leader.votes[2] = true
+		leader.becomeLeader()
+		most := 0
+		for range 20 {
+			for _, m := range takeMsgs(leader) {
+				if m.To == 2 && m.Type == MsgApp {
+					most = max(most, len(m.Entries))
+					follower.Step(m)
+				}
+			}
+			for _, m := range takeMsgs(follower) {
+				leader.Step(m)
+			}
+		}
+		require.Equal(t, leader.log.lastIndex(), leader.prs[2].Match, "limit %d: follower not caught up", limit)
+		if limit == 1 {
+			require.Equal(t, 1, most, "one entry per append message")
+		} else {
+			require.Equal(t, 3, most, "the default sends the old entries and the leader's own together")
+		}
+	}
+}

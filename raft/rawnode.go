@@ -140,6 +140,16 @@ func (rn *RawNode) TransferLeadership(to uint64) error {
 	return rn.r.transferLeadership(to)
 }
 
+// SetMaxMsgBytes changes Config.MaxMsgBytes from now on (0 means 1 MiB).
+// The size of append messages is no part of Raft's safety: any value
+// keeps every invariant, and a smaller one only sends more messages.
+func (rn *RawNode) SetMaxMsgBytes(n uint64) {
+	if n == 0 {
+		n = 1 << 20
+	}
+	rn.r.maxMsgBytes = n
+}
+
 // Campaign makes this node start an election now (as on an election
 // timeout). With CheckQuorum, peers that started less than an election
 // timeout ago, or heard from a leader within one, ignore it.

@@ -49,6 +49,17 @@ func (c *Client) ClearNet(ctx context.Context) (Faults, error) {
 	return c.hook(ctx, RouteClearNet, nil)
 }
 
+// SetAppend bounds the entry bytes of the node's append messages (0: the
+// limit it was started with).
+func (c *Client) SetAppend(ctx context.Context, maxBytes uint64) (Faults, error) {
+	return c.hook(ctx, RouteSetAppend, &AppendLimit{MaxBytes: maxBytes})
+}
+
+// ResetAppend puts back the append limit the node was started with.
+func (c *Client) ResetAppend(ctx context.Context) (Faults, error) {
+	return c.hook(ctx, RouteResetAppend, nil)
+}
+
 // hook sends one fault hook request with body (none when nil).
 func (c *Client) hook(ctx context.Context, route string, body any) (Faults, error) {
 	var f Faults

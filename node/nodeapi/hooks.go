@@ -32,11 +32,23 @@ type NetFaults struct {
 	JitterMS  float64  `json:"jitter_ms"`
 }
 
+// AppendLimit is the body of RouteSetAppend and the append limit of
+// Faults. As a request, MaxBytes > 0 bounds the entry bytes of one append
+// message the node sends as leader (1: one entry per message, as
+// --max-append-bytes 1), in place of the limit it was started with; 0
+// puts that limit back. As an answer, MaxBytes is the limit set by the
+// hook, 0 when none. No limit breaks Raft's safety; a small one exposes
+// the order in which a new leader's old entries reach its followers.
+type AppendLimit struct {
+	MaxBytes uint64 `json:"max_bytes"`
+}
+
 // Faults is the body of a 200 to every fault hook: the node's faults after
 // the request. Drop is the sorted drop list, never null; Net holds the net
 // faults by peer name ("" for every peer) as the transport keeps them.
 type Faults struct {
-	Clock ClockFault                  `json:"clock"`
-	Drop  []string                    `json:"drop"`
-	Net   map[string]transport.Faults `json:"net"`
+	Clock  ClockFault                  `json:"clock"`
+	Drop   []string                    `json:"drop"`
+	Net    map[string]transport.Faults `json:"net"`
+	Append AppendLimit                 `json:"append"`
 }

@@ -20,13 +20,15 @@ const (
 	// The fault hooks answer 403 unless the node runs with
 	// --enable-fault-hooks; each answers the node's Faults after it.
 	RouteFaults        = "GET /faults"
-	RouteClearFaults   = "DELETE /faults"     // clock, drop list and net faults
+	RouteClearFaults   = "DELETE /faults"     // clock, drop list, net faults and append limit
 	RouteSetClock      = "POST /faults/clock" // body ClockFault
 	RouteResetClock    = "DELETE /faults/clock"
 	RouteSetPartition  = "POST /faults/partition" // body PartitionRequest
 	RouteHealPartition = "DELETE /faults/partition"
 	RouteSetNet        = "POST /faults/net" // body NetFaults
 	RouteClearNet      = "DELETE /faults/net"
+	RouteSetAppend     = "POST /faults/append" // body AppendLimit
+	RouteResetAppend   = "DELETE /faults/append"
 )
 
 // StaleParam is the query parameter of RouteGet that, set to "true", asks

@@ -14,6 +14,7 @@ func TestRoutes(t *testing.T) {
 		{RouteStatus, "", "GET", "/status"},
 		{RouteSetPartition, "", "POST", "/faults/partition"},
 		{RouteClearFaults, "", "DELETE", "/faults"},
+		{RouteSetAppend, "", "POST", "/faults/append"},
 	} {
 		assert.Equal(t, c.method, Method(c.route), c.route)
 		assert.Equal(t, c.path, Path(c.route, c.key), c.route)
