@@ -230,3 +230,6 @@ func (f *Figure8) Stop(ctx context.Context, c *Cluster) (Op, error) { return f.s
 func (f *Figure8) Heal(ctx context.Context, c *Cluster) error { return f.state().heal(ctx, c) }
 
 func (f *Figure8) state() *sequence { return f.seq.setup(Figure8Family, f.HTTP, 0) }
+
+// OneShot: a sequence that succeeded leaves nothing for Stop.
+func (f *Figure8) OneShot() {}

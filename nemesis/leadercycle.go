@@ -137,3 +137,6 @@ func electionOf(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// OneShot: a sequence that succeeded leaves nothing for Stop.
+func (l *LeaderCycle) OneShot() {}

@@ -128,3 +128,6 @@ func (l *Lease) Stop(ctx context.Context, c *Cluster) (Op, error) { return l.sta
 func (l *Lease) Heal(ctx context.Context, c *Cluster) error { return l.state().heal(ctx, c) }
 
 func (l *Lease) state() *sequence { return l.seq.setup(LeaseFamily, l.HTTP, 0) }
+
+// OneShot: a sequence that succeeded leaves nothing for Stop.
+func (l *Lease) OneShot() {}

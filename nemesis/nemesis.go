@@ -84,3 +84,13 @@ type Fault interface {
 	// controller crash). It is idempotent.
 	Heal(ctx context.Context, c *Cluster) error
 }
+
+// OneShot marks a Fault whose Start, when it succeeds, has run a whole
+// sequence and left nothing in place (lease, vote-restart, figure8,
+// leader-cycle). The schedule stops it right away: its start and stop
+// ops bound the sequence in the history, and its next pick starts it
+// again instead of spending a transition on a Stop with nothing to undo.
+type OneShot interface {
+	Fault
+	OneShot()
+}

@@ -203,22 +203,32 @@ func (s *Schedule) delay() time.Duration {
 
 // flip stops or starts a family chosen at random, within StepTimeout and
 // until ctx ends.
+// A OneShot fault that started without an error is stopped at once.
 func (s *scheduleRun) flip(ctx context.Context) {
 	i := s.pick()
 	f := s.Faults[i]
 	ctx, cancel := bounded(ctx, s.StepTimeout)
 	defer cancel()
 	if s.active[i] {
-		op, err := f.Stop(ctx, s.Cluster)
-		// A stop cut short stays active, so finish stops it again on a
-		// context of its own.
-		s.active[i] = err != nil && ctx.Err() != nil
-		s.record(f, "stop", op, cutShort(ctx, err))
+		s.stop(ctx, i)
 		return
 	}
 	op, err := f.Start(ctx, s.Cluster, s.Rng)
 	s.active[i] = err == nil || op.F != ""
 	s.record(f, "start", op, cutShort(ctx, err))
+	if _, ok := f.(OneShot); ok && err == nil {
+		s.stop(ctx, i)
+	}
+}
+
+// stop stops the active fault i and records it.
+func (s *scheduleRun) stop(ctx context.Context, i int) {
+	f := s.Faults[i]
+	op, err := f.Stop(ctx, s.Cluster)
+	// A stop cut short stays active, so finish stops it again on a
+	// context of its own.
+	s.active[i] = err != nil && ctx.Err() != nil
+	s.record(f, "stop", op, cutShort(ctx, err))
 }
 
 // record writes a transition, or a fault's error, into the history. A

@@ -377,3 +377,44 @@ func TestScheduleWithKillRecordsContractOps(t *testing.T) {
 	assert.Regexp(t, `"f":"start","value":\{"nodes":\["n\d"\]\}`, lines[1])
 	assert.Contains(t, lines[2], `"f":"heal","value":{"faults":["kill"]}`)
 }
+
+// oneShotFault is a scriptFault whose sequence runs inside Start.
+type oneShotFault struct{ scriptFault }
+
+func (*oneShotFault) OneShot() {}
+
+// A OneShot fault is stopped in the transition that started it, so its
+// next pick starts it again; one that failed stays for its Stop.
+func TestScheduleStopsOneShotFaultsAtOnce(t *testing.T) {
+	fx := newScheduleFixture(t, 3)
+	fx.log = &callLog{}
+	seq := &oneShotFault{scriptFault{name: "seq", t: t, log: fx.log}}
+	fx.s.Faults = []Fault{seq}
+	fx.s.TimeLimit = 35 * time.Second
+	_, err := fx.run(t, nil)
+	require.NoError(t, err)
+	ops := nemesisOps(t, fx.rec)
+	assert.Equal(t, []string{`on-seq {"n":1,"pick":` + pickOf(ops[0]) + `}`, "off-seq 1"}, ops[:2])
+	starts := 0
+	for _, c := range fx.log.all() {
+		if c == "start seq" {
+			starts++
+		}
+	}
+	assert.Equal(t, 3, starts, "every transition starts the sequence: %v", fx.log.all())
+	assert.Empty(t, replay(t, ops[:len(ops)-1]))
+
+	fx = newScheduleFixture(t, 3)
+	failed := &oneShotFault{scriptFault{name: "seq", t: t, log: fx.log, startErr: errors.New("cut short"), partial: true}}
+	fx.s.Faults, fx.s.TimeLimit = []Fault{failed}, 25*time.Second
+	_, err = fx.run(t, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"start seq", "stop seq", "heal seq"}, fx.log.all(),
+		"a sequence that failed midway stays active until its next pick stops it")
+}
+
+// pickOf is the "pick" value of a rendered on-<family> op.
+func pickOf(op string) string {
+	_, after, _ := strings.Cut(op, `"pick":`)
+	return strings.TrimSuffix(after, "}")
+}
