@@ -11,10 +11,9 @@ import (
 
 // The targeted faults find the planted bugs random faults miss, in short
 // local runs of their profiles with fixed seeds, and a correct node under
-// the same profiles stays valid. (commit-old-term is not here: chaos-node
-// shows it only with one entry per append message, which chaos run does
-// not set; narrow-election is found by the availability check's livelock
-// rule.)
+// the same profiles stays valid. commit-old-term is found by the raft
+// check (an index applied with two terms), narrow-election by the
+// availability check's livelock rule.
 func TestRunTargetedFaultsFindTheirBugs(t *testing.T) {
 	skipE2E(t)
 	for _, tc := range []struct {
@@ -22,6 +21,8 @@ func TestRunTargetedFaultsFindTheirBugs(t *testing.T) {
 	}{
 		{"lease-read", "lease", "2", "linearizable: false"},
 		{"forget-vote", "vote-restart", "2", "double-vote"},
+		{"commit-old-term", "figure8", "SEED8", "raft: false"},
+		{"narrow-election", "election-delay", "SEEDN", "livelock"},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			store := t.TempDir()
@@ -38,7 +39,7 @@ func TestRunTargetedFaultsOnACorrectNode(t *testing.T) {
 	skipE2E(t)
 	store := t.TempDir()
 	code, out, errOut := runChaos(t, 3*time.Minute, "run", "--time-limit", "20s",
-		"--nemesis", "lease,vote-restart,leader-cycle", "--nemesis-interval", "3s", "--store", store, "--seed", "2")
+		"--nemesis", "lease,vote-restart,figure8,election-delay,leader-cycle", "--nemesis-interval", "3s", "--store", store, "--seed", "2")
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -50,7 +51,7 @@ func TestRunTargetedFaultsOnACorrectNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := regexp.MustCompile(`"f":"start-(lease|vote-restart|leader-cycle)"`)
+	started := regexp.MustCompile(`"f":"start-(lease|vote-restart|figure8|election-delay|leader-cycle)"`)
 	ran := false
 	for _, line := range strings.Split(string(h), "\n") {
 		ran = ran || started.MatchString(line) && !strings.Contains(line, `"error":`)
