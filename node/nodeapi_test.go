@@ -125,7 +125,7 @@ func TestNodeAnswerBytes(t *testing.T) {
 	for _, c := range []struct{ method, path, body, want string }{
 		{"GET", "/kv/k1?stale=true", "", `{"error":"key not found"}`},
 		{"PUT", "/kv/k1", `{"value":"1"}`, `{"error":"no leader"}`},
-		{"GET", "/faults", "", `{"clock":{"offset_ms":0,"rate":1},"drop":[],"net":{}}`},
+		{"GET", "/faults", "", `{"clock":{"offset_ms":0,"rate":1},"drop":[],"net":{},"append":{"max_bytes":0}}`},
 		{"GET", "/status", "", `{"id":"n1","role":"follower","term":0,"leader":"","commit":0,"applied":0,"last_index":0}`},
 	} {
 		rec := httptest.NewRecorder()
