@@ -226,6 +226,19 @@ func (f *Figure8) delayMS() float64 {
 // Stop heals the cut and the links.
 func (f *Figure8) Stop(ctx context.Context, c *Cluster) (Op, error) { return f.state().stop(ctx, c) }
 
+// appendLimitHealer is figure8 for chaos heal: its Heal puts back every
+// node's append limit, all that figure8 leaves which the random families'
+// heals do not remove.
+type appendLimitHealer struct{ Figure8 }
+
+// Heal resets the append limit hook of every node that has fault hooks.
+func (h *appendLimitHealer) Heal(ctx context.Context, c *Cluster) error {
+	s := h.state()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return wrapFamily(Figure8Family, s.resetAppends(ctx, c, partitionNames(c.Nodes)))
+}
+
 // Heal removes every cut and link fault of the targeted faults.
 func (f *Figure8) Heal(ctx context.Context, c *Cluster) error { return f.state().heal(ctx, c) }
 

@@ -51,7 +51,7 @@ func Families() []Family {
 		{Name: VoteRestartFamily, Doc: "crash a node right after its vote, restart it, let the old leader ask again (chaos-node)",
 			New: func() Fault { return &VoteRestart{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: Figure8Family, Doc: "Raft's Figure 8: old leader alone, new leader alone, old leader re-elected (chaos-node)",
-			New: func() Fault { return &Figure8{} }, Weight: 1, healRank: 3, Targeted: true, healers: figure8Healers},
+			New: func() Fault { return &Figure8{} }, Weight: 3, healRank: 3, Targeted: true, healers: figure8Healers},
 		{Name: ElectionDelayFamily, Doc: "delay every link by 1.5-3 heartbeats and cut the leader off: elections race",
 			New: func() Fault { return &ElectionDelay{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill it, restart it after the next",
@@ -155,9 +155,8 @@ func healOrder(faults []Fault) []int {
 func healedByBase(bool) []Fault { return nil }
 
 // figure8Healers heals the append limits figure8 sets, which no random
-// family sets, with its own Heal (which heals its cuts, links and clocks
-// too: idempotent).
-func figure8Healers(bool) []Fault { return []Fault{&Figure8{}} }
+// family sets; its cuts, links and clocks are healed by theirs.
+func figure8Healers(bool) []Fault { return []Fault{&appendLimitHealer{}} }
 
 // clockHealers heals the clock hooks everywhere and, where the hosts have
 // clocks of their own, the system clock too.

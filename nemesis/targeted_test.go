@@ -430,3 +430,18 @@ func TestTargetedFaultsWithANodeDown(t *testing.T) {
 	_, err = (&ElectionDelay{}).Start(ctx, fx.c, seeded(1))
 	assert.EqualError(t, err, "election-delay: the leader n5 does not answer")
 }
+
+// chaos heal puts back every node's append limit through figure8's
+// healer, and does nothing else.
+func TestFigure8HealerResetsAppendLimits(t *testing.T) {
+	g, _, fakes := goldenCluster(fiveNodes[:2])
+	hc, hooks := hookCluster(t, fiveNodes[:2])
+	g.HookAddrs = hc.HookAddrs
+	healers := figure8Healers(true)
+	require.Len(t, healers, 1)
+	require.NoError(t, HealAll(context.Background(), g, healers))
+	for _, n := range fiveNodes[:2] {
+		assert.Empty(t, fakes[n.Name].take(), "no host command")
+		assert.Equal(t, []string{"DELETE /faults/append"}, hooks[n.Name].take())
+	}
+}
