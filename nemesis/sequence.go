@@ -215,16 +215,8 @@ func (s *sequence) setRate(ctx context.Context, c *Cluster, node string, rate fl
 // resetClocks resets the clock hooks of nodes (those without hooks, or
 // down, have no skew).
 func (s *sequence) resetClocks(ctx context.Context, c *Cluster, nodes []string) error {
-	var errs []error
-	for _, n := range nodes {
-		addr := c.HookAddrs[n]
-		if addr == "" {
-			continue
-		}
-		reset := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) }
-		errs = append(errs, netHookHeal(s.HTTP, n, addr, nodeapi.RouteResetClock, reset))
-	}
-	return errors.Join(errs...)
+	return s.healHooks(c, nodes, nodeapi.RouteResetClock,
+		func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) })
 }
 
 // splitAppends makes every node with fault hooks send one entry per append
@@ -249,14 +241,18 @@ func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
 // resetAppends puts back the append limits of nodes (those without hooks,
 // or down, have none set).
 func (s *sequence) resetAppends(ctx context.Context, c *Cluster, nodes []string) error {
+	return s.healHooks(c, nodes, nodeapi.RouteResetAppend,
+		func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetAppend(ctx) })
+}
+
+// healHooks sends a hook request that removes a fault (see netHookHeal)
+// to each of nodes that has fault hooks.
+func (s *sequence) healHooks(c *Cluster, nodes []string, route string, send func(*nodeapi.Client) (nodeapi.Faults, error)) error {
 	var errs []error
 	for _, n := range nodes {
-		addr := c.HookAddrs[n]
-		if addr == "" {
-			continue
+		if addr := c.HookAddrs[n]; addr != "" {
+			errs = append(errs, netHookHeal(s.HTTP, n, addr, route, send))
 		}
-		reset := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetAppend(ctx) }
-		errs = append(errs, netHookHeal(s.HTTP, n, addr, nodeapi.RouteResetAppend, reset))
 	}
 	return errors.Join(errs...)
 }
