@@ -1,12 +1,12 @@
 package eventlog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Warning is a problem ReadEvents recovered from.
@@ -32,21 +32,26 @@ const maxEventLine = 1 << 20
 // skipped. Any other bad line (not a JSON object, no time, node or event,
 // a torn line in the middle of a life) is an error naming the line.
 func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
-	br := bufio.NewReaderSize(r, maxEventLine)
+	// The whole log is read first: its lines counted, the events are
+	// decoded into a slice of their final size, never copied as it grows.
+	data, err := readAll(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("events: %w", err)
+	}
+	d := newDecoder()
 	var (
-		events   []Event
+		events   = make([]Event, 0, bytes.Count(data, []byte{'\n'})+1)
 		warnings []Warning
 		torn     *tornLine // the last line, if it was torn
 	)
 lines:
 	for line := 1; ; line++ {
-		text, err := br.ReadSlice('\n')
-		complete := err == nil
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			return nil, nil, fmt.Errorf("events line %d: longer than %d bytes", line, br.Size())
-		case err != nil && !errors.Is(err, io.EOF):
-			return nil, nil, fmt.Errorf("events line %d: %w", line, err)
+		text, complete := data, false
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			text, data, complete = data[:i+1], data[i+1:], true
+		}
+		if len(text) > maxEventLine {
+			return nil, nil, fmt.Errorf("events line %d: longer than %d bytes", line, maxEventLine)
 		}
 		text = bytes.TrimSpace(text)
 		if len(text) == 0 {
@@ -55,7 +60,7 @@ lines:
 			}
 			continue
 		}
-		ev, perr := ParseLine(text)
+		ev, perr := d.parseLine(text)
 		switch {
 		case torn != nil && (perr != nil || ev.Event != KindStart):
 			return nil, nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
@@ -117,15 +122,17 @@ func startAfterTorn(text []byte) (Event, bool) {
 	if i <= 0 {
 		return Event{}, false
 	}
-	ev, err := ParseLine(text[i:])
+	ev, err := (&decoder{}).parseLine(text[i:])
 	return ev, err == nil && ev.Event == KindStart
 }
 
 // ParseLine decodes one line and checks the fields every event has: time,
 // node and event. It accepts any event name and role; Line is left zero.
-func ParseLine(text []byte) (Event, error) {
-	var ev Event
-	if err := json.Unmarshal(text, &ev); err != nil {
+func ParseLine(text []byte) (Event, error) { return (&decoder{}).parseLine(text) }
+
+func (d *decoder) parseLine(text []byte) (Event, error) {
+	ev, err := d.decode(text)
+	if err != nil {
 		return ev, err
 	}
 	switch {
@@ -137,4 +144,24 @@ func ParseLine(text []byte) (Event, error) {
 		return ev, errors.New("no event")
 	}
 	return ev, nil
+}
+
+// readAll reads r to its end, in one allocation when its size is known
+// (a file, or a reader with a Len method such as bytes.Reader).
+func readAll(r io.Reader) ([]byte, error) {
+	size := int64(-1)
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		size = int64(v.Len())
+	case *os.File:
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+	}
+	if size < 0 {
+		return io.ReadAll(r)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
