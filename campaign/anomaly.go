@@ -21,7 +21,10 @@ import (
 //   - set: the earliest completion of a lost acknowledged add.
 //   - raft: the earliest violation.
 //   - availability: the final heal plus the recovery bound, when the
-//     cluster was due and had not recovered.
+//     cluster was due and had not recovered; for an election livelock,
+//     the first event of its last leaderless term (by then the run met
+//     the rule); for a cluster stuck leaderless, its start plus the
+//     rule's bound.
 func firstAnomaly(report checker.Report, h history.History, start time.Time) *float64 {
 	var first *float64
 	keep := func(s float64) {
@@ -50,8 +53,16 @@ func firstAnomaly(report checker.Report, h history.History, start time.Time) *fl
 				keep(v.Time.Sub(start).Seconds())
 			}
 		case *raftcheck.AvailabilityDetails:
-			if d.FinalHeal != nil {
+			if d.FinalHeal != nil && !d.FinalHeal.Recovered {
 				keep(time.Duration(d.FinalHeal.Time).Seconds() + d.RecoveryBound.Seconds())
+			}
+			if lv := d.Liveness; lv != nil {
+				for _, l := range lv.Livelocks {
+					keep(l.End.Sub(start).Seconds())
+				}
+				for _, s := range lv.Stuck {
+					keep((time.Duration(s.Start) + lv.StuckBound).Seconds())
+				}
 			}
 		}
 	}

@@ -51,6 +51,15 @@ func TestFirstAnomalyPerCheck(t *testing.T) {
 		{"availability: the final heal plus the bound",
 			report("availability", checker.Result{Valid: checker.Invalid, Details: &raftcheck.AvailabilityDetails{
 				FinalHeal: &raftcheck.Recovery{Time: int64(20 * s)}, RecoveryBound: 5 * s}}), ptr(25.0)},
+		{"availability: a recovered cluster's final heal is no anomaly; a livelock's last term is",
+			report("availability", checker.Result{Valid: checker.Invalid, Details: &raftcheck.AvailabilityDetails{
+				FinalHeal: &raftcheck.Recovery{Time: int64(20 * s), Recovered: true}, RecoveryBound: 5 * s,
+				Liveness: &raftcheck.LivenessDetails{Livelocks: []raftcheck.Livelock{
+					{Start: start.Add(11 * s), End: start.Add(14 * s)}}}}}), ptr(14.0)},
+		{"availability: a stuck cluster, once over the bound",
+			report("availability", checker.Result{Valid: checker.Invalid, Details: &raftcheck.AvailabilityDetails{
+				Liveness: &raftcheck.LivenessDetails{StuckBound: 10 * s, Stuck: []raftcheck.Stuck{
+					{Start: int64(3 * s), End: int64(16 * s)}}}}}), ptr(13.0)},
 		{"unknown is no anomaly",
 			report("linearizable", checker.Result{Valid: checker.Unknown, Details: &checker.LinearizableDetails{
 				Failures: []checker.KeyFailure{{Key: "k1", Ops: []int64{0}}}}}), nil},
