@@ -116,6 +116,12 @@ func (t *tracked) Stop(ctx context.Context, c *nemesis.Cluster) (nemesis.Op, err
 	return op, err
 }
 
+var _ interface{ Unwrap() nemesis.Fault } = (*tracked)(nil)
+
+// Unwrap is the tracked fault, for the schedule to see what it is (a
+// nemesis.OneShot, say).
+func (t *tracked) Unwrap() nemesis.Fault { return t.Fault }
+
 func (t *tracked) set(v bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

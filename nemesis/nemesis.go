@@ -94,3 +94,19 @@ type OneShot interface {
 	Fault
 	OneShot()
 }
+
+// isOneShot reports whether f is a OneShot, or wraps one: a Fault that
+// wraps another (a campaign's tracking, say) has an Unwrap method
+// returning it.
+func isOneShot(f Fault) bool {
+	for {
+		if _, ok := f.(OneShot); ok {
+			return true
+		}
+		w, ok := f.(interface{ Unwrap() Fault })
+		if !ok {
+			return false
+		}
+		f = w.Unwrap()
+	}
+}

@@ -216,7 +216,7 @@ func (s *scheduleRun) flip(ctx context.Context) {
 	op, err := f.Start(ctx, s.Cluster, s.Rng)
 	s.active[i] = err == nil || op.F != ""
 	s.record(f, "start", op, cutShort(ctx, err))
-	if _, ok := f.(OneShot); ok && err == nil {
+	if err == nil && isOneShot(f) {
 		s.stop(ctx, i)
 	}
 }

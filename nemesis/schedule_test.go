@@ -404,6 +404,14 @@ func TestScheduleStopsOneShotFaultsAtOnce(t *testing.T) {
 	assert.Equal(t, 3, starts, "every transition starts the sequence: %v", fx.log.all())
 	assert.Empty(t, replay(t, ops[:len(ops)-1]))
 
+	// The same through a wrapper with Unwrap (the campaign's tracking).
+	fx = newScheduleFixture(t, 3)
+	fx.s.Faults = []Fault{&wrapped{&oneShotFault{scriptFault{name: "seq", t: t, log: fx.log}}}}
+	fx.s.TimeLimit = 15 * time.Second
+	_, err = fx.run(t, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"start seq", "stop seq", "heal seq"}, fx.log.all(), "stopped at once through the wrapper")
+
 	fx = newScheduleFixture(t, 3)
 	failed := &oneShotFault{scriptFault{name: "seq", t: t, log: fx.log, startErr: errors.New("cut short"), partial: true}}
 	fx.s.Faults, fx.s.TimeLimit = []Fault{failed}, 25*time.Second
@@ -418,3 +426,8 @@ func pickOf(op string) string {
 	_, after, _ := strings.Cut(op, `"pick":`)
 	return strings.TrimSuffix(after, "}")
 }
+
+// wrapped wraps a Fault as the campaign's tracking does.
+type wrapped struct{ Fault }
+
+func (w *wrapped) Unwrap() Fault { return w.Fault }
