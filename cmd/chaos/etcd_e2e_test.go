@@ -72,7 +72,10 @@ func TestEtcdDefaultFaultsOnTestbed(t *testing.T) {
 // so; linearizable reads under the same faults are valid.
 func TestEtcdReadConsistencyOnTestbed(t *testing.T) {
 	flags := etcdOnTestbed(t, "10.77.249.0/24")
-	faults := []string{"--nemesis", "partition", "--nemesis-interval", "3s", "--time-limit", "30s"}
+	// The test judges reads, not recovery: etcd's election after the final
+	// heal has taken 5.2 s on this loaded 2-core machine (seed 2), over
+	// the default 5 s bound.
+	faults := []string{"--nemesis", "partition", "--nemesis-interval", "3s", "--time-limit", "30s", "--recovery", "10s"}
 	for i, tc := range []struct {
 		reads string
 		want  int
