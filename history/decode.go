@@ -17,13 +17,13 @@ import (
 // across a history: a million-op history then holds a few hundred distinct
 // strings instead of millions of copies.
 type decoder struct {
-	strings map[string]string
+	strings *jsonline.Interner
 }
 
 // maxInterned bounds the intern table; beyond it strings are not shared.
 const maxInterned = 1 << 16
 
-func newDecoder() *decoder { return &decoder{strings: make(map[string]string)} }
+func newDecoder() *decoder { return &decoder{strings: jsonline.NewInterner(maxInterned)} }
 
 // decode decodes one line (see decodeOp for the checks).
 func (d *decoder) decode(line []byte) (Op, error) {
@@ -32,26 +32,9 @@ func (d *decoder) decode(line []byte) (Op, error) {
 	}
 	op, err := decodeOp(line)
 	if err == nil {
-		op.F, op.Key, op.Node, op.Error = d.intern(op.F), d.intern(op.Key), d.intern(op.Node), d.intern(op.Error)
+		op.F, op.Key, op.Node, op.Error = d.strings.String(op.F), d.strings.String(op.Key), d.strings.String(op.Node), d.strings.String(op.Error)
 	}
 	return op, err
-}
-
-func (d *decoder) intern(s string) string {
-	if t, ok := d.strings[s]; ok {
-		return t
-	}
-	if len(d.strings) < maxInterned && len(s) <= 64 {
-		d.strings[s] = s
-	}
-	return s
-}
-
-func (d *decoder) internBytes(b []byte) string {
-	if t, ok := d.strings[string(b)]; ok {
-		return t
-	}
-	return d.intern(string(b))
 }
 
 // Bits of the fields the fast path has seen.
@@ -125,6 +108,6 @@ func (d *decoder) field(s *jsonline.Scanner, op *Op, key []byte) (uint, bool) {
 		return 0, false
 	}
 	str, ok := s.PlainString()
-	*dst = d.internBytes(str)
+	*dst = d.strings.Bytes(str)
 	return bit, ok
 }

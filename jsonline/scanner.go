@@ -81,19 +81,9 @@ func (s *Scanner) PlainString() ([]byte, bool) {
 // followed by a fraction or an exponent.
 func (s *Scanner) Int() (int64, bool) {
 	neg := s.Byte('-')
-	start := s.i
-	var n uint64
-	for ; s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9'; s.i++ {
-		if n > (1<<63)/10 {
-			return 0, false
-		}
-		n = n*10 + uint64(s.b[s.i]-'0')
-	}
-	digits := s.i - start
+	n, ok := s.Uint()
 	switch {
-	case digits == 0, digits > 1 && s.b[start] == '0':
-		return 0, false
-	case s.Peek() == '.' || s.Peek() == 'e' || s.Peek() == 'E':
+	case !ok:
 		return 0, false
 	case neg && n <= 1<<63:
 		return -int64(n), true

@@ -16,13 +16,13 @@ import (
 // It interns the short strings that repeat across a log (node names,
 // kinds, roles, leaders): a long log then holds a handful of copies.
 type decoder struct {
-	strings map[string]string
+	strings jsonline.Interner
 }
 
 // maxInterned bounds the intern table; beyond it strings are not shared.
 const maxInterned = 1 << 12
 
-func newDecoder() *decoder { return &decoder{strings: make(map[string]string)} }
+func newDecoder() *decoder { return &decoder{strings: *jsonline.NewInterner(maxInterned)} }
 
 // decode decodes one line into an Event, without checking the fields
 // every event has (ParseLine does).
@@ -85,7 +85,7 @@ func (d *decoder) field(s *jsonline.Scanner, ev *Event, key []byte) (uint, bool)
 		return seenHash, ok
 	case "bugs":
 		str, ok := s.PlainString()
-		ev.Bugs = d.intern(str)
+		ev.Bugs = d.strings.Bytes(str)
 		return seenBugs, ok
 	}
 	var dst *string
@@ -99,29 +99,16 @@ func (d *decoder) field(s *jsonline.Scanner, ev *Event, key []byte) (uint, bool)
 		dst, bit = &ev.For, seenFor
 	case "event":
 		str, ok := s.PlainString()
-		ev.Event = Kind(d.intern(str))
+		ev.Event = Kind(d.strings.Bytes(str))
 		return seenEvent, ok
 	case "role":
 		str, ok := s.PlainString()
-		ev.Role = Role(d.intern(str))
+		ev.Role = Role(d.strings.Bytes(str))
 		return seenRole, ok
 	default:
 		return 0, false
 	}
 	str, ok := s.PlainString()
-	*dst = d.intern(str)
+	*dst = d.strings.Bytes(str)
 	return bit, ok
-}
-
-// intern returns b as a string, shared with earlier equal ones (none for
-// the zero decoder).
-func (d *decoder) intern(b []byte) string {
-	if t, ok := d.strings[string(b)]; ok {
-		return t
-	}
-	s := string(b)
-	if d.strings != nil && len(d.strings) < maxInterned && len(s) <= 64 {
-		d.strings[s] = s
-	}
-	return s
 }
