@@ -10,21 +10,38 @@ import (
 )
 
 // ElectionDelay is the election-delay family: every message between the
-// nodes is delayed by one to three heartbeat intervals, then the leader is
-// cut off, so that the others must elect under that delay, for as long as
-// the fault lasts. A vote request then reaches its peers only after those
-// whose election timers fired at nearly the same moment have become
-// candidates too: with election timeouts randomized over a wide range
-// (Raft's [E, 2E)) one candidate still gets ahead and wins; with timers
-// that line up (seed 004's narrow timers) every round splits the vote,
-// and the terms climb with no leader: a livelock.
+// nodes is delayed by one and a half to three heartbeat intervals, then
+// the leader is cut off, so that the others must elect under that delay.
+// A vote request then reaches its peers only after those whose election
+// timers fired at nearly the same moment have become candidates too: with
+// election timeouts randomized over a wide range (Raft's [E, 2E)) one
+// candidate still gets ahead and wins; with timers that line up (seed
+// 004's narrow timers) every round splits the vote, and the terms climb
+// with no leader: a livelock.
+//
+// The whole sequence runs inside Start: up to Rounds rounds, each cutting
+// the leader off and waiting (ten election timeouts at most) until another
+// node leads, then rejoining it; the next round cuts the new leader off.
+// A round without a new leader ends the sequence: it held for ten election
+// timeouts, long enough for the terms to climb. Then the cut is healed and
+// the links restored: nothing stays for Stop.
 //
 // Op "start-election-delay": {"leader", "delay_ms", "jitter_ms", "links"
-// (the packet fault's value), "cut"}; Stop heals the cut and the links.
+// (the packet fault's value), "rounds": [{"isolated", "term", "waited_ms",
+// "next_leader", "terms"}] ("terms": how many terms the cluster climbed
+// before the round ended), "cut", "outcome"}.
 type ElectionDelay struct {
 	// Heartbeat is the cluster's heartbeat interval (default 50ms): the
 	// delay is drawn from 1.5 to 3 of it, the jitter a fifth of it.
 	Heartbeat time.Duration
+	// Election is the cluster's election timeout (default 500ms); each
+	// round waits 10 of them at most.
+	Election time.Duration
+	// Rounds is how many leaders the sequence cuts off, one after the
+	// other (default 3).
+	Rounds int
+	// Pace is the sequence's clock (default: real time).
+	Pace Pace
 	// HTTP sends the fault hook requests; nil means a client with a 5 s
 	// timeout.
 	HTTP *http.Client
@@ -50,13 +67,13 @@ func (e *ElectionDelay) Available(ctx context.Context, c *Cluster) error {
 	return wrapFamily(ElectionDelayFamily, p.Available(ctx, c))
 }
 
-// Start delays every link between the nodes that answer, then cuts the
-// leader off from them.
+// Start delays every link between the nodes that answer, then runs the
+// rounds; see ElectionDelay.
 func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
 	s := e.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	leader, view, err := answeringLeader(ctx, c)
+	leader, view, err := answeringLeader(ctx, c, e.Pace, e.Election)
 	if err != nil {
 		return Op{}, wrapFamily(ElectionDelayFamily, err)
 	}
@@ -66,12 +83,79 @@ func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (
 	}
 	b := e.behavior(1.5 + 1.5*rng.Float64())
 	v["leader"], v["delay_ms"], v["jitter_ms"] = leader, b.DelayMS, b.JitterMS
-	up := partitionNames(view.Nodes)
-	if err := s.degrade(ctx, view, b, amongLinks(up)); err != nil {
+	if err := s.degrade(ctx, view, b, amongLinks(partitionNames(view.Nodes))); err != nil {
 		return s.op(err)
 	}
-	err = s.cut.set(ctx, view, grudgeIsolate(up, leader))
-	return s.op(err)
+	return s.finish(ctx, c, e.rounds(ctx, view, v, leader))
+}
+
+// rounds cuts the leader off, waits for the next and rejoins it, Rounds
+// times at most, and records each round under "rounds".
+func (e *ElectionDelay) rounds(ctx context.Context, view *Cluster, v map[string]any, leader string) error {
+	s, up := &e.seq, partitionNames(view.Nodes)
+	n := e.Rounds
+	if n <= 0 {
+		n = 3
+	}
+	var rounds []map[string]any
+	for range n {
+		term := topTerm(ctx, view)
+		round := map[string]any{"isolated": leader, "term": term}
+		rounds = append(rounds, round)
+		v["rounds"] = rounds
+		if err := s.cut.set(ctx, view, grudgeIsolate(up, leader)); err != nil {
+			return err
+		}
+		began := e.Pace.now()
+		next, top, err := e.awaitNext(ctx, view, leader, term)
+		round["waited_ms"], round["terms"] = e.Pace.now().Sub(began).Milliseconds(), top-term
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			v["outcome"] = "no new leader within ten election timeouts"
+			return nil
+		}
+		round["next_leader"] = next
+		if err := s.cut.stop(ctx, view); err != nil {
+			return err
+		}
+		leader = next
+	}
+	return nil
+}
+
+// awaitNext waits, ten election timeouts at most, until Cluster.Leader
+// names a node other than old, and returns it ("" when none did in time)
+// and the highest term the nodes reported meanwhile (term for a system
+// that cannot report its nodes' states).
+func (e *ElectionDelay) awaitNext(ctx context.Context, view *Cluster, old string, term uint64) (string, uint64, error) {
+	next, top := "", term
+	_, err := e.Pace.until(ctx, 10*electionOf(e.Election), leaderPoll, func() (bool, error) {
+		top = max(top, topTerm(ctx, view))
+		if name, err := view.Leader(ctx); err == nil && name != old {
+			next = name
+		}
+		return next != "", nil
+	})
+	return next, top, err
+}
+
+// topTerm is the highest term the nodes of c report, 0 when they cannot
+// say.
+func topTerm(ctx context.Context, c *Cluster) uint64 {
+	var top uint64
+	if c.States == nil {
+		return 0
+	}
+	st, err := c.States(ctx)
+	if err != nil {
+		return 0
+	}
+	for _, n := range st {
+		top = max(top, n.Term)
+	}
+	return top
 }
 
 // behavior is a delay of k heartbeats (whole milliseconds) with a fifth of
@@ -85,7 +169,7 @@ func (e *ElectionDelay) behavior(k float64) PacketBehavior {
 	return PacketBehavior{DelayMS: math.Round(k * ms), JitterMS: math.Round(ms / 5)}
 }
 
-// Stop heals the cut and the links.
+// Stop undoes what a sequence cut short left: the cut and the links.
 func (e *ElectionDelay) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	return e.state().stop(ctx, c)
 }
@@ -94,3 +178,6 @@ func (e *ElectionDelay) Stop(ctx context.Context, c *Cluster) (Op, error) {
 func (e *ElectionDelay) Heal(ctx context.Context, c *Cluster) error { return e.state().heal(ctx, c) }
 
 func (e *ElectionDelay) state() *sequence { return e.seq.setup(ElectionDelayFamily, e.HTTP, 0) }
+
+// OneShot: a sequence that succeeded leaves nothing for Stop.
+func (e *ElectionDelay) OneShot() {}

@@ -5,7 +5,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
+
+	"chaos/node/nodeapi"
 )
 
 // Figure8 is the figure8 family: the sequence of Figure 8 of the Raft
@@ -13,7 +16,8 @@ import (
 // term by counting its replicas.
 //
 //  1. The leader L (term t) is cut off alone; the entries it appends for
-//     its clients meanwhile are on L only. Every link is slowed (DelayMS),
+//     its clients meanwhile, and for a few writes the sequence sends it
+//     (of a key of its own), are on L only. Every link is slowed (DelayMS),
 //     so that the steps below land between a message and its answer.
 //  2. The others elect a leader X (term t' > t); the moment X leads, X is
 //     cut off alone in turn, its first entry, at the index of L's first
@@ -35,17 +39,19 @@ import (
 // passed), by healing the cut and the links and resetting the clocks:
 // nothing stays for Stop.
 //
-// Op "start-figure8": {"leader", "term", "index", "lone_entries",
+// Op "start-figure8": {"leader", "term", "lone_writes", "index", "lone_entries",
 // "second_leader", "second_term", "reelected_term", "commit",
 // "final_leader", "split_appends", "links", "cut", "outcome"}.
 //
 // Before step 1 every node with fault hooks is asked to send one entry per
-// append message (chaos-node's append limit hook; put back when the
-// sequence ends). Otherwise L's first append after step 3 carries its old
-// entries and the entry of its new term together, their acknowledgement
-// covers both, and a leader with the planted commit-old-term bug commits
-// exactly what a correct one does. Nodes without hooks keep their own
-// batching.
+// append message, and one append at a time to each follower (chaos-node's
+// append limit hook; put back when the sequence ends). Otherwise L's first
+// append after step 3 carries its old entries and the entry of its new
+// term together, their acknowledgement covers both, and a leader with the
+// planted commit-old-term bug commits exactly what a correct one does; and
+// with appends pipelined, the entry of L's new term reaches the others
+// right behind the old ones, before the cut of step 3 can land, and X
+// then cannot win. Nodes without hooks keep their own batching.
 type Figure8 struct {
 	// Election is the cluster's election timeout (default 500ms); each wait
 	// of the sequence lasts 10 of them at most.
@@ -90,7 +96,7 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	if err := everyNodeAnswers(ctx, c); err != nil {
 		return Op{}, wrapFamily(Figure8Family, err)
 	}
-	leader, term, err := leaderAndTerm(ctx, c)
+	leader, term, err := leaderAndTerm(ctx, c, f.Pace, f.Election)
 	if err != nil {
 		return Op{}, wrapFamily(Figure8Family, err)
 	}
@@ -110,7 +116,44 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	if err := s.cut.set(ctx, c, grudgeIsolate(all, leader)); err != nil {
 		return s.op(err)
 	}
+	f.appendAlone(ctx, c, v, leader)
 	return s.finish(ctx, c, f.play(ctx, c, v, leader, term, rest))
+}
+
+// loneWrites is how many writes the sequence sends the cut-off leader
+// itself: step 1 needs entries of L's term on L alone, whatever the
+// clients do in the moment L still leads (their next operations may be
+// reads, or wait on a timeout).
+const loneWrites = 3
+
+// loneWriteWait bounds the wait for those writes' answers, which cannot
+// come (L cannot commit them): each is appended by the time it is given
+// up.
+const loneWriteWait = 200 * time.Millisecond
+
+// figure8Key is the key of the sequence's own writes, which no workload
+// uses, so no client's history holds them.
+const figure8Key = "chaos-figure8"
+
+// appendAlone sends the cut-off leader loneWrites writes of figure8Key
+// through its client API, at once, and gives their answers up after
+// loneWriteWait; "lone_writes" records how many it sent. A node without
+// fault hooks (not chaos-node) gets none.
+func (f *Figure8) appendAlone(ctx context.Context, c *Cluster, v map[string]any, leader string) {
+	addr := c.HookAddrs[leader]
+	if addr == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, loneWriteWait)
+	defer cancel()
+	client := nodeapi.NewClient(addr, f.HTTP)
+	var wg sync.WaitGroup
+	for range loneWrites {
+		// The same value each time: the writes are entries, not data.
+		wg.Go(func() { _ = client.Put(ctx, figure8Key, "lone", nodeapi.WriteID{}) })
+	}
+	wg.Wait()
+	v["lone_writes"] = loneWrites
 }
 
 // play runs steps 2 and 3 once the leader is cut off.
@@ -126,9 +169,15 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		return false, err
 	}
 	second, secondTerm := "", uint64(0)
+	before := map[string]uint64{} // each node's last index before it led
 	if _, err := f.Pace.until(ctx, within, pollEvery, func() (bool, error) {
 		if _, err := look(); err != nil {
 			return false, err
+		}
+		for _, n := range rest {
+			if s, ok := st[n]; ok && s.Role != RoleLeader {
+				before[n] = s.LastIndex
+			}
 		}
 		second, secondTerm = leaderAmong(st, rest, term)
 		return second != "", nil
@@ -137,6 +186,11 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		return err
 	}
 	index := loneIndex(st, second, rest)
+	if last, ok := before[second]; ok {
+		// X's log is frozen from the cut until it leads: its first entry
+		// of t' comes right after it, whatever the others hold.
+		index = max(index, last+1)
+	}
 	v["second_leader"], v["second_term"], v["index"] = second, secondTerm, index
 	v["lone_entries"] = uint64(0)
 	if last := st[leader].LastIndex; last >= index {
@@ -205,7 +259,8 @@ func (f *Figure8) slow(ctx context.Context, c *Cluster, nodes []string) error {
 
 // loneIndex is the first index that the cut-off leader may hold alone:
 // one past the longest log of rest, leaving out the new leader second,
-// whose first entry of its term is there.
+// whose first entry of its term is there or, when second's log was longer
+// than the others', further on.
 func loneIndex(st map[string]NodeState, second string, rest []string) uint64 {
 	var longest uint64
 	for _, n := range rest {

@@ -61,7 +61,7 @@ func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, 
 	s := l.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, view, err := answeringLeader(ctx, c)
+	old, view, err := answeringLeader(ctx, c, l.Pace, l.Election)
 	if err != nil {
 		return Op{}, wrapFamily(LeaderCycleFamily, err)
 	}

@@ -66,7 +66,7 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	s := l.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	leader, view, err := answeringLeader(ctx, c)
+	leader, view, err := answeringLeader(ctx, c, l.Pace, l.Election)
 	if err != nil {
 		return Op{}, wrapFamily(LeaseFamily, err)
 	}

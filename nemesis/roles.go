@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"chaos/db"
 	"chaos/node/eventlog"
@@ -170,16 +171,64 @@ func (c *Cluster) among(names []string) *Cluster {
 	return &v
 }
 
-// answeringLeader returns the leader Cluster.Leader names and the view of
-// c's nodes that answer; an error when the leader does not answer.
-func answeringLeader(ctx context.Context, c *Cluster) (string, *Cluster, error) {
-	leader, err := leaderName(ctx, c)
-	if err != nil {
+// leaderWait is how long a targeted sequence waits, before its first
+// step, for a steady leader (see awaitLeader): ten election timeouts. The
+// schedule has just stopped the other faults, or another sequence has
+// just ended, and the cluster may be electing one.
+func leaderWait(election time.Duration) time.Duration { return 10 * electionOf(election) }
+
+// leaderPoll is how often that wait asks: a look costs a status request
+// to every node.
+const leaderPoll = 50 * time.Millisecond
+
+// awaitLeader waits, within the bound, until Cluster.Leader has named the
+// same node of c for an election timeout, and returns it; when none was
+// named so long in time, the last reason. A leader of a few milliseconds
+// may be one whose followers still time out, or one a heal is about to
+// depose: a sequence aimed at it would find the roles changed under it.
+func awaitLeader(ctx context.Context, c *Cluster, p Pace, election time.Duration) (string, error) {
+	leader, _, err := steadyLeader(ctx, c, p, election, false)
+	return leader, err
+}
+
+// answeringLeader is awaitLeader for a leader that also answers, with the
+// view of c's nodes that answer.
+func answeringLeader(ctx context.Context, c *Cluster, p Pace, election time.Duration) (string, *Cluster, error) {
+	return steadyLeader(ctx, c, p, election, true)
+}
+
+// steadyLeader waits for a leader named for an election timeout (and
+// answering, when answering is set), ten election timeouts at most.
+func steadyLeader(ctx context.Context, c *Cluster, p Pace, election time.Duration, answering bool) (string, *Cluster, error) {
+	election = electionOf(election)
+	var leader, named string
+	var since time.Time
+	var up []string
+	var last error
+	ok, err := p.until(ctx, leaderWait(election), leaderPoll, func() (bool, error) {
+		if leader, last = leaderName(ctx, c); last != nil {
+			named = ""
+			return false, nil
+		}
+		if answering {
+			if up = upNodes(ctx, c); !slices.Contains(up, leader) {
+				named, last = "", fmt.Errorf("the leader %s does not answer", leader)
+				return false, nil
+			}
+		}
+		if leader != named {
+			named, since = leader, p.now()
+		}
+		last = fmt.Errorf("the leader %s has led for less than an election timeout", leader)
+		return p.now().Sub(since) >= election, nil
+	})
+	switch {
+	case err != nil:
 		return "", nil, err
-	}
-	up := upNodes(ctx, c)
-	if !slices.Contains(up, leader) {
-		return "", nil, fmt.Errorf("the leader %s does not answer", leader)
+	case !ok:
+		return "", nil, last
+	case !answering:
+		return leader, nil, nil
 	}
 	return leader, c.among(up), nil
 }

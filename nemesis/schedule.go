@@ -36,9 +36,11 @@ func (systemTime) AfterFunc(d time.Duration, f func()) func() bool {
 var ErrDeadline = errors.New("the schedule's deadline passed")
 
 // Schedule composes fault families over a test: every Interval (± Jitter)
-// it picks a family at random, by Weights, and flips it: Stop when it has an active
-// fault, Start otherwise, so at most one fault per family is active at a
-// time. Every transition is recorded in the history.
+// it picks a family at random, by Weights, and flips it: Stop when it has
+// an active fault, Start otherwise, so at most one fault per family is
+// active at a time. A OneShot (a targeted sequence) gets a clear stage:
+// the active faults are stopped before it starts, and it is stopped at
+// once after. Every transition is recorded in the history.
 //
 // The schedule ends at its deadline (TimeLimit after Run starts, on Time)
 // or when ctx ends, whichever comes first, and from then on it starts no
@@ -167,11 +169,15 @@ func (s *Schedule) untilDeadline(ctx context.Context) (context.Context, time.Tim
 }
 
 // loop flips a family after every delay until ctx ends or the deadline
-// (unless zero) passes, and starts no step after either.
+// (unless zero) passes, and starts no step after either. A delay runs from
+// the start of the transition before it, so that the transitions come
+// every Interval ± Jitter however long each takes (a targeted sequence
+// takes seconds); one that took longer than the delay is followed at once.
 func (s *scheduleRun) loop(ctx context.Context, deadline time.Time) {
 	clock := s.clock()
+	var spent time.Duration // by the transition before
 	for {
-		d, last := s.delay(), false
+		d, last := max(s.delay()-spent, 0), false
 		if !deadline.IsZero() {
 			left := deadline.Sub(clock.Now())
 			if left <= 0 {
@@ -189,7 +195,9 @@ func (s *scheduleRun) loop(ctx context.Context, deadline time.Time) {
 		if last || ctx.Err() != nil {
 			return
 		}
+		began := clock.Now()
 		s.flip(ctx)
+		spent = clock.Now().Sub(began)
 	}
 }
 
@@ -202,13 +210,17 @@ func (s *Schedule) delay() time.Duration {
 }
 
 // flip stops or starts a family chosen at random, within StepTimeout and
-// until ctx ends.
-// A OneShot fault that started without an error is stopped at once.
+// until ctx ends. A OneShot fault first gets a clear stage: every active
+// fault is stopped, in heal order, before it starts; and it is stopped at
+// once when it started without an error.
 func (s *scheduleRun) flip(ctx context.Context) {
 	i := s.pick()
 	f := s.Faults[i]
 	ctx, cancel := bounded(ctx, s.StepTimeout)
 	defer cancel()
+	if isOneShot(f) {
+		s.clearStage(ctx, i)
+	}
 	if s.active[i] {
 		s.stop(ctx, i)
 		return
@@ -218,6 +230,22 @@ func (s *scheduleRun) flip(ctx context.Context) {
 	s.record(f, "start", op, cutShort(ctx, err))
 	if err == nil && isOneShot(f) {
 		s.stop(ctx, i)
+	}
+}
+
+// clearStage stops every active fault, in heal order, before a OneShot
+// starts: its sequence aims at the roles the cluster reports and moves
+// nodes from one side of a cut to the other, which a node killed, paused
+// or cut off by another fault would spoil (it would find no leader, or a
+// leader that cannot reach a majority). Random faults then compose with
+// each other, and the targeted ones run on a healthy cluster.
+// (A OneShot that failed midway is active too, with what it left.) The
+// fault i, about to flip, is left to the flip.
+func (s *scheduleRun) clearStage(ctx context.Context, i int) {
+	for _, j := range healOrder(s.Faults) {
+		if s.active[j] && j != i {
+			s.stop(ctx, j)
+		}
 	}
 }
 

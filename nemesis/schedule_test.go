@@ -431,3 +431,76 @@ func pickOf(op string) string {
 type wrapped struct{ Fault }
 
 func (w *wrapped) Unwrap() Fault { return w.Fault }
+
+// A OneShot gets a clear stage: whatever is active when it is picked is
+// stopped first, in heal order (pause before kill), so that no other
+// fault is in effect while its sequence runs.
+func TestScheduleClearsTheStageForOneShots(t *testing.T) {
+	fx := newScheduleFixture(t, 5, "kill", "pause", "partition")
+	seq := &oneShotFault{scriptFault{name: "seq", t: t, log: fx.log}}
+	fx.s.Faults = append(fx.s.Faults, seq)
+	fx.s.Weights = []int{1, 1, 1, 2}
+	fx.s.TimeLimit = 300 * time.Second
+	_, err := fx.run(t, nil)
+	require.NoError(t, err)
+	ops := nemesisOps(t, fx.rec)
+	cleared, sequences := 0, 0
+	for i, op := range ops {
+		if !strings.HasPrefix(op, "on-seq ") {
+			continue
+		}
+		sequences++
+		active := replay(t, ops[:i])
+		assert.Empty(t, active, "faults in effect when the sequence started: %v", ops[:i+1])
+		if i > 0 && strings.HasPrefix(ops[i-1], "off-") && ops[i-1] != "off-seq" {
+			cleared++
+		}
+	}
+	require.Greater(t, sequences, 3, "%v", ops)
+	require.Positive(t, cleared, "seed 5 should pick the sequence while a fault is active: %v", ops)
+	calls := fx.log.all()
+	for i, c := range calls {
+		if c == "stop kill" && i+1 < len(calls) && calls[i+1] == "stop pause" {
+			t.Errorf("kill stopped before pause: %v", calls)
+		}
+	}
+}
+
+// A transition's delay runs from the start of the one before: a flip that
+// takes 4 s leaves 6 s of a 10 s interval to wait, one that takes longer
+// than the interval is followed at once.
+func TestScheduleDelaysRunFromTheTransitionBefore(t *testing.T) {
+	fx := newScheduleFixture(t, 1)
+	slow := &slowFault{scriptFault: scriptFault{name: "slow", t: t, log: fx.log}, clock: fx.clock,
+		takes: []time.Duration{4 * time.Second, 13 * time.Second, 0}}
+	fx.s.Faults, fx.s.Jitter = []Fault{slow}, 0
+	delays, err := fx.run(t, func(waits int) bool { return waits == 4 })
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{10 * time.Second, 6 * time.Second, 0, 10 * time.Second}, delays)
+}
+
+// slowFault is a scriptFault whose transitions take time on the schedule's
+// clock: the i-th takes takes[i].
+type slowFault struct {
+	scriptFault
+	clock *stepTime
+	takes []time.Duration
+	n     int
+}
+
+func (f *slowFault) spend() {
+	if f.n < len(f.takes) {
+		f.clock.advance(f.takes[f.n])
+	}
+	f.n++
+}
+
+func (f *slowFault) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
+	defer f.spend()
+	return f.scriptFault.Start(ctx, c, rng)
+}
+
+func (f *slowFault) Stop(ctx context.Context, c *Cluster) (Op, error) {
+	defer f.spend()
+	return f.scriptFault.Stop(ctx, c)
+}

@@ -220,8 +220,9 @@ func (s *sequence) resetClocks(ctx context.Context, c *Cluster, nodes []string) 
 }
 
 // splitAppends makes every node with fault hooks send one entry per append
-// message (nodes without hooks, etcd's say, keep their own batching), and
-// records the nodes it reached under "split_appends".
+// message, and the next only once the one before is acknowledged (nodes
+// without hooks, etcd's say, keep their own batching), and records the
+// nodes it reached under "split_appends".
 func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
 	for _, n := range partitionNames(c.Nodes) {
 		addr := c.HookAddrs[n]
@@ -229,7 +230,9 @@ func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
 			continue
 		}
 		s.splits = append(s.splits, n)
-		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetAppend(ctx, 1) }
+		set := func(h *nodeapi.Client) (nodeapi.Faults, error) {
+			return h.SetAppend(ctx, nodeapi.AppendLimit{MaxBytes: 1, MaxInflight: 1})
+		}
 		if _, err := netHook(s.HTTP, n, addr, nodeapi.RouteSetAppend, set); err != nil {
 			return err
 		}

@@ -15,6 +15,11 @@ import (
 // roles it picks, what its op records, and that Stop and Heal undo it.
 // Golden transcripts: go test ./nemesis -run Targeted -update-net.
 
+// steady is how long a sequence waits before its first step for the
+// leader to have led an election timeout (see awaitLeader): the scripts'
+// times count from the start, that wait included.
+const steady = 500 * time.Millisecond
+
 // The leader's clock is slowed, then the leader is cut off; once another
 // node leads, the cut holds for the lease's length on the slow clock, then
 // is healed and the clock reset. Stop has nothing left; Heal clears every
@@ -23,7 +28,7 @@ func TestTargetedLease(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
-		if elapsed >= 700*time.Millisecond {
+		if elapsed >= steady+700*time.Millisecond {
 			fx.set(func() { fx.leader = "n1" })
 		}
 	}
@@ -57,9 +62,9 @@ func TestTargetedLeaderCycle(t *testing.T) {
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
 		fx.set(func() {
 			switch {
-			case elapsed >= 1000*time.Millisecond:
+			case elapsed >= steady+1000*time.Millisecond:
 				fx.leader = "n4"
-			case elapsed >= 600*time.Millisecond:
+			case elapsed >= steady+600*time.Millisecond:
 				fx.leader = "n1"
 			}
 		})
@@ -93,7 +98,11 @@ func TestTargetedLeaderCycle(t *testing.T) {
 func TestTargetedLeaderCycleStopRestarts(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
-	fx.script = func(fx *seqFixture, elapsed time.Duration) { fx.set(func() { fx.leader = "n2" }) }
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		if elapsed > steady {
+			fx.set(func() { fx.leader = "n2" })
+		}
+	}
 	fx.c.Remotes["n2"].(*seqRemote).fail = "setsid"
 	l := &LeaderCycle{Pace: fx.pace()}
 	_, err := l.Start(ctx, fx.c, seeded(1))
@@ -122,9 +131,9 @@ func voteScript(t *testing.T, fx *seqFixture, bug bool) (voter, candidate string
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
 		fx.set(func() {
 			switch {
-			case elapsed >= 1200*time.Millisecond && bug && len(fx.events[voter]) == 1:
+			case elapsed >= steady+1200*time.Millisecond && bug && len(fx.events[voter]) == 1:
 				fx.vote(voter, "n3", 5)
-			case elapsed >= 300*time.Millisecond && len(fx.events[voter]) == 0:
+			case elapsed >= steady+300*time.Millisecond && len(fx.events[voter]) == 0:
 				fx.vote(voter, candidate, 5)
 			}
 		})
@@ -186,19 +195,39 @@ func TestTargetedVoteRestartNoVote(t *testing.T) {
 	assert.Equal(t, "stop-vote-restart", op.F)
 }
 
-// Every link is delayed by 1.5 to 3 heartbeats, then the leader is cut
-// off; Stop restores both.
+// Every link is delayed by 1.5 to 3 heartbeats; then round by round the
+// leader is cut off until another leads, and rejoins. A round without a
+// new leader within ten election timeouts ends the sequence; the cut and
+// the links are healed within Start, and Stop has nothing left.
 func TestTargetedElectionDelay(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
-	e := &ElectionDelay{}
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		fx.set(func() {
+			switch {
+			case elapsed >= steady+1200*time.Millisecond:
+				fx.leader = "n4"
+				fx.states["n4"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n4", Commit: 95, LastIndex: 95}
+			case elapsed >= steady+400*time.Millisecond:
+				fx.leader = "n1"
+				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 5, Leader: "n1", Commit: 95, LastIndex: 95}
+			}
+		})
+	}
+	e := &ElectionDelay{Pace: fx.pace()}
 	var b strings.Builder
 	op, err := e.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	b.WriteString(fx.transcript("start: n3 leads", op, err))
+	b.WriteString(fx.transcript("start: n3 leads, n1 from 400ms, n4 from 1.2s, then n4 goes on leading", op, err))
 	v := op.Value.(map[string]any)
 	assert.Equal(t, "n3", v["leader"])
 	assert.InDelta(t, 112, v["delay_ms"], 38, "1.5 to 3 heartbeats of 50ms")
+	assert.Equal(t, []map[string]any{
+		{"isolated": "n3", "term": uint64(4), "terms": uint64(1), "waited_ms": int64(400), "next_leader": "n1"},
+		{"isolated": "n1", "term": uint64(5), "terms": uint64(2), "waited_ms": int64(800), "next_leader": "n4"},
+		{"isolated": "n4", "term": uint64(7), "terms": uint64(0), "waited_ms": int64(5000)},
+	}, v["rounds"])
+	assert.Equal(t, "no new leader within ten election timeouts", v["outcome"])
 	op, err = e.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
@@ -213,12 +242,12 @@ func TestTargetedFigure8(t *testing.T) {
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
 		fx.set(func() {
 			switch {
-			case elapsed >= 1500*time.Millisecond:
+			case elapsed >= steady+1500*time.Millisecond:
 				fx.states["n3"] = NodeState{Role: "follower", Term: 6, Commit: 92, LastIndex: 96}
 				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n1", Commit: 92, LastIndex: 92}
-			case elapsed >= time.Second:
+			case elapsed >= steady+time.Second:
 				fx.states["n3"] = NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 92, LastIndex: 96}
-			case elapsed >= 400*time.Millisecond:
+			case elapsed >= steady+400*time.Millisecond:
 				fx.states["n3"] = NodeState{Role: "follower", Term: 4, Commit: 90, LastIndex: 95}
 				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 5, Leader: "n1", Commit: 90, LastIndex: 91}
 			}
@@ -352,11 +381,11 @@ func TestTargetedVoteRestartRetriesAfterASplit(t *testing.T) {
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
 		fx.set(func() {
 			switch {
-			case elapsed >= 900*time.Millisecond && fx.states["n3"].Term == 7 && len(fx.events[second[0]]) < 2:
+			case elapsed >= steady+900*time.Millisecond && fx.states["n3"].Term == 7 && len(fx.events[second[0]]) < 2:
 				fx.vote(second[0], second[1], 8)
-			case elapsed >= 600*time.Millisecond && fx.states["n3"].Term == 4:
+			case elapsed >= steady+600*time.Millisecond && fx.states["n3"].Term == 4:
 				fx.states["n3"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n3", Commit: 99, LastIndex: 99}
-			case elapsed >= 300*time.Millisecond && len(fx.events[first[0]]) == 0:
+			case elapsed >= steady+300*time.Millisecond && len(fx.events[first[0]]) == 0:
 				fx.vote(first[0], first[1], 7)
 			}
 		})
@@ -427,7 +456,7 @@ func TestTargetedFaultsWithANodeDown(t *testing.T) {
 	assert.NotContains(t, out, `n5: hook POST /faults/partition {"drop":["n3"]}`, "n5 is left out of the cut")
 	assert.Contains(t, out, `n5: hook POST /faults/partition {"drop":[]}`, "the heal resets every node that may answer")
 	fx.set(func() { fx.leader = "n5" })
-	_, err = (&ElectionDelay{}).Start(ctx, fx.c, seeded(1))
+	_, err = (&ElectionDelay{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
 	assert.EqualError(t, err, "election-delay: the leader n5 does not answer")
 }
 
@@ -444,4 +473,39 @@ func TestFigure8HealerResetsAppendLimits(t *testing.T) {
 		assert.Empty(t, fakes[n.Name].take(), "no host command")
 		assert.Equal(t, []string{"DELETE /faults/append"}, hooks[n.Name].take())
 	}
+}
+
+// A sequence aims at a steady leader: one named for an election timeout.
+// Leaders that change every 300ms are passed over until one stays; with
+// no leader for ten election timeouts the sequence does nothing and says
+// why.
+func TestTargetedFaultsWaitForASteadyLeader(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		fx.set(func() {
+			switch {
+			case elapsed >= 1200*time.Millisecond:
+				fx.leader = "n2"
+			case elapsed >= 900*time.Millisecond:
+				fx.leader = "n1"
+			case elapsed >= 600*time.Millisecond:
+				fx.leader = ""
+			case elapsed >= 300*time.Millisecond:
+				fx.leader = "n4"
+			}
+		})
+	}
+	leader, err := awaitLeader(ctx, fx.c, fx.pace(), 0)
+	require.NoError(t, err)
+	assert.Equal(t, "n2", leader)
+	assert.Equal(t, 1700*time.Millisecond, fx.now().Sub(time.Unix(0, 0)), "n2 from 1.2s, steady 500ms later")
+
+	fx = newSeqFixture(t)
+	fx.set(func() { fx.leader = "" })
+	op, err := (&LeaderCycle{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
+	assert.EqualError(t, err, "leader-cycle: select leader: no node reports a leader")
+	assert.Equal(t, Op{}, op)
+	assert.Equal(t, 5*time.Second, fx.now().Sub(time.Unix(0, 0)), "ten election timeouts")
+	assert.Equal(t, "\n", fx.log.take(), "nothing done")
 }

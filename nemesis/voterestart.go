@@ -132,7 +132,7 @@ type voteSides struct {
 // another; a nil vote (and "outcome" in v) when none did in time.
 func (f *VoteRestart) election(ctx context.Context, c *Cluster, v map[string]any, rng *rand.Rand) (voteSides, *voteSeen, error) {
 	s := &f.seq
-	leader, term, err := leaderAndTerm(ctx, c)
+	leader, term, err := leaderAndTerm(ctx, c, f.Pace, f.Election)
 	if err != nil {
 		v["outcome"] = "no leader"
 		return voteSides{}, nil, err
@@ -240,11 +240,11 @@ func (f *VoteRestart) state() *sequence {
 	return f.seq.setup(VoteRestartFamily, f.HTTP, f.UpTimeout)
 }
 
-// leaderAndTerm returns the leader Cluster.Leader names and its term, as
-// its state reports it (the highest term any node reports, when the
-// leader's own state is missing).
-func leaderAndTerm(ctx context.Context, c *Cluster) (string, uint64, error) {
-	leader, err := leaderName(ctx, c)
+// leaderAndTerm waits for a steady leader (see awaitLeader), and returns
+// it and its term, as its state reports it (the highest term any node
+// reports, when the leader's own state is missing).
+func leaderAndTerm(ctx context.Context, c *Cluster, p Pace, election time.Duration) (string, uint64, error) {
+	leader, err := awaitLeader(ctx, c, p, election)
 	if err != nil {
 		return "", 0, err
 	}

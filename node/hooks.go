@@ -65,7 +65,7 @@ func (s *Server) getFaults(fs *faultState, w http.ResponseWriter, _ *http.Reques
 	rate, offset := s.clock.state()
 	writeJSON(w, http.StatusOK, nodeapi.Faults{Drop: drop, Net: fs.net,
 		Clock:  nodeapi.ClockFault{OffsetMS: offset.Milliseconds(), Rate: rate},
-		Append: nodeapi.AppendLimit{MaxBytes: s.appendLimit.Load()}})
+		Append: s.appendLimitNow()})
 }
 
 // setClock bumps the node's clock by offset_ms and sets its rate (when > 0).
@@ -95,13 +95,21 @@ func (s *Server) setAppend(fs *faultState, w http.ResponseWriter, r *http.Reques
 	if !decodeHookBody(w, r, &a) {
 		return
 	}
-	s.appendLimit.Store(a.MaxBytes)
-	s.log.Warn("append limit", "max_bytes", a.MaxBytes)
+	s.appendLimit.Store(&a)
+	s.log.Warn("append limit", "max_bytes", a.MaxBytes, "max_inflight", a.MaxInflight)
 	s.getFaults(fs, w, r)
 }
 
+// appendLimitNow is the append limit the hook set, zero when none.
+func (s *Server) appendLimitNow() nodeapi.AppendLimit {
+	if a := s.appendLimit.Load(); a != nil {
+		return *a
+	}
+	return nodeapi.AppendLimit{}
+}
+
 func (s *Server) resetAppend(fs *faultState, w http.ResponseWriter, r *http.Request) {
-	s.appendLimit.Store(0)
+	s.appendLimit.Store(nil)
 	s.getFaults(fs, w, r)
 }
 
@@ -166,7 +174,7 @@ func (s *Server) clearNet(fs *faultState, w http.ResponseWriter, r *http.Request
 // clearAll removes every fault the hooks can set.
 func (s *Server) clearAll(fs *faultState, w http.ResponseWriter, r *http.Request) {
 	s.clock.reset()
-	s.appendLimit.Store(0)
+	s.appendLimit.Store(nil)
 	s.updateFaults(fs, w, r, func() {
 		clear(fs.net)
 		clear(fs.drop)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"chaos/node/nodeapi"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -53,6 +54,7 @@ func TestFaultHooksRejectBadInput(t *testing.T) {
 		{"POST", "/faults/net", `{"peers":["nx"],"loss":0.1}`, `unknown peer "nx"`},
 		{"POST", "/faults/net", `{"delay_ms":-5}`, "negative delay"},
 		{"POST", "/faults/append", `{"max_bytes":-1}`, "malformed JSON"},
+		{"POST", "/faults/append", `{"max_bytes":1,"max_inflight":-1}`, "malformed JSON"},
 	} {
 		code, out := call(t, h, c.method, c.path, c.body)
 		require.Equal(t, http.StatusBadRequest, code, "%s %s %s", c.method, c.path, c.body)
@@ -82,7 +84,11 @@ func TestFaultHooksSetAndClear(t *testing.T) {
 	code, out = call(t, h, "POST", "/faults/append", `{"max_bytes":1}`)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, map[string]any{"max_bytes": 1.0}, out["append"])
-	require.Equal(t, uint64(1), s.appendLimit.Load())
+	require.Equal(t, nodeapi.AppendLimit{MaxBytes: 1}, s.appendLimitNow())
+	code, out = call(t, h, "POST", "/faults/append", `{"max_bytes":1,"max_inflight":1}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, map[string]any{"max_bytes": 1.0, "max_inflight": 1.0}, out["append"])
+	require.Equal(t, nodeapi.AppendLimit{MaxBytes: 1, MaxInflight: 1}, s.appendLimitNow())
 
 	code, out = call(t, h, "DELETE", "/faults", "")
 	require.Equal(t, http.StatusOK, code)

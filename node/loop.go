@@ -6,6 +6,7 @@ import (
 
 	"chaos/node/eventlog"
 	"chaos/node/kv"
+	"chaos/node/nodeapi"
 	"chaos/raft"
 )
 
@@ -21,7 +22,7 @@ type loopState struct {
 	lastRole    raft.Role
 	lastVote    [2]uint64             // term, vote
 	dirty       map[string]dirtyValue // dirty-read bug: values proposed, not yet applied
-	appendLimit uint64                // the hook's append limit raft has (0: none)
+	appendLimit nodeapi.AppendLimit   // the hook's append limit raft has (zero: none)
 }
 
 type pendingProposal struct {
@@ -87,18 +88,24 @@ func (s *Server) loop() {
 	}
 }
 
+// maxInflightLimit caps the hook's window of appends in flight: a window
+// so wide is no limit.
+const maxInflightLimit = 1 << 16
+
 // applyAppendLimit hands raft the append limit the fault hook set, or the
-// configured one when the hook's is 0.
+// configured one where the hook's is 0.
 func (s *Server) applyAppendLimit(ls *loopState) {
-	v := s.appendLimit.Load()
+	v := s.appendLimitNow()
 	if v == ls.appendLimit {
 		return
 	}
 	ls.appendLimit = v
-	if v == 0 {
-		v = s.cfg.MaxAppendBytes
+	maxBytes := v.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = s.cfg.MaxAppendBytes
 	}
-	s.rn.SetMaxMsgBytes(v)
+	s.rn.SetMaxMsgBytes(maxBytes)
+	s.rn.SetMaxInflightMsgs(int(min(v.MaxInflight, maxInflightLimit))) // 0: raft's default, the node's own
 }
 
 // drainReceived steps every message batch already queued.

@@ -50,9 +50,9 @@ type Server struct {
 
 	status  atomic.Pointer[nodeapi.Status]
 	nextCtx atomic.Uint64
-	// appendLimit is the append limit the fault hook set (0: none); the
-	// event loop hands it to raft.
-	appendLimit atomic.Uint64
+	// appendLimit is the append limit the fault hook set (nil or zero:
+	// none); the event loop hands it to raft.
+	appendLimit atomic.Pointer[nodeapi.AppendLimit]
 	stopped     atomic.Bool
 	failed      chan error // the event loop's fatal error, if any
 }

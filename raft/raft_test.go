@@ -303,3 +303,47 @@ func TestSetMaxMsgBytesSplitsAppends(t *testing.T) {
 		}
 	}
 }
+
+// SetMaxInflightMsgs(1), with one entry per message, makes a leader send
+// the next append only once the one before is acknowledged: a follower
+// missing old entries never has two in flight, so it holds the leader's
+// own entry only after it acknowledged every old one. The default sends
+// them all at once.
+func TestSetMaxInflightMsgsOrdersAppends(t *testing.T) {
+	for _, window := range []int{0, 1} {
+		old := ents(1, 2, 2, 2)
+		for i := range old {
+			old[i].Data = []byte("a client's write")
+		}
+		rn, err := NewRawNode(Config{ID: 1, Peers: []uint64{1, 2}, ElectionTick: 10, HeartbeatTick: 1, Seed: 1},
+			State{HardState: HardState{Term: 3}, Entries: old})
+		require.NoError(t, err)
+		rn.SetMaxMsgBytes(1)
+		rn.SetMaxInflightMsgs(window)
+		leader := rn.r
+		follower := newTestRaft(t, 2, []uint64{1, 2}, State{HardState: HardState{Term: 3}, Entries: old[:1]})
+		leader.becomeCandidate()
+		leader.votes[2] = true
+		leader.becomeLeader()
+		most := 0
+		for range 20 {
+			inFlight := 0
+			for _, m := range takeMsgs(leader) {
+				if m.To == 2 && m.Type == MsgApp && len(m.Entries) > 0 {
+					inFlight++
+					follower.Step(m)
+				}
+			}
+			most = max(most, inFlight)
+			for _, m := range takeMsgs(follower) {
+				leader.Step(m)
+			}
+		}
+		require.Equal(t, leader.log.lastIndex(), leader.prs[2].Match, "window %d: follower not caught up", window)
+		if window == 1 {
+			require.Equal(t, 1, most, "one append in flight at a time")
+		} else {
+			require.Greater(t, most, 1, "the default pipelines the appends")
+		}
+	}
+}

@@ -150,6 +150,21 @@ func (rn *RawNode) SetMaxMsgBytes(n uint64) {
 	rn.r.maxMsgBytes = n
 }
 
+// SetMaxInflightMsgs changes Config.MaxInflightMsgs from now on, for every
+// follower (0 means 256). Like the message size, the window of appends in
+// flight is no part of Raft's safety: 1 sends the next append only once
+// the one before is acknowledged, which orders, in time, when each entry
+// reaches the followers.
+func (rn *RawNode) SetMaxInflightMsgs(n int) {
+	if n <= 0 {
+		n = 256
+	}
+	rn.r.maxInflight = n
+	for _, p := range rn.r.prs {
+		p.inflights.maxMsgs = n
+	}
+}
+
 // Campaign makes this node start an election now (as on an election
 // timeout). With CheckQuorum, peers that started less than an election
 // timeout ago, or heard from a leader within one, ignore it.

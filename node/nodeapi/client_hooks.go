@@ -49,10 +49,10 @@ func (c *Client) ClearNet(ctx context.Context) (Faults, error) {
 	return c.hook(ctx, RouteClearNet, nil)
 }
 
-// SetAppend bounds the entry bytes of the node's append messages (0: the
-// limit it was started with).
-func (c *Client) SetAppend(ctx context.Context, maxBytes uint64) (Faults, error) {
-	return c.hook(ctx, RouteSetAppend, &AppendLimit{MaxBytes: maxBytes})
+// SetAppend bounds the entry bytes of the node's append messages and the
+// messages in flight to a follower (each 0: the node's own limit).
+func (c *Client) SetAppend(ctx context.Context, limit AppendLimit) (Faults, error) {
+	return c.hook(ctx, RouteSetAppend, &limit)
 }
 
 // ResetAppend puts back the append limit the node was started with.

@@ -35,12 +35,15 @@ type NetFaults struct {
 // AppendLimit is the body of RouteSetAppend and the append limit of
 // Faults. As a request, MaxBytes > 0 bounds the entry bytes of one append
 // message the node sends as leader (1: one entry per message, as
-// --max-append-bytes 1), in place of the limit it was started with; 0
-// puts that limit back. As an answer, MaxBytes is the limit set by the
-// hook, 0 when none. No limit breaks Raft's safety; a small one exposes
-// the order in which a new leader's old entries reach its followers.
+// --max-append-bytes 1), in place of the limit it was started with, and
+// MaxInflight > 0 the append messages in flight to one follower (1: the
+// next is sent once the one before is acknowledged); 0 puts the node's
+// own back. As an answer, each is the limit set by the hook, 0 when none.
+// No limit breaks Raft's safety; small ones expose, and slow down, the
+// order in which a new leader's old entries reach its followers.
 type AppendLimit struct {
-	MaxBytes uint64 `json:"max_bytes"`
+	MaxBytes    uint64 `json:"max_bytes"`
+	MaxInflight uint64 `json:"max_inflight,omitempty"`
 }
 
 // Faults is the body of a 200 to every fault hook: the node's faults after
