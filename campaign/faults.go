@@ -72,11 +72,11 @@ func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) (time.Dura
 	if len(faults) == 0 {
 		return 0, false
 	}
-	weights := make([]int, len(faults))
+	weights, turns := make([]int, len(faults)), make([]bool, len(faults))
 	for i, f := range faults {
-		weights[i] = nemesis.FamilyWeight(f.Name())
+		weights[i], turns[i] = nemesis.FamilyWeight(f.Name()), nemesis.FamilyTargeted(f.Name())
 	}
-	s := &nemesis.Schedule{Faults: faults, Weights: weights, Interval: r.o.NemesisInterval, Jitter: r.o.NemesisInterval / 2,
+	s := &nemesis.Schedule{Faults: faults, Weights: weights, Turns: turns, Interval: r.o.NemesisInterval, Jitter: r.o.NemesisInterval / 2,
 		Rng: rand.New(rand.NewPCG(r.seed, 0x6e656d)), Recorder: r.rec, Cluster: r.nemesisCluster(), Log: r.log,
 		TimeLimit: max(r.nemesisTime()-time.Since(r.start), time.Nanosecond)}
 	if err := s.Run(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"chaos/history"
@@ -75,6 +76,13 @@ type Schedule struct {
 	// uniformly (and draws from Rng exactly as before weights existed, so
 	// old seeds replay).
 	Weights []int
+	// Turns, when set, says per fault whether it takes turns: a fault
+	// that takes turns, once picked, is left out of the picks until every
+	// fault that takes turns has been picked (then all are back). The
+	// targeted families take turns, so that the few transitions of a run
+	// cover most of them instead of repeating one; the weights still bias
+	// the order.
+	Turns []bool
 	// Interval is the mean time between transitions (> 0); each delay is
 	// drawn uniformly from Interval ± Jitter (0 <= Jitter <= Interval).
 	Interval, Jitter time.Duration
@@ -111,7 +119,7 @@ func (s *Schedule) Run(ctx context.Context) error {
 	if err := s.validate(); err != nil {
 		return err
 	}
-	r := &scheduleRun{Schedule: s, active: make([]bool, len(s.Faults))}
+	r := &scheduleRun{Schedule: s, active: make([]bool, len(s.Faults)), taken: make([]bool, len(s.Faults))}
 	runCtx, deadline, end := s.untilDeadline(ctx)
 	r.loop(runCtx, deadline)
 	end()
@@ -123,6 +131,7 @@ func (s *Schedule) Run(ctx context.Context) error {
 type scheduleRun struct {
 	*Schedule
 	active []bool // by index in Faults
+	taken  []bool // the faults that took their turn (see Turns), by index
 	recErr error  // the first error recording into the history
 }
 
@@ -138,6 +147,8 @@ func (s *Schedule) validate() error {
 		return errors.New("nemesis schedule: Rng, Recorder and Cluster are required")
 	case s.Weights != nil && len(s.Weights) != len(s.Faults):
 		return fmt.Errorf("nemesis schedule: %d weights for %d faults", len(s.Weights), len(s.Faults))
+	case s.Turns != nil && len(s.Turns) != len(s.Faults):
+		return fmt.Errorf("nemesis schedule: %d turns for %d faults", len(s.Turns), len(s.Faults))
 	}
 	for i, w := range s.Weights {
 		if w <= 0 {
@@ -214,7 +225,7 @@ func (s *Schedule) delay() time.Duration {
 // fault is stopped, in heal order, before it starts; and it is stopped at
 // once when it started without an error.
 func (s *scheduleRun) flip(ctx context.Context) {
-	i := s.pick()
+	i := s.pickTurn()
 	f := s.Faults[i]
 	ctx, cancel := bounded(ctx, s.StepTimeout)
 	defer cancel()
@@ -287,22 +298,49 @@ func (s *scheduleRun) nemesis(f string, value any) {
 	}
 }
 
-// pick draws the index of the fault to flip: uniformly without Weights,
-// else by them.
-func (s *Schedule) pick() int {
-	if s.Weights == nil {
-		return s.Rng.IntN(len(s.Faults))
+// pickTurn draws the index of the fault to flip (see pick), leaving out
+// the faults that took their turn, and marks a fault that takes turns as
+// having taken it; once every such fault has, all are back.
+func (s *scheduleRun) pickTurn() int {
+	i := s.pick(s.taken)
+	if s.Turns == nil || !s.Turns[i] {
+		return i
 	}
-	total := 0
-	for _, w := range s.Weights {
-		total += w
-	}
-	r := s.Rng.IntN(total)
-	for i, w := range s.Weights {
-		if r < w {
+	s.taken[i] = true
+	for j, turns := range s.Turns {
+		if turns && !s.taken[j] {
 			return i
 		}
-		r -= w
+	}
+	clear(s.taken)
+	return i
+}
+
+// pick draws the index of the fault to flip, among those not left out
+// (nil leaves none out): uniformly without Weights, else by them.
+func (s *Schedule) pick(out []bool) int {
+	weight := func(i int) int {
+		switch {
+		case out != nil && out[i]:
+			return 0
+		case s.Weights == nil:
+			return 1
+		}
+		return s.Weights[i]
+	}
+	if s.Weights == nil && !slices.Contains(out, true) {
+		return s.Rng.IntN(len(s.Faults)) // the draw of old, so old seeds replay
+	}
+	total := 0
+	for i := range s.Faults {
+		total += weight(i)
+	}
+	r := s.Rng.IntN(total)
+	for i := range s.Faults {
+		if r < weight(i) {
+			return i
+		}
+		r -= weight(i)
 	}
 	return len(s.Faults) - 1 // unreachable: r < total
 }

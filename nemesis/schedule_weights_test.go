@@ -2,9 +2,11 @@ package nemesis
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Weights set how often each family is picked; without them the draw is
@@ -13,7 +15,7 @@ func TestSchedulePicksByWeight(t *testing.T) {
 	s := &Schedule{Faults: make([]Fault, 3), Weights: []int{1, 2, 7}, Rng: seeded(1)}
 	counts := make([]int, 3)
 	for range 10000 {
-		counts[s.pick()]++
+		counts[s.pick(nil)]++
 	}
 	assert.InDelta(t, 1000, counts[0], 150)
 	assert.InDelta(t, 2000, counts[1], 200)
@@ -22,7 +24,7 @@ func TestSchedulePicksByWeight(t *testing.T) {
 	s.Weights, s.Rng = nil, seeded(7)
 	want := seeded(7)
 	for range 100 {
-		assert.Equal(t, want.IntN(3), s.pick())
+		assert.Equal(t, want.IntN(3), s.pick(nil))
 	}
 }
 
@@ -51,4 +53,36 @@ func TestScheduleRejectsBadWeights(t *testing.T) {
 		assert.EqualError(t, fx.s.Run(context.Background()), want)
 		assert.Empty(t, fx.log.all())
 	}
+	fx := newScheduleFixture(t, 1, "kill", "lease")
+	fx.s.Turns = []bool{true}
+	assert.EqualError(t, fx.s.Run(context.Background()), "nemesis schedule: 1 turns for 2 faults")
+}
+
+// Faults that take turns are picked once each before any is picked again;
+// the others are drawn by weight as before, and the weights still bias
+// which turn comes first.
+func TestScheduleTargetedFamiliesTakeTurns(t *testing.T) {
+	s := &Schedule{Faults: make([]Fault, 5), Weights: []int{1, 1, 4, 4, 1}, Turns: []bool{false, false, true, true, true},
+		Rng: seeded(3)}
+	r := &scheduleRun{Schedule: s, taken: make([]bool, 5)}
+	var turns []int
+	counts := make([]int, 5)
+	firsts := make([]int, 5)
+	for range 9000 {
+		i := r.pickTurn()
+		counts[i]++
+		if s.Turns[i] {
+			if len(turns)%3 == 0 {
+				firsts[i]++
+			}
+			turns = append(turns, i)
+		}
+	}
+	for k := 0; k+3 <= len(turns); k += 3 {
+		cycle := slices.Sorted(slices.Values(turns[k : k+3]))
+		require.Equal(t, []int{2, 3, 4}, cycle, "cycle %d: %v", k/3, turns[k:k+3])
+	}
+	assert.InDelta(t, counts[2], counts[4], 1, "each takes its turn once a cycle")
+	assert.InDelta(t, counts[0], counts[1], float64(counts[0])/5, "the others by weight")
+	assert.Greater(t, firsts[2], 2*firsts[4], "weight 4 goes first more often than weight 1: %v", firsts)
 }

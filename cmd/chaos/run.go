@@ -51,9 +51,10 @@ Fault families (--nemesis):
 The first five act on random nodes; the others are targeted (chaos heal removes
 what they leave with the first five's heals): each aims at a role
 the cluster reports (the leader, a node that just voted, the next leader) and runs
-a short sequence that provokes one situation random faults rarely make. Every
---nemesis-interval the schedule flips one family, picked by weight (targeted
-families weigh more); the default, all, runs every family this environment supports.
+a short sequence that provokes one situation random faults rarely make, on a
+clear stage (the other faults stopped first). Every --nemesis-interval the
+schedule flips one family, picked by weight (targeted families weigh more, and
+take turns); the default, all, runs every family this environment supports.
 
 Exit status: 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 setup failure.`,
 		Example: `  chaos run --time-limit 20s
