@@ -76,12 +76,12 @@ type Schedule struct {
 	// uniformly (and draws from Rng exactly as before weights existed, so
 	// old seeds replay).
 	Weights []int
-	// Turns, when set, says per fault whether it takes turns: a fault
-	// that takes turns, once picked, is left out of the picks until every
-	// fault that takes turns has been picked (then all are back). The
-	// targeted families take turns, so that the few transitions of a run
-	// cover most of them instead of repeating one; the weights still bias
-	// the order.
+	// Turns, when set, says per fault whether it takes turns: the faults
+	// that take turns are picked together as often as their weights say,
+	// but each, once picked, waits until every other of them has been
+	// (see pickTurn). The targeted families take turns, so that the few
+	// transitions of a run cover most of them instead of repeating one;
+	// the weights still bias the order.
 	Turns []bool
 	// Interval is the mean time between transitions (> 0); each delay is
 	// drawn uniformly from Interval ± Jitter (0 <= Jitter <= Interval).
@@ -298,14 +298,22 @@ func (s *scheduleRun) nemesis(f string, value any) {
 	}
 }
 
-// pickTurn draws the index of the fault to flip (see pick), leaving out
-// the faults that took their turn, and marks a fault that takes turns as
-// having taken it; once every such fault has, all are back.
+// pickTurn draws the index of the fault to flip: by every weight (see
+// pick), which says whether a fault that takes turns flips; if one does,
+// it is drawn again, by weight, among those that have not had their turn,
+// and marked as having had it; once every one has, all are back. So the
+// faults that take turns flip as often as their weights say, each in
+// turn.
 func (s *scheduleRun) pickTurn() int {
-	i := s.pick(s.taken)
+	i := s.pick(nil)
 	if s.Turns == nil || !s.Turns[i] {
 		return i
 	}
+	out := make([]bool, len(s.Faults))
+	for j, turns := range s.Turns {
+		out[j] = !turns || s.taken[j]
+	}
+	i = s.pick(out)
 	s.taken[i] = true
 	for j, turns := range s.Turns {
 		if turns && !s.taken[j] {

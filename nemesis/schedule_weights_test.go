@@ -58,9 +58,9 @@ func TestScheduleRejectsBadWeights(t *testing.T) {
 	assert.EqualError(t, fx.s.Run(context.Background()), "nemesis schedule: 1 turns for 2 faults")
 }
 
-// Faults that take turns are picked once each before any is picked again;
-// the others are drawn by weight as before, and the weights still bias
-// which turn comes first.
+// Faults that take turns are picked once each before any is picked again,
+// and together as often as their weights say; the others are drawn by
+// weight as before, and the weights still bias which turn comes first.
 func TestScheduleTargetedFamiliesTakeTurns(t *testing.T) {
 	s := &Schedule{Faults: make([]Fault, 5), Weights: []int{1, 1, 4, 4, 1}, Turns: []bool{false, false, true, true, true},
 		Rng: seeded(3)}
@@ -83,6 +83,7 @@ func TestScheduleTargetedFamiliesTakeTurns(t *testing.T) {
 		require.Equal(t, []int{2, 3, 4}, cycle, "cycle %d: %v", k/3, turns[k:k+3])
 	}
 	assert.InDelta(t, counts[2], counts[4], 1, "each takes its turn once a cycle")
+	assert.InDelta(t, 9000*9/11, counts[2]+counts[3]+counts[4], 200, "together as often as their weights say")
 	assert.InDelta(t, counts[0], counts[1], float64(counts[0])/5, "the others by weight")
 	assert.Greater(t, firsts[2], 2*firsts[4], "weight 4 goes first more often than weight 1: %v", firsts)
 }
