@@ -20,10 +20,10 @@ import (
 // with no leader: a livelock.
 //
 // The whole sequence runs inside Start: up to Rounds rounds, each cutting
-// the leader off and waiting (ten election timeouts at most) until another
+// the leader off and waiting (twenty election timeouts at most) until another
 // node leads, then rejoining it; the next round cuts the new leader off.
-// A round without a new leader ends the sequence: it held for ten election
-// timeouts, long enough for the terms to climb. Then the cut is healed and
+// A round without a new leader ends the sequence: it held for twenty
+// election timeouts, long enough for the terms to climb. Then the cut is healed and
 // the links restored: nothing stays for Stop.
 //
 // Op "start-election-delay": {"leader", "delay_ms", "jitter_ms", "links"
@@ -113,7 +113,7 @@ func (e *ElectionDelay) rounds(ctx context.Context, view *Cluster, v map[string]
 			return err
 		}
 		if next == "" {
-			v["outcome"] = "no new leader within ten election timeouts"
+			v["outcome"] = "no new leader within twenty election timeouts"
 			return nil
 		}
 		round["next_leader"] = next
@@ -125,13 +125,13 @@ func (e *ElectionDelay) rounds(ctx context.Context, view *Cluster, v map[string]
 	return nil
 }
 
-// awaitNext waits, ten election timeouts at most, until Cluster.Leader
+// awaitNext waits, roundWait election timeouts at most, until Cluster.Leader
 // names a node other than old, and returns it ("" when none did in time)
 // and the highest term the nodes reported meanwhile (term for a system
 // that cannot report its nodes' states).
 func (e *ElectionDelay) awaitNext(ctx context.Context, view *Cluster, old string, term uint64) (string, uint64, error) {
 	next, top := "", term
-	_, err := e.Pace.until(ctx, 10*electionOf(e.Election), leaderPoll, func() (bool, error) {
+	_, err := e.Pace.until(ctx, roundWait*electionOf(e.Election), leaderPoll, func() (bool, error) {
 		top = max(top, topTerm(ctx, view))
 		if name, err := view.Leader(ctx); err == nil && name != old {
 			next = name
@@ -140,6 +140,13 @@ func (e *ElectionDelay) awaitNext(ctx context.Context, view *Cluster, old string
 	})
 	return next, top, err
 }
+
+// roundWait is how many election timeouts a round waits for a new leader:
+// a correct node elects one within a few, and a livelock climbs one term
+// in about two (a pre-vote and a vote round, each as long as the delay
+// lets it be), so that a round without a leader shows the availability
+// check's five leaderless terms and more.
+const roundWait = 20
 
 // topTerm is the highest term the nodes of c report, 0 when they cannot
 // say.
