@@ -56,7 +56,11 @@ type Figure8 struct {
 	// Election is the cluster's election timeout (default 500ms); each wait
 	// of the sequence lasts 10 of them at most.
 	Election time.Duration
-	// DelayMS slows every link for the sequence (default 150).
+	// DelayMS slows every link for the sequence (default 80): long enough
+	// for the cuts of steps 2 and 3 to land between a message and its
+	// answer (the sequence sees a leader, or a commit, within a few tens
+	// of milliseconds), short enough that the elections it waits for do not
+	// split the vote round after round on a correct node.
 	DelayMS float64
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
@@ -273,7 +277,7 @@ func loneIndex(st map[string]NodeState, second string, rest []string) uint64 {
 
 func (f *Figure8) delayMS() float64 {
 	if f.DelayMS <= 0 {
-		return 150
+		return 80
 	}
 	return f.DelayMS
 }

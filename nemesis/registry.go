@@ -52,7 +52,7 @@ func Families() []Family {
 			New: func() Fault { return &VoteRestart{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: Figure8Family, Doc: "Raft's Figure 8: old leader alone, new leader alone, old leader re-elected (chaos-node)",
 			New: func() Fault { return &Figure8{} }, Weight: 3, healRank: 3, Targeted: true, healers: figure8Healers},
-		{Name: ElectionDelayFamily, Doc: "delay every link by 1.5-3 heartbeats, cut the leader off, up to 3 times: elections race",
+		{Name: ElectionDelayFamily, Doc: "delay every link by 1.5-2 heartbeats, cut the leader off, up to 3 times: elections race",
 			New: func() Fault { return &ElectionDelay{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill it, restart it after the next",
 			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3, Targeted: true, healers: healedByBase},
