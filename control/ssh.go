@@ -24,7 +24,8 @@ type sshRemote struct {
 	priv privilege
 
 	mu     sync.Mutex
-	client *ssh.Client // nil while there is no live connection
+	client *ssh.Client   // nil while there is no live connection
+	dead   chan struct{} // closed once client's transport has ended
 	closed bool
 }
 
@@ -62,9 +63,9 @@ func (r *sshRemote) adopt(c *ssh.Client) {
 		c.Close()
 		return
 	}
-	r.client = c
-	r.mu.Unlock()
 	dead := make(chan struct{})
+	r.client, r.dead = c, dead
+	r.mu.Unlock()
 	go func() {
 		err := c.Wait()
 		close(dead)
@@ -88,6 +89,19 @@ func (r *sshRemote) forget(c *ssh.Client) bool {
 	r.mu.Unlock()
 	c.Close()
 	return current
+}
+
+// ended is closed once c's transport has ended (at once for a connection
+// that is no longer the live one).
+func (r *sshRemote) ended(c *ssh.Client) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.client == c && r.dead != nil {
+		return r.dead
+	}
+	gone := make(chan struct{})
+	close(gone)
+	return gone
 }
 
 // current is the live connection, nil if there is none.
@@ -138,7 +152,7 @@ func (r *sshRemote) session(ctx context.Context) (s *ssh.Session, release func()
 		if err != nil {
 			return retryable, err
 		}
-		s, err = openSession(ctx, c)
+		s, err = openSession(ctx, c, r.ended(c))
 		var refused *ssh.OpenChannelError
 		switch {
 		case err == nil:
@@ -160,9 +174,16 @@ func (r *sshRemote) session(ctx context.Context) (s *ssh.Session, release func()
 	return s, func() { s.Close(); <-r.slots }, nil
 }
 
-// openSession is c.NewSession bounded by ctx. A session that opens after
-// ctx ended is closed.
-func openSession(ctx context.Context, c *ssh.Client) (*ssh.Session, error) {
+// errTransportEnded is why a session could not open on a connection whose
+// transport ended meanwhile.
+var errTransportEnded = errors.New("the connection ended")
+
+// openSession is c.NewSession bounded by ctx and by ended, which is closed
+// when c's transport ends: a channel opened on a connection that has just
+// ended may be written out and never answered (the library waits for its
+// answer forever), and the connection must then be replaced, not waited
+// on. A session that opens after either is closed.
+func openSession(ctx context.Context, c *ssh.Client, ended <-chan struct{}) (*ssh.Session, error) {
 	type opened struct {
 		s   *ssh.Session
 		err error
@@ -172,16 +193,22 @@ func openSession(ctx context.Context, c *ssh.Client) (*ssh.Session, error) {
 		s, err := c.NewSession()
 		ch <- opened{s, err}
 	}()
-	select {
-	case o := <-ch:
-		return o.s, o.err
-	case <-ctx.Done():
+	closeLate := func() {
 		go func() {
 			if o := <-ch; o.s != nil {
 				o.s.Close()
 			}
 		}()
+	}
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		closeLate()
 		return nil, ctx.Err()
+	case <-ended:
+		closeLate()
+		return nil, errTransportEnded
 	}
 }
 

@@ -31,7 +31,7 @@ func (r *sshRemote) killGroup(ctx context.Context, pgid int64) {
 	c, _, err := r.conn(ctx)
 	var s *ssh.Session
 	if err == nil {
-		s, err = openSession(ctx, c)
+		s, err = openSession(ctx, c, r.ended(c))
 	}
 	if err == nil {
 		defer s.Close()
