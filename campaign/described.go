@@ -1,8 +1,10 @@
 package campaign
 
 import (
+	"chaos/cluster"
 	"chaos/db"
 	"chaos/db/described"
+	"chaos/workload"
 )
 
 // Described systems (--db PATH.yaml) in a run: their description is
@@ -39,6 +41,12 @@ func (o *Options) systemName() string {
 }
 
 // newDB builds the system under test the options name.
+// clusterOptions is the cluster the options test.
+func (o *Options) clusterOptions() cluster.Options {
+	return cluster.Options{Hosts: o.Nodes, SSH: o.SSH, NewDB: o.newDB, Binary: o.Binary, Bugs: o.Bugs,
+		ReadConsistency: o.ReadConsistency}
+}
+
 func (o *Options) newDB(cfg db.Config) (db.DB, error) {
 	if o.system != nil {
 		return described.New(o.system, cfg)
@@ -57,11 +65,11 @@ type ClientsSummary struct {
 // restarter is a client that replaces failed processes of its own.
 type restarter interface{ Restarts() int }
 
-// clientsSummary sums the restarts of every client the cluster made; nil
-// when no client restarts processes (no client command).
-func (c *cluster) clientsSummary() *ClientsSummary {
+// clientsSummary sums the restarts of every client made; nil when no
+// client restarts processes (no client command).
+func clientsSummary(made []workload.Client) *ClientsSummary {
 	var s *ClientsSummary
-	for _, cl := range c.made {
+	for _, cl := range made {
 		if r, ok := cl.(restarter); ok {
 			if s == nil {
 				s = &ClientsSummary{}

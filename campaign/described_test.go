@@ -64,10 +64,9 @@ func (plainClient) Close() error { return nil }
 // results.json's "clients" sums the restarts of every client made, and is
 // there only for clients that restart processes.
 func TestClientsSummary(t *testing.T) {
-	c := &cluster{}
-	assert.Nil(t, c.clientsSummary())
-	c.made = []workload.Client{plainClient{}}
-	assert.Nil(t, c.clientsSummary())
-	c.made = append(c.made, &restartingClient{restarts: 2}, &restartingClient{restarts: 3})
-	assert.Equal(t, &ClientsSummary{Restarts: 5}, c.clientsSummary())
+	assert.Nil(t, clientsSummary(nil))
+	made := []workload.Client{plainClient{}}
+	assert.Nil(t, clientsSummary(made))
+	made = append(made, &restartingClient{restarts: 2}, &restartingClient{restarts: 3})
+	assert.Equal(t, &ClientsSummary{Restarts: 5}, clientsSummary(made))
 }

@@ -14,8 +14,8 @@ import (
 
 // nemesisCluster is the nemesis's view of the cluster.
 func (r *run) nemesisCluster() *nemesis.Cluster {
-	return &nemesis.Cluster{Nodes: r.cl.nodes, Remotes: r.cl.remotes, DB: r.cl.db, HookAddrs: r.cl.hookAddrs(),
-		Leader: r.cl.leader, SharedClock: r.cl.sharedClock, States: r.cl.nodeStates(), Events: r.cl.nodeEvents()}
+	return &nemesis.Cluster{Nodes: r.cl.Nodes, Remotes: r.cl.Remotes, DB: r.cl.DB, HookAddrs: r.cl.HookAddrs(),
+		Leader: r.cl.Leader, SharedClock: r.cl.SharedClock, States: nodeStates(r.cl), Events: nodeEvents(r.cl)}
 }
 
 // pickFaults chooses the fault families: the ones asked for (each must be

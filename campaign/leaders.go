@@ -51,11 +51,11 @@ func (l *leaderLog) list() []LeaderChange {
 // when the system can say, and returns it for the progress line ("none"
 // when no node reports a leader, or the system cannot say).
 func (r *run) observeLeader(ctx context.Context) string {
-	if _, ok := r.cl.db.(db.LeaderFinder); !ok {
+	if _, ok := r.cl.DB.(db.LeaderFinder); !ok {
 		return noLeader
 	}
 	at := time.Since(r.start)
-	leader, err := r.cl.leader(ctx)
+	leader, err := r.cl.Leader(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return noLeader // the load ended: not an observation

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/cluster"
 	"chaos/db"
 	"chaos/history"
 	"chaos/workload"
@@ -74,13 +75,13 @@ func TestReadConsistencyReachesTheRequest(t *testing.T) {
 		{ReadLinearizable, `"serializable":false`, "GET /kv/k1 "},
 	} {
 		etcd := newRequestLog(t, `{"header":{"revision":"1"}}`)
-		c, err := newClient(&db.Etcd{ClientPort: etcd.port}, n, tc.reads)
+		c, err := cluster.NewClient(&db.Etcd{ClientPort: etcd.port}, n, tc.reads)
 		require.NoError(t, err)
 		assert.Equal(t, history.OK, c.Do(t.Context(), read).Type)
 		assert.Contains(t, etcd.requests(), tc.etcd, tc.reads)
 
 		cn := newRequestLog(t, `{"value":"3"}`)
-		c, err = newClient(&db.ChaosNode{ClientPort: cn.port}, n, tc.reads)
+		c, err = cluster.NewClient(&db.ChaosNode{ClientPort: cn.port}, n, tc.reads)
 		require.NoError(t, err)
 		assert.Equal(t, history.OK, c.Do(t.Context(), read).Type)
 		assert.Contains(t, cn.requests(), tc.cn, tc.reads)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"chaos/cluster"
 	"chaos/control"
 	"chaos/db/described"
 	"chaos/nemesis"
@@ -71,8 +72,8 @@ type Options struct {
 
 // Read consistencies of Options.ReadConsistency.
 const (
-	ReadLinearizable = "linearizable"
-	ReadSerializable = "serializable"
+	ReadLinearizable = cluster.ReadLinearizable
+	ReadSerializable = cluster.ReadSerializable
 )
 
 func usagef(format string, args ...any) error {
@@ -126,7 +127,7 @@ func (o *Options) Validate() error {
 	}
 	nodes := len(o.Nodes)
 	if nodes == 0 {
-		nodes = len(localAddrs())
+		nodes = cluster.MaxLocalNodes
 	}
 	if _, err := workload.ParseConcurrency(o.Concurrency, nodes); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)

@@ -68,7 +68,7 @@ func (r *run) finalPhase(ctx context.Context, l *load) {
 	}
 	readCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	readers, err := r.cl.clients(len(r.cl.nodes))
+	readers, err := r.cl.Clients(len(r.cl.Nodes))
 	if err != nil {
 		r.log.Error("final read clients", "err", err)
 		return
@@ -104,7 +104,7 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
 		LoadStarted: r.start.UTC().Format(time.RFC3339Nano), DurationS: time.Since(r.started).Seconds(),
 		Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
-		Nemesis: nemesisSummary(h, unavailable), Leaders: r.leaders.list(), Clients: r.cl.clientsSummary()}
+		Nemesis: nemesisSummary(h, unavailable), Leaders: r.leaders.list(), Clients: clientsSummary(r.cl.Made())}
 	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}

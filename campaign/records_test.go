@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/checker"
-	"chaos/db"
 )
 
 // test.json and results.json are written and read back through the same
@@ -56,14 +55,4 @@ func TestReadRecordsOfNoRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "results.json"), []byte("{"), 0o644))
 	_, err = ReadResults(dir)
 	assert.ErrorContains(t, err, "results.json")
-}
-
-// Nodes names hosts n1, n2, ... by position and binds each to its host's
-// address; no hosts is local mode's five.
-func TestNodes(t *testing.T) {
-	assert.Equal(t, []db.Node{{Name: "n1", Addr: "10.0.0.1"}, {Name: "n2", Addr: "h2"}, {Name: "n3", Addr: "fd00::3"}},
-		Nodes([]string{"10.0.0.1:2222", "h2", "[fd00::3]:22"}))
-	local := Nodes(nil)
-	require.Len(t, local, 5)
-	assert.Equal(t, db.Node{Name: "n1", Addr: "127.0.0.11"}, local[0])
 }

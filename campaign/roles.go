@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
 	"chaos/nemesis"
@@ -32,8 +33,8 @@ const statusTimeout = 300 * time.Millisecond
 const eventTail = 200
 
 // nodeStates returns Cluster.States for the system, nil when it cannot say.
-func (c *cluster) nodeStates() func(ctx context.Context) (map[string]nemesis.NodeState, error) {
-	d, ok := c.db.(*db.ChaosNode)
+func nodeStates(c *cluster.Cluster) func(ctx context.Context) (map[string]nemesis.NodeState, error) {
+	d, ok := c.DB.(*db.ChaosNode)
 	if !ok {
 		return nil
 	}
@@ -42,7 +43,7 @@ func (c *cluster) nodeStates() func(ctx context.Context) (map[string]nemesis.Nod
 		var mu sync.Mutex
 		out := map[string]nemesis.NodeState{}
 		var wg sync.WaitGroup
-		for _, n := range c.nodes {
+		for _, n := range c.Nodes {
 			wg.Go(func() {
 				st, err := nodeapi.NewClient(d.ClientAddr(n), hc).Status(ctx)
 				if err != nil {
@@ -61,13 +62,13 @@ func (c *cluster) nodeStates() func(ctx context.Context) (map[string]nemesis.Nod
 
 // nodeEvents returns Cluster.Events for the system, nil when it keeps no
 // event logs.
-func (c *cluster) nodeEvents() func(ctx context.Context, node string) ([]eventlog.Event, error) {
-	d, ok := c.db.(*db.ChaosNode)
+func nodeEvents(c *cluster.Cluster) func(ctx context.Context, node string) ([]eventlog.Event, error) {
+	d, ok := c.DB.(*db.ChaosNode)
 	if !ok {
 		return nil
 	}
 	return func(ctx context.Context, node string) ([]eventlog.Event, error) {
-		r := c.remotes[node]
+		r := c.Remotes[node]
 		if r == nil {
 			return nil, fmt.Errorf("%s: no remote for the node's host", node)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
 	"chaos/node/eventlog"
@@ -30,8 +31,8 @@ func TestNodeEventsReadsTheLogTail(t *testing.T) {
 		`{"time":"2026-11-24T15:16:27.8Z","event":"role","node":"n2","role":"follower","term":5,"leader":"n4"}` + "\n" +
 		`{"time":"2026-11-24T15:16:27.9Z","event":"comm`
 	require.NoError(t, os.WriteFile(filepath.Join(logDir, eventlog.FileName), []byte(lines), 0o644))
-	c := &cluster{db: d, nodes: []db.Node{n}, remotes: map[string]control.Remote{"n2": control.NewLocal("n2")}}
-	events := c.nodeEvents()
+	c := &cluster.Cluster{DB: d, Nodes: []db.Node{n}, Remotes: map[string]control.Remote{"n2": control.NewLocal("n2")}}
+	events := nodeEvents(c)
 	require.NotNil(t, events)
 	evs, err := events(context.Background(), "n2")
 	require.NoError(t, err)
@@ -55,8 +56,8 @@ func TestNodeStatesAsksStatus(t *testing.T) {
 	require.NoError(t, err)
 	d := &db.ChaosNode{ClientPort: p}
 	// n2's address has nothing listening on that port.
-	c := &cluster{db: d, nodes: []db.Node{{Name: "n1", Addr: host}, {Name: "n2", Addr: "127.0.0.2"}}}
-	states := c.nodeStates()
+	c := &cluster.Cluster{DB: d, Nodes: []db.Node{{Name: "n1", Addr: host}, {Name: "n2", Addr: "127.0.0.2"}}}
+	states := nodeStates(c)
 	require.NotNil(t, states)
 	st, err := states(context.Background())
 	require.NoError(t, err)
@@ -68,7 +69,7 @@ func TestNodeStatesAsksStatus(t *testing.T) {
 
 // Other systems report neither states nor events.
 func TestRolesNeedChaosNode(t *testing.T) {
-	c := &cluster{db: &db.Etcd{}}
-	assert.Nil(t, c.nodeStates())
-	assert.Nil(t, c.nodeEvents())
+	c := &cluster.Cluster{DB: &db.Etcd{}}
+	assert.Nil(t, nodeStates(c))
+	assert.Nil(t, nodeEvents(c))
 }

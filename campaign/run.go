@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/cluster"
 	"chaos/history"
 	"chaos/nemesis"
 	"chaos/workload"
@@ -81,7 +82,7 @@ type run struct {
 	rd      *runDir
 	log     *slog.Logger
 	start   time.Time
-	cl      *cluster
+	cl      *cluster.Cluster
 	rec     *history.Recorder
 	histF   *os.File
 	faults  []nemesis.Fault
@@ -132,21 +133,21 @@ func (r *run) writeTestJSON() error {
 func (r *run) execute(ctx context.Context) (Result, error) {
 	setupCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cl, err := connect(setupCtx, &r.o)
+	cl, err := cluster.Connect(setupCtx, r.o.clusterOptions())
 	if err != nil {
-		if errors.Is(err, ErrUsage) {
-			return Result{}, err
+		if ce := (*cluster.ConfigError)(nil); errors.As(err, &ce) {
+			return Result{}, fmt.Errorf("%w: %v", ErrUsage, ce.Err)
 		}
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
 	r.cl = cl
-	defer cl.close(r.o.LeaveDBRunning)
+	defer cl.Close(r.o.LeaveDBRunning)
 	faults, unavailable, err := r.pickFaults(setupCtx)
 	if err != nil {
 		return Result{}, err
 	}
-	r.log.Info("setting up", "db", r.o.DB, "nodes", len(cl.nodes))
-	if err := cl.setup(setupCtx); err != nil {
+	r.log.Info("setting up", "db", r.o.DB, "nodes", len(cl.Nodes))
+	if err := cl.Setup(setupCtx); err != nil {
 		r.teardown()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
@@ -179,11 +180,11 @@ type load struct {
 }
 
 func (r *run) prepareLoad() (*load, error) {
-	concurrency, err := workload.ParseConcurrency(r.o.Concurrency, len(r.cl.nodes))
+	concurrency, err := workload.ParseConcurrency(r.o.Concurrency, len(r.cl.Nodes))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	clients, err := r.cl.clients(concurrency)
+	clients, err := r.cl.Clients(concurrency)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
@@ -214,7 +215,7 @@ func (r *run) prepareLoad() (*load, error) {
 func (r *run) teardown() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := r.cl.teardown(ctx, r.rd.path("nodes"), r.o.LeaveDBRunning); err != nil {
+	if err := r.cl.Teardown(ctx, r.rd.path("nodes"), r.o.LeaveDBRunning); err != nil {
 		r.log.Error("teardown", "err", err)
 		fmt.Fprintf(r.env.Out, "warning: teardown: %v\n", err)
 	}

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"chaos/node/nodeapi"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"chaos/node/nodeapi"
 )
 
 // newUnstartedServer builds a node of a three-member cluster without

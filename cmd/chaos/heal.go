@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"chaos/campaign"
+	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
 	"chaos/db/described"
@@ -50,7 +50,7 @@ be reached or healed (one line each on stderr).`,
 	f := cmd.Flags()
 	o.hostFlags.register(f)
 	f.StringVar(&o.db, "db", "chaos-node", dbFlagHelp())
-	f.StringVar(&o.dataDir, "data-dir", "", "where the nodes keep their data and pidfiles (default "+db.DefaultLayout().DataDir+", or in local mode "+campaign.LocalDataDir()+")")
+	f.StringVar(&o.dataDir, "data-dir", "", "where the nodes keep their data and pidfiles (default "+db.DefaultLayout().DataDir+", or in local mode "+cluster.LocalDataDir()+")")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on the whole heal")
 	return cmd
 }
@@ -63,7 +63,7 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
 	local := len(hosts) == 0
-	nodes := campaign.Nodes(hosts)
+	nodes := cluster.Nodes(hosts)
 	d, err := o.newDB(nodes)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (o healOptions) connect(ctx context.Context, d db.DB, nodes []db.Node, host
 		}
 		wg.Wait()
 	}
-	c, outcome := cluster(d, nodes, remotes, errs)
+	c, outcome := reached(d, nodes, remotes, errs)
 	return c, outcome, nil
 }
 
@@ -130,7 +130,7 @@ func (o healOptions) newDB(nodes []db.Node) (db.DB, error) {
 	case o.dataDir != "":
 		layout.DataDir = o.dataDir
 	case o.local():
-		layout = campaign.LocalLayout()
+		layout = cluster.LocalLayout()
 	}
 	d, err := described.Open(o.db, db.Config{Nodes: nodes, Layout: layout})
 	if err != nil {
@@ -139,9 +139,9 @@ func (o healOptions) newDB(nodes []db.Node) (db.DB, error) {
 	return d, nil
 }
 
-// cluster is the nodes whose host was reached, with the system under test
+// reached is the cluster of the nodes whose host was reached, with the system under test
 // d and its hook addresses, and the dial error of every other node.
-func cluster(d db.DB, nodes []db.Node, remotes []control.Remote, errs []error) (*nemesis.Cluster, map[string]error) {
+func reached(d db.DB, nodes []db.Node, remotes []control.Remote, errs []error) (*nemesis.Cluster, map[string]error) {
 	c := &nemesis.Cluster{Remotes: map[string]control.Remote{}, DB: d}
 	outcome := map[string]error{}
 	for i, n := range nodes {
@@ -152,7 +152,7 @@ func cluster(d db.DB, nodes []db.Node, remotes []control.Remote, errs []error) (
 		c.Nodes = append(c.Nodes, n)
 		c.Remotes[n.Name] = remotes[i]
 	}
-	c.HookAddrs = campaign.HookAddrs(d, c.Nodes)
+	c.HookAddrs = cluster.HookAddrs(d, c.Nodes)
 	return c, outcome
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/campaign"
+	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
 	"chaos/nemesis"
@@ -75,7 +75,7 @@ func TestHealFlagsParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.77.0.11", "10.77.0.12:2222", "[fd00::3]:22"}, hosts)
 	assert.Equal(t, []db.Node{{Name: "n1", Addr: "10.77.0.11"}, {Name: "n2", Addr: "10.77.0.12"}, {Name: "n3", Addr: "fd00::3"}},
-		campaign.Nodes(hosts))
+		cluster.Nodes(hosts))
 
 	hosts, err = healOptions{hostFlags: hostFlags{nodes: "h1, h2", sshPort: 22}, db: "chaos-node", timeout: 1}.validate()
 	require.NoError(t, err)
@@ -84,7 +84,7 @@ func TestHealFlagsParse(t *testing.T) {
 	hosts, err = healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", timeout: 1}.validate()
 	require.NoError(t, err)
 	assert.Empty(t, hosts, "local mode")
-	local := campaign.Nodes(nil)
+	local := cluster.Nodes(nil)
 	require.Len(t, local, 5)
 	assert.Equal(t, db.Node{Name: "n5", Addr: "127.0.0.15"}, local[4])
 
@@ -136,11 +136,11 @@ func (r *healRemote) Download(context.Context, string, string) error            
 // family in the layout given, the one that was not is reported, in order.
 func TestHealReportsEveryHost(t *testing.T) {
 	o := healOptions{db: "etcd", dataDir: "/data"}
-	nodes := campaign.Nodes([]string{"h1:2222", "h2", "h3"})
+	nodes := cluster.Nodes([]string{"h1:2222", "h2", "h3"})
 	r1, r3 := &healRemote{host: "n1"}, &healRemote{host: "n3"}
 	d, err := o.newDB(nodes)
 	require.NoError(t, err)
-	c, outcome := cluster(d, nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
+	c, outcome := reached(d, nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
 	assert.Empty(t, c.HookAddrs, "etcd has no hooks")
 	for _, h := range nemesis.HealEach(context.Background(), c, nemesis.HealFaults(false)) {
 		outcome[h.Node.Name] = h.Err
@@ -162,10 +162,10 @@ func TestHealReportsEveryHost(t *testing.T) {
 // client address.
 func TestHealChaosNodeHookAddresses(t *testing.T) {
 	o := healOptions{db: "chaos-node", dataDir: "/data"}
-	nodes := campaign.Nodes([]string{"10.77.0.11", "10.77.0.12"})
+	nodes := cluster.Nodes([]string{"10.77.0.11", "10.77.0.12"})
 	d, err := o.newDB(nodes)
 	require.NoError(t, err)
-	c, _ := cluster(d, nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
+	c, _ := reached(d, nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
 	assert.Equal(t, map[string]string{"n1": "10.77.0.11:7000"}, c.HookAddrs)
 	assert.Equal(t, []db.Node{nodes[0]}, c.Nodes)
 }

@@ -1,0 +1,304 @@
+// Package cluster is the system under test on its hosts: it reaches the
+// hosts (locally, or over SSH), starts the nodes from empty data, makes
+// the clients bound to them, asks who leads, and stops the nodes and pulls
+// their logs. A chaos run (campaign) and a benchmark (bench) both drive a
+// Cluster.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"chaos/control"
+	"chaos/db"
+	"chaos/db/described"
+	"chaos/workload"
+)
+
+// Read consistencies of the clients' reads (Options.ReadConsistency).
+const (
+	ReadLinearizable = "linearizable"
+	ReadSerializable = "serializable"
+)
+
+// ConfigError is why a cluster cannot be made from its Options (the
+// system or the SSH configuration refuses them): a usage error, not a
+// failure to reach the hosts. Its text is the refusal's.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Options say what cluster to make.
+type Options struct {
+	// Hosts are the nodes' hosts (name or address, optional :port); none
+	// means local mode: LocalNodes nodes on this machine.
+	Hosts []string
+	// LocalNodes is local mode's count of nodes, 1 to 5 (default 5).
+	LocalNodes int
+	// SSH configures the connections to Hosts.
+	SSH control.SSHConfig
+	// NewDB makes the system under test for its configuration (db.New, or
+	// a described system's constructor).
+	NewDB func(db.Config) (db.DB, error)
+	// Binary is the node binary to deploy ("" for the system's default).
+	Binary string
+	// Bugs are chaos-node's planted bugs to start the nodes with.
+	Bugs []string
+	// ReadConsistency is how the clients read: ReadLinearizable (or "")
+	// or ReadSerializable.
+	ReadConsistency string
+}
+
+// Cluster is the system under test on its hosts.
+type Cluster struct {
+	// Nodes are the nodes, n1, n2, ... (see Nodes).
+	Nodes []db.Node
+	// Remotes reach each node's host, by node name.
+	Remotes map[string]control.Remote
+	// DB is the system under test.
+	DB db.DB
+	// Local is true in local mode.
+	Local bool
+	// SharedClock is true when some host runs on this machine's kernel
+	// (local mode, the testbed): its system clock is the controller's.
+	SharedClock bool
+
+	readConsistency string
+	workDir         string   // local mode: where the nodes keep their data
+	lock            *os.File // local mode: held while this cluster owns the local nodes
+	made            []workload.Client
+}
+
+// Connect reaches every host: locally, or over SSH in parallel. Every host
+// that cannot be reached is named in the error; a system that refuses its
+// configuration is a *ConfigError.
+func Connect(ctx context.Context, o Options) (*Cluster, error) {
+	hosts := o.Hosts
+	local := len(hosts) == 0
+	if local {
+		hosts = LocalAddrs(o.LocalNodes)
+	}
+	c := &Cluster{Remotes: map[string]control.Remote{}, Local: local, Nodes: Nodes(hosts),
+		readConsistency: o.ReadConsistency}
+	if local {
+		for _, n := range c.Nodes {
+			c.Remotes[n.Name] = control.NewLocal(n.Name)
+		}
+		c.workDir = LocalDataDir()
+		if err := os.MkdirAll(c.workDir, 0o755); err != nil {
+			return nil, err
+		}
+		lock, err := lockLocalMode(c.workDir)
+		if err != nil {
+			return nil, err
+		}
+		c.lock = lock
+	} else if err := c.dial(ctx, hosts, o.SSH); err != nil {
+		return nil, err
+	}
+	c.SharedClock = c.Local || sharesClock(ctx, c.Remotes, localBootID())
+	layout := db.DefaultLayout()
+	if c.Local {
+		layout = LocalLayout()
+	}
+	d, err := o.NewDB(db.Config{Nodes: c.Nodes, Layout: layout, Binary: o.Binary, Upload: !c.Local, Bugs: o.Bugs})
+	if err != nil {
+		c.Close(false)
+		return nil, &ConfigError{err}
+	}
+	c.DB = d
+	return c, nil
+}
+
+// dial connects to every host over SSH, in parallel.
+func (c *Cluster) dial(ctx context.Context, hosts []string, cfg control.SSHConfig) error {
+	dialer, err := control.NewSSHDialer(cfg)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			r, err := dialer.Dial(ctx, h)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			c.Remotes[c.Nodes[i].Name] = r
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		c.Close(false)
+		return errors.Join(errs...)
+	}
+	return nil
+}
+
+// Each runs f for every node in parallel and joins the errors.
+func (c *Cluster) Each(f func(n db.Node, r control.Remote) error) error {
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		wg.Go(func() { errs[i] = f(n, c.Remotes[n.Name]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Setup starts every node from empty data and waits (30 s at most) until
+// each is ready and, for a system that can say, a leader is elected.
+func (c *Cluster) Setup(ctx context.Context) error {
+	err := c.Each(func(n db.Node, r control.Remote) error {
+		if err := c.DB.Stop(ctx, r, n); err != nil {
+			return err
+		}
+		if err := c.DB.Wipe(ctx, r, n); err != nil {
+			return err
+		}
+		if err := c.DB.Install(ctx, r, n); err != nil {
+			return err
+		}
+		return c.DB.Start(ctx, r, n)
+	})
+	if err != nil {
+		return err
+	}
+	ready, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.Each(func(n db.Node, _ control.Remote) error { return c.DB.Ready(ready, n) }); err != nil {
+		return err
+	}
+	if _, ok := c.DB.(db.LeaderFinder); !ok {
+		return nil // Ready is all a system that cannot name its leader offers
+	}
+	return c.WaitLeader(ready)
+}
+
+// WaitLeader polls until the nodes report a leader, or ctx ends.
+func (c *Cluster) WaitLeader(ctx context.Context) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, err := c.Leader(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no leader elected: %w", err)
+		case <-tick.C:
+		}
+	}
+}
+
+// Teardown stops every node unless asked to leave them running, and pulls
+// every node's logs into dir/<node>/ either way ("" pulls none).
+func (c *Cluster) Teardown(ctx context.Context, dir string, leaveRunning bool) error {
+	return c.Each(func(n db.Node, r control.Remote) error {
+		var errs []error
+		if !leaveRunning {
+			errs = append(errs, c.DB.Stop(ctx, r, n))
+		}
+		if dir != "" {
+			errs = append(errs, c.DB.CollectLogs(ctx, r, n, filepath.Join(dir, n.Name)))
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// Close releases the connections and, in local mode, the nodes' data
+// unless they were left running.
+func (c *Cluster) Close(leaveRunning bool) {
+	for _, r := range c.Remotes {
+		_ = r.Close()
+	}
+	if c.workDir != "" && !leaveRunning {
+		system := "chaos-node"
+		if c.DB != nil {
+			system = c.DB.Name()
+		}
+		_ = os.RemoveAll(filepath.Join(c.workDir, system))
+	}
+	if c.lock != nil {
+		_ = c.lock.Close()
+	}
+}
+
+// Clients makes one client per worker, bound to the nodes round robin.
+func (c *Cluster) Clients(concurrency int) ([]workload.Client, error) {
+	clients, err := workload.BindClients(concurrency, len(c.Nodes), func(i int) (workload.Client, error) {
+		return NewClient(c.DB, c.Nodes[i], c.readConsistency)
+	})
+	c.made = append(c.made, clients...)
+	return clients, err
+}
+
+// Made is every client Clients made.
+func (c *Cluster) Made() []workload.Client { return c.made }
+
+// NewClient makes a client of d's own protocol for node n, whose reads
+// (the register's and the set's final one) follow reads, a read
+// consistency: etcd's serializable range, chaos-node's stale GET, a
+// described system's {read_consistency}.
+func NewClient(d db.DB, n db.Node, reads string) (workload.Client, error) {
+	if s, ok := described.From(d); ok {
+		return workload.NewDescribedClient(s, n, reads)
+	}
+	weak := reads == ReadSerializable
+	switch d.(type) {
+	case *db.Etcd:
+		return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{Serializable: weak})
+	case *db.ChaosNode:
+		return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{StaleReads: weak})
+	}
+	return nil, fmt.Errorf("no client for %s", d.Name())
+}
+
+// Leader asks the system who leads, when it can say.
+func (c *Cluster) Leader(ctx context.Context) (string, error) {
+	lf, ok := c.DB.(db.LeaderFinder)
+	if !ok {
+		return "", fmt.Errorf("%s cannot say who leads", c.DB.Name())
+	}
+	return lf.Leader(ctx, c.Nodes)
+}
+
+// Node is the node called name.
+func (c *Cluster) Node(name string) (db.Node, error) {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	return db.Node{}, fmt.Errorf("%q is not a node of the cluster", name)
+}
+
+// HookAddrs are the fault-hook addresses of the nodes that have them.
+func (c *Cluster) HookAddrs() map[string]string { return HookAddrs(c.DB, c.Nodes) }
+
+// HookAddrs are the fault-hook addresses of those of nodes that answer
+// the hooks, by node name; empty for a system without them.
+func HookAddrs(d db.DB, nodes []db.Node) map[string]string {
+	out := map[string]string{}
+	fh, ok := d.(db.FaultHooker)
+	if !ok {
+		return out
+	}
+	for _, n := range nodes {
+		if addr, ok := fh.HookAddr(n); ok {
+			out[n.Name] = addr
+		}
+	}
+	return out
+}
