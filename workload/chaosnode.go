@@ -108,7 +108,7 @@ func (c *ChaosNodeClient) do(ctx context.Context, op Op) history.Outcome {
 		}
 	case int64:
 		if op.F == history.FWrite {
-			return c.put(ctx, op.Key, strconv.FormatInt(v, 10))
+			return c.put(ctx, op.Key, op.ValueText(v))
 		}
 		if op.F == history.FAdd {
 			return c.put(ctx, chaosNodeSetKey(v), "1")

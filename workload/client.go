@@ -7,6 +7,8 @@ package workload
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"chaos/history"
 )
@@ -26,6 +28,20 @@ type Op struct {
 	Key       string
 	Value     any
 	Attempted []int64
+	// Width, if positive, pads a write's value with leading zeros to
+	// Width characters (a benchmark's value size, see ValueText); the
+	// text still reads back as the same integer.
+	Width int
+}
+
+// ValueText is the text a client writes for value v of op: its decimal
+// digits, padded with leading zeros to op.Width characters.
+func (op Op) ValueText(v int64) string {
+	s := strconv.FormatInt(v, 10)
+	if pad := op.Width - len(s); pad > 0 && v >= 0 {
+		return strings.Repeat("0", pad) + s
+	}
+	return s
 }
 
 // Client performs operations against one node of a system under test. Do

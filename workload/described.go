@@ -54,7 +54,7 @@ func describedOp(op Op) (string, described.Vars, error) {
 		switch op.F {
 		case history.FWrite:
 			set(described.VarKey, op.Key)
-			set(described.VarValue, dec(x))
+			set(described.VarValue, op.ValueText(x))
 			return described.OpWrite, v, nil
 		case history.FAdd:
 			set(described.VarKey, SetElementKey(x))

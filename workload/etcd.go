@@ -160,7 +160,7 @@ func (c *EtcdClient) do(ctx context.Context, op Op) history.Outcome {
 		if !ok {
 			return etcdFailf("etcd write %s: value %v (%T), want an int64", op.Key, op.Value, op.Value)
 		}
-		return c.put(ctx, c.prefix+op.Key, v)
+		return c.put(ctx, c.prefix+op.Key, v, []byte(op.ValueText(v)))
 	case history.FCAS:
 		ev, ok := op.Value.([2]int64)
 		if !ok {
@@ -172,7 +172,7 @@ func (c *EtcdClient) do(ctx context.Context, op Op) history.Outcome {
 		if !ok {
 			return etcdFailf("etcd add: value %v (%T), want an int64", op.Value, op.Value)
 		}
-		return c.put(ctx, c.prefix+etcdSetDir+strconv.FormatInt(v, 10), v)
+		return c.put(ctx, c.prefix+etcdSetDir+strconv.FormatInt(v, 10), v, etcdDecimal(v))
 	}
 	return etcdFailf("etcd: unknown operation %q", op.F)
 }
@@ -226,9 +226,9 @@ func (c *EtcdClient) readSet(ctx context.Context) history.Outcome {
 	return history.Outcome{Type: history.OK, Value: elements}
 }
 
-// put sets key to v: the register's write and the set's add.
-func (c *EtcdClient) put(ctx context.Context, key string, v int64) history.Outcome {
-	req := etcdPutRequest{Key: []byte(key), Value: etcdDecimal(v)}
+// put sets key to text, the value v written out: the register's write and the set's add.
+func (c *EtcdClient) put(ctx context.Context, key string, v int64, text []byte) history.Outcome {
+	req := etcdPutRequest{Key: []byte(key), Value: text}
 	if err := c.call(ctx, "/kv/put", req, &etcdPutResponse{}); err != nil {
 		return etcdMutationOutcome(v, fmt.Errorf("etcd put %s: %w", key, err))
 	}

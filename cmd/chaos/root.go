@@ -22,5 +22,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newHealCmd())
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newServeCmd())
+	root.AddCommand(newBenchCmd())
 	return root
 }

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"chaos/bench"
+	"chaos/cluster"
+	"chaos/db"
+	"chaos/db/described"
+)
+
+// benchOptions are chaos bench's flags.
+type benchOptions struct {
+	hosts   hostFlags
+	o       bench.Options
+	db      string
+	binary  string
+	reads   string
+	compare string
+	json    bool
+}
+
+func newBenchCmd() *cobra.Command {
+	bo := &benchOptions{}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Throughput and latency of a cluster, no faults",
+		Long: `bench sets up a cluster of the system under test from empty data (three
+nodes on this machine without --nodes; every host given with --nodes), drives
+it with chaos run's clients in a closed loop of reads and writes (no faults, no
+checking), and prints per operation the acknowledged operations per second and
+the latency quantiles (p50, p90, p99, max) over the measured window, after a
+warm-up.
+
+--failover N then kills the leader N times while the load goes on and reports
+the time from each kill (SIGKILL delivered) to the next acknowledged write (a write
+invoked after the kill), p50 and max; the killed node is restarted and caught
+up before the next kill.
+
+--compare DB runs the same benchmark against a second system, one after the
+other, and prints both and the ratios (first over second).
+
+Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
+		Example: `  chaos bench
+  chaos bench --compare etcd --failover 5
+  chaos bench --db etcd --read-ratio 0 --clients 64 --duration 20s --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, bo) },
+	}
+	f := cmd.Flags()
+	bo.hosts.register(f)
+	o := &bo.o
+	f.StringVar(&bo.db, "db", "chaos-node", dbFlagHelp())
+	f.StringVar(&bo.compare, "compare", "", "a second system to run the same benchmark against, then print the ratios")
+	f.StringVar(&bo.binary, "binary", "", "binary to deploy (default: this chaos binary, or the hosts' etcd)")
+	f.IntVar(&o.Clients, "clients", 64, "closed-loop clients, bound to the nodes round robin")
+	f.DurationVar(&o.Duration, "duration", 10*time.Second, "the measured window")
+	f.DurationVar(&o.Warmup, "warmup", time.Second, "load before the measured window")
+	f.Float64Var(&o.ReadRatio, "read-ratio", 0.5, "fraction of operations that are reads (0: writes only, 1: reads only)")
+	f.IntVar(&o.ValueSize, "value-size", 16, "bytes of each written value")
+	f.IntVar(&o.Keys, "keys", 1000, "keys the load spreads over")
+	f.StringVar(&bo.reads, "read-consistency", cluster.ReadLinearizable, "linearizable, or serializable (a node's local state)")
+	f.IntVar(&o.Failover, "failover", 0, "kill the leader this many times after the window and time each recovery")
+	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the clients' choices")
+	f.BoolVar(&bo.json, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, bo *benchOptions) error {
+	first, err := bo.options(bo.db)
+	if err != nil {
+		return err
+	}
+	var second *bench.Options
+	if bo.compare != "" {
+		o, err := bo.options(bo.compare)
+		if err != nil {
+			return err
+		}
+		second = &o
+	}
+	ctx, _, stop := interrupts(cmd.Context(), cmd)
+	defer stop()
+	if !bo.json {
+		first.Log = cmd.ErrOrStderr()
+	}
+	a, err := bench.Run(ctx, first)
+	if err != nil {
+		return benchError(bo.db, err)
+	}
+	if second == nil {
+		return bo.print(cmd.OutOrStdout(), a)
+	}
+	if !bo.json {
+		second.Log = cmd.ErrOrStderr()
+	}
+	b, err := bench.Run(ctx, *second)
+	if err != nil {
+		return benchError(bo.compare, err)
+	}
+	return bo.printComparison(cmd.OutOrStdout(), bench.Compare(a, b))
+}
+
+// options are the benchmark of system name the flags give; errors are
+// usage errors. --binary applies to --db's system only.
+func (bo *benchOptions) options(name string) (bench.Options, error) {
+	o := bo.o
+	if _, err := described.Lookup(name); err != nil {
+		return o, usageErrorf("bench: %v", err)
+	}
+	if bo.reads != cluster.ReadLinearizable && bo.reads != cluster.ReadSerializable {
+		return o, usageErrorf("bench: --read-consistency %q: want %s or %s", bo.reads, cluster.ReadLinearizable, cluster.ReadSerializable)
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageErrorf("bench: %v", err)
+	}
+	hosts, err := bo.hosts.hosts()
+	if err != nil {
+		return o, err
+	}
+	o.System = name
+	o.Cluster = cluster.Options{Hosts: hosts, SSH: bo.hosts.sshConfig(), ReadConsistency: bo.reads,
+		NewDB: func(cfg db.Config) (db.DB, error) { return described.Open(name, cfg) }}
+	if name == bo.db {
+		o.Cluster.Binary = bo.binary
+	}
+	return o, nil
+}
+
+// benchError classifies a failed benchmark of system name: a system that
+// refuses its configuration is a usage error, anything else a setup
+// failure.
+func benchError(name string, err error) error {
+	if ce := (*cluster.ConfigError)(nil); errors.As(err, &ce) {
+		return usageErrorf("bench %s: %v", name, ce.Err)
+	}
+	return setupError(fmt.Errorf("bench %s: %w", name, err))
+}
+
+func (bo *benchOptions) print(w io.Writer, r bench.Result) error {
+	if bo.json {
+		return writeJSON(w, r)
+	}
+	printResult(w, r)
+	return nil
+}
+
+func (bo *benchOptions) printComparison(w io.Writer, c bench.Comparison) error {
+	if bo.json {
+		return writeJSON(w, c)
+	}
+	printResult(w, c.A)
+	fmt.Fprintln(w)
+	printResult(w, c.B)
+	fmt.Fprintf(w, "\n%s vs %s\n", c.A.System, c.B.System)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "figure\t%s\t%s\tratio\t\n", c.A.System, c.B.System)
+	for _, r := range c.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fx\t\n", r.Figure, figure(r.A), figure(r.B), r.Ratio)
+	}
+	return tw.Flush()
+}
+
+// printResult prints one benchmark: its settings, a row per operation and
+// the failover.
+func printResult(w io.Writer, r bench.Result) {
+	fmt.Fprintf(w, "%s: %d nodes, %d clients, %.0f s measured, %.0f%% reads (%s), %d-byte values, %d keys\n",
+		r.System, r.Nodes, r.Clients, r.DurationS, 100*r.ReadRatio, r.ReadConsistency, r.ValueSize, r.Keys)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\tops/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tfailed\tunknown\t")
+	for _, s := range r.Ops {
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t\n",
+			s.F, figure(s.PerSecond), s.P50Ms, s.P90Ms, s.P99Ms, s.MaxMs, s.Failed, s.Unknown)
+	}
+	_ = tw.Flush()
+	if f := r.Failover; f != nil {
+		fmt.Fprintf(w, "failover: %d leader kills, next acknowledged write after p50 %.0f ms, max %.0f ms",
+			len(f.Kills), f.P50Ms, f.MaxMs)
+		if f.Unrecovered > 0 {
+			fmt.Fprintf(w, "; %d without a write acknowledged within 10 s", f.Unrecovered)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// figure prints a rate or a latency with the precision it deserves.
+func figure(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

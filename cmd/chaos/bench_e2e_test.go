@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"chaos/bench"
+)
+
+// A short chaos bench of chaos-node compared with etcd (three local nodes
+// each) with one leader kill: both measured, figures sane. The figures
+// themselves are not asserted (CI machines differ); chaos bench prints
+// them for the closing notes.
+func TestBenchComparesChaosNodeWithEtcd(t *testing.T) {
+	skipE2E(t)
+	if _, err := exec.LookPath("etcd"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("etcd is missing; test.sh installs it with apt-get install -y etcd-server")
+		}
+		t.Skip("etcd is not installed (apt-get install -y etcd-server)")
+	}
+	code, out, errOut := runChaos(t, 3*time.Minute, "bench", "--compare", "etcd", "--duration", "2s",
+		"--warmup", "500ms", "--clients", "16", "--failover", "1", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var c bench.Comparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("--json printed no comparison: %v\n%s", err, out)
+	}
+	for _, r := range []bench.Result{c.A, c.B} {
+		requireSaneBench(t, r)
+	}
+	if c.A.System != "chaos-node" || c.B.System != "etcd" || len(c.Rows) == 0 {
+		t.Errorf("compared %s with %s in %d rows", c.A.System, c.B.System, len(c.Rows))
+	}
+}
+
+func requireSaneBench(t *testing.T, r bench.Result) {
+	t.Helper()
+	if r.Nodes != 3 || r.Clients != 16 || r.DurationS < 1.9 {
+		t.Errorf("%s: %d nodes, %d clients, %.1f s measured", r.System, r.Nodes, r.Clients, r.DurationS)
+	}
+	for _, f := range []string{"read", "write"} {
+		s := r.Op(f)
+		if s.OK == 0 || s.PerSecond <= 0 || s.P50Ms <= 0 || s.P50Ms > s.P90Ms || s.P90Ms > s.P99Ms || s.P99Ms > s.MaxMs {
+			t.Errorf("%s %s: insane figures %+v", r.System, f, s)
+		}
+	}
+	if f := r.Failover; f == nil || len(f.Kills) != 1 || !f.Kills[0].Recovered || f.MaxMs <= 0 {
+		t.Errorf("%s: failover %+v, want one recovered kill", r.System, f)
+	}
+}
