@@ -103,7 +103,17 @@ func splitRegister(h history.History) (*registerHistory, error) {
 	if len(h) > 0 {
 		rh.infinity = h[len(h)-1].Time + 1
 	}
-	for _, p := range h.Pairs() {
+	pairs := h.Pairs()
+	// Size each key's slice first: a million ops appended key by key would
+	// otherwise allocate about twice what they hold.
+	perKey := map[string]int{}
+	for _, p := range pairs {
+		perKey[h[p.Invoke].Key]++
+	}
+	for k, n := range perKey {
+		rh.keys[k] = make([]regOp, 0, n)
+	}
+	for _, p := range pairs {
 		rh.operations++
 		inv := &h[p.Invoke]
 		outcome := h.Outcome(p)

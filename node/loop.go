@@ -71,8 +71,8 @@ func (s *Server) loop() {
 			for range tk.due() {
 				s.rn.Tick()
 			}
-		case msgs := <-s.recvC:
-			s.step(msgs)
+		case in := <-s.recvC:
+			s.step(in)
 		case p := <-s.propC:
 			s.proposeBatch(ls, p)
 		case r := <-s.readC:
@@ -112,16 +112,22 @@ func (s *Server) applyAppendLimit(ls *loopState) {
 func (s *Server) drainReceived() {
 	for range cap(s.recvC) {
 		select {
-		case msgs := <-s.recvC:
-			s.step(msgs)
+		case in := <-s.recvC:
+			s.step(in)
 		default:
 			return
 		}
 	}
 }
 
-func (s *Server) step(msgs []raft.Message) {
-	for _, m := range msgs {
+// step hands raft what the transport received: the messages of a batch,
+// or the end of a peer's connection (fast failover: raft.RawNode.PeerLost).
+func (s *Server) step(in inbound) {
+	if in.lost != 0 {
+		s.rn.PeerLost(in.lost)
+		return
+	}
+	for _, m := range in.msgs {
 		if err := s.rn.Step(m); err != nil {
 			s.log.Warn("dropped a peer message", "err", err)
 		}

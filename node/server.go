@@ -44,7 +44,7 @@ type Server struct {
 
 	propC  chan *proposal
 	readC  chan *readRequest
-	recvC  chan []raft.Message
+	recvC  chan inbound
 	stopC  chan struct{}
 	loopWG sync.WaitGroup
 
@@ -67,7 +67,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, bugs: bugs, log: cfg.Logger.With("node", cfg.Name), metrics: newMetrics(),
 		store: kv.NewStore(), clock: newSkewClock(time.Now),
 		propC: make(chan *proposal, 4096), readC: make(chan *readRequest, 4096),
-		recvC: make(chan []raft.Message, 1024), stopC: make(chan struct{}), failed: make(chan error, 1)}
+		recvC: make(chan inbound, 1024), stopC: make(chan struct{}), failed: make(chan error, 1)}
 	s.names, s.ids = members(cfg.Peers)
 	s.id = s.ids[cfg.Name]
 	if err := s.open(); err != nil {
@@ -101,7 +101,7 @@ func (s *Server) open() error {
 	}
 	host, _, _ := net.SplitHostPort(s.cfg.PeerAddr)
 	s.trans, err = transport.New(transport.Config{ID: s.id, Listener: peerLn, Peers: peers,
-		LocalIP: net.ParseIP(host), Handler: s.receive, Logger: s.log,
+		LocalIP: net.ParseIP(host), Handler: s.receive, PeerLost: s.peerLost, Logger: s.log,
 		Rand: rand.New(rand.NewPCG(s.seed(), 7)), KeepAlive: s.cfg.HeartbeatInterval})
 	if err != nil {
 		peerLn.Close()
@@ -211,11 +211,25 @@ func (s *Server) closeResources() error {
 }
 
 // receive is the transport's handler: batches go to the event loop.
-func (s *Server) receive(msgs []raft.Message) {
+func (s *Server) receive(msgs []raft.Message) { s.queueInbound(inbound{msgs: msgs}) }
+
+// peerLost hands the loop the end of a peer's connection, after the
+// messages read from it (the transport calls both from the connection's
+// reader goroutine, and recvC keeps their order).
+func (s *Server) peerLost(id uint64) { s.queueInbound(inbound{lost: id}) }
+
+func (s *Server) queueInbound(in inbound) {
 	select {
-	case s.recvC <- msgs:
+	case s.recvC <- in:
 	case <-s.stopC:
 	}
+}
+
+// inbound is what the transport hands the loop: a batch of messages, or
+// (lost non-zero) the end of the connection from peer lost.
+type inbound struct {
+	msgs []raft.Message
+	lost uint64
 }
 
 func (s *Server) name(id uint64) string {

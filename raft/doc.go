@@ -2,8 +2,10 @@
 // protocol: leader election with PreVote and CheckQuorum, log replication
 // with conflict hints and a bounded pipeline, the commit rule of section
 // 5.4.2, linearizable reads by ReadIndex (or, opt-in, a leader lease),
-// snapshots with log compaction and snapshot transfer, and leadership
-// transfer.
+// snapshots with log compaction and snapshot transfer, leadership
+// transfer, and fast failover (RawNode.PeerLost: a follower told that the
+// connection from its leader ended campaigns at once; safety never depends
+// on the notice being true, and lease reads ignore it).
 //
 // The core, RawNode, starts no goroutines, reads no clock and does no I/O.
 // Time is logical: each Tick is one unit and timeouts are counted in ticks.

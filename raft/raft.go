@@ -252,6 +252,42 @@ func (r *raft) hup(transfer bool) {
 	}
 }
 
+// leaderLost is fast failover: a follower whose connection from its
+// leader ended forgets the leader, so that it grants votes at once (it no
+// longer ignores campaigns as a follower in a leader's lease does), and
+// campaigns at its next tick, the surviving voters two ticks apart by id so
+// that they do not split the vote. It also drops the hold of a node that
+// started less than an election timeout ago: it has heard from a leader
+// since. A pre-candidate that is ignored (its peers still hear the leader:
+// the connection ended but the leader lives) asks again after the usual
+// randomized timeout, unless the leader's next message makes it a follower
+// again first; PreVote keeps its asks from disturbing anyone.
+//
+// Safety does not rest on the connection's end meaning a dead leader:
+// every node still votes once per term, so a spurious end costs at most an
+// election. Lease-based reads do rest on it (a leader serves reads while its
+// followers promise to ignore campaigns for an election timeout), so under
+// ReadLeaseBased a follower keeps its promise and waits for the timeout.
+func (r *raft) leaderLost(id uint64) {
+	const failoverStagger = 2 // ticks between survivors: a pre-vote and a vote round trip
+	if r.role != Follower || id == None || id != r.lead || r.readMode == ReadLeaseBased {
+		return
+	}
+	r.lead = None
+	rank := 0
+	for _, v := range r.voters {
+		if v != id && v < r.id {
+			rank++
+		}
+	}
+	// The campaign is due in 1+stagger*rank ticks; retries after it come at
+	// the usual randomized timeout.
+	r.electionElapsed = max(0, r.randomizedElectionTimeout-1-failoverStagger*rank)
+	r.startupHold = false
+	r.logger.Info("leader's connection ended: campaigning early", "node", r.id, "term", r.term,
+		"leader", id, "in_ticks", r.randomizedElectionTimeout-r.electionElapsed)
+}
+
 // campaign runs a pre-election (kind MsgPreVote) or an election (MsgVote).
 func (r *raft) campaign(kind MessageType, transfer bool) {
 	var term uint64

@@ -173,6 +173,17 @@ func (rn *RawNode) Campaign() {
 	rn.r.hup(false)
 }
 
+// PeerLost tells the node that its transport's connection from peer id
+// ended: closed or reset by the peer, as when the peer's process dies (not
+// a timeout: silence says nothing). A follower whose leader that is stops
+// honouring it at once and campaigns at its next tick, or
+// two ticks later per surviving voter of lower id, instead of after its election timeout; see
+// raft.leaderLost. Anything else ignores it.
+func (rn *RawNode) PeerLost(id uint64) {
+	rn.mustNotBePending("PeerLost")
+	rn.r.leaderLost(id)
+}
+
 // Compact records that the application took a snapshot of its state machine
 // at applied index index, and drops the log entries it covers. It returns the
 // snapshot with its metadata filled in; the application persists it before

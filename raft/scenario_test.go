@@ -76,7 +76,7 @@ func (sc *scenario) allFollow(l *simNode) bool {
 
 func (sc *scenario) node(id uint64) *simNode { return sc.nodes[id-1] }
 
-func (sc *scenario) crash(id uint64) { sc.node(id).rn = nil; sc.logf("crash n%d", id) }
+func (sc *scenario) crash(id uint64) { sc.crashed(sc.node(id)); sc.logf("crash n%d", id) }
 
 func (sc *scenario) restart(id uint64) {
 	n := sc.node(id)

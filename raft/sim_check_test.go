@@ -22,7 +22,7 @@ func (s *simulation) injectFaults() {
 			n = l // leaders are the interesting victims
 		}
 		if n.rn != nil {
-			n.rn = nil
+			s.crashed(n)
 			// Short outages restart a node while the election it voted in
 			// is still running; long ones make it fall behind.
 			down := 1 + s.rng.IntN(s.cfg.electionTick/2)
@@ -31,6 +31,15 @@ func (s *simulation) injectFaults() {
 			}
 			n.downUntil = s.now + down
 			s.logf("crash n%d until tick %d", n.id, n.downUntil)
+		}
+	}
+	if s.cfg.spuriousLostRate > 0 && s.lostRng.Float64() < s.cfg.spuriousLostRate {
+		// A live leader's connection ends (it redialed, or a middlebox
+		// reset it): the follower must not break safety acting on it.
+		if l := s.leader(); l != nil {
+			to := s.nodes[s.lostRng.IntN(len(s.nodes))]
+			s.lost = append(s.lost, lostConn{at: s.now, to: to.id, peer: l.id})
+			s.logf("n%d's connection from its live leader n%d ends", to.id, l.id)
 		}
 	}
 	if s.partitionUntil != 0 && s.now >= s.partitionUntil {
@@ -112,7 +121,7 @@ func (s *simulation) handleReady(n *simNode) {
 	s.maybeCompact(n)
 	if s.cfg.voteCrashRate > 0 && !s.healed && grantsVote(rd.Messages) && s.rng.Float64() < s.cfg.voteCrashRate {
 		// Power fails right after a vote went out: the vote must survive.
-		n.rn = nil
+		s.crashed(n)
 		n.downUntil = s.now + 1 + s.rng.IntN(3)
 		s.logf("crash n%d right after voting, until tick %d", n.id, n.downUntil)
 	}

@@ -32,7 +32,14 @@ type simConfig struct {
 	partitionRate float64 // per tick
 	transferRate  float64 // per tick: the leader hands off leadership
 	voteCrashRate float64 // per granted vote: the voter crashes right after sending it
-	bugs          Bugs
+	// fastFailover tells every live node of a crash (PeerLost, 0 to 2
+	// ticks later, while the crashed node's messages may still be in
+	// flight), as a transport sees the connection reset; spuriousLostRate
+	// (per tick) tells one follower that its live leader's connection
+	// ended.
+	fastFailover     bool
+	spuriousLostRate float64
+	bugs             Bugs
 }
 
 // randomSimConfig draws a fault profile from seed.
@@ -64,6 +71,13 @@ func randomSimConfig(seed uint64, bugs Bugs) simConfig {
 	if c.checkQuorum && rng.IntN(3) == 0 {
 		c.readMode = ReadLeaseBased
 	}
+	// From a stream of its own, so that the profiles above stay what they
+	// were for every seed.
+	fast := rand.New(rand.NewPCG(seed, 0xfa57))
+	c.fastFailover = fast.IntN(2) == 0
+	if c.fastFailover {
+		c.spuriousLostRate = []float64{0, 0.01, 0.05}[fast.IntN(3)]
+	}
 	if rng.IntN(3) == 0 {
 		// A storm: leaders crash and get cut off faster than they can
 		// replicate, one entry per message, and elections run without
@@ -76,9 +90,9 @@ func randomSimConfig(seed uint64, bugs Bugs) simConfig {
 }
 
 func (c simConfig) String() string {
-	return fmt.Sprintf("nodes=%d ticks=%d prevote=%v checkquorum=%v read=%d maxmsg=%d compact=%d drop=%.2f dup=%.2f delay<=%d crash=%.3f partition=%.3f bugs=%v",
+	return fmt.Sprintf("nodes=%d ticks=%d prevote=%v checkquorum=%v read=%d maxmsg=%d compact=%d drop=%.2f dup=%.2f delay<=%d crash=%.3f partition=%.3f fast=%v/%.2f bugs=%v",
 		c.nodes, c.faultTicks, c.preVote, c.checkQuorum, c.readMode, c.maxMsgBytes, c.compactEvery,
-		c.dropRate, c.dupRate, c.maxDelay, c.crashRate, c.partitionRate, c.bugs.Names())
+		c.dropRate, c.dupRate, c.maxDelay, c.crashRate, c.partitionRate, c.fastFailover, c.spuriousLostRate, c.bugs.Names())
 }
 
 // simDisk is what a node made durable: its hard state, newest snapshot and
@@ -133,6 +147,8 @@ type simulation struct {
 	nextCmd    uint64
 
 	partitionUntil int
+	lost           []lostConn // PeerLost notices not yet delivered
+	lostRng        *rand.Rand // draws the notices' delays and victims
 	healed         bool
 	marker         []byte // the liveness probe command, once faults stopped
 	markerIndex    uint64 // where the probe committed; 0 until applied somewhere
@@ -153,6 +169,7 @@ func newSimulation(cfg simConfig) *simulation {
 		logChain: map[[2]uint64]uint64{},
 		applied:  map[uint64]appliedEntry{},
 		reads:    map[uint64]pendingRead{},
+		lostRng:  rand.New(rand.NewPCG(cfg.seed, 3)),
 	}
 	for i := 1; i <= cfg.nodes; i++ {
 		s.nodes = append(s.nodes, &simNode{id: uint64(i)})
@@ -270,6 +287,51 @@ func (s *simulation) leaderSummary() string {
 	return b.String()
 }
 
+// lostConn is a PeerLost notice on its way: at tick at, node to learns
+// that its connection from peer ended.
+type lostConn struct {
+	at       int
+	to, peer uint64
+}
+
+// crashed takes n down and, with fast failover, schedules every other
+// node's notice that n's connection ended.
+func (s *simulation) crashed(n *simNode) {
+	n.rn = nil
+	if !s.cfg.fastFailover {
+		return
+	}
+	for _, o := range s.nodes {
+		if o == n {
+			continue
+		}
+		// A connection ends after what was read from it: the notice comes
+		// after n's messages to o that are still in flight.
+		at := s.now + s.lostRng.IntN(3)
+		for _, q := range s.net.queue {
+			if q.m.From == n.id && q.m.To == o.id {
+				at = max(at, q.at)
+			}
+		}
+		s.lost = append(s.lost, lostConn{at: at, to: o.id, peer: n.id})
+	}
+}
+
+// deliverLost hands out the PeerLost notices due by now.
+func (s *simulation) deliverLost() {
+	kept := s.lost[:0]
+	for _, l := range s.lost {
+		if l.at > s.now {
+			kept = append(kept, l)
+			continue
+		}
+		if n := s.nodes[l.to-1]; n.rn != nil {
+			n.rn.PeerLost(l.peer)
+		}
+	}
+	s.lost = kept
+}
+
 // step advances the whole cluster by one tick.
 func (s *simulation) step() {
 	for _, m := range s.net.due(s.now, nil) {
@@ -282,6 +344,7 @@ func (s *simulation) step() {
 			return
 		}
 	}
+	s.deliverLost()
 	for _, n := range s.nodes {
 		if n.rn != nil {
 			n.rn.Tick()

@@ -33,6 +33,14 @@ type Config struct {
 	// owns the slice and may keep it. It must return, and must not call
 	// Close: while it runs that connection is not read, and Close waits for it.
 	Handler func(msgs []raft.Message)
+	// PeerLost, if set, is called by an inbound connection's reader
+	// goroutine when the connection ends because the peer closed or reset
+	// it (as when its process dies), after every batch read from it went to
+	// the Handler; id is the peer whose messages it carried. It is not
+	// called for a connection that idled out (silence says nothing of the
+	// peer), carried no message, was closed for bad input, or was closed by
+	// Close. The same rules as for Handler apply.
+	PeerLost func(id uint64)
 	// Logger receives connection events and rejected input (nil: discard).
 	Logger *slog.Logger
 	// Rand seeds every random decision: fault outcomes and backoff jitter.

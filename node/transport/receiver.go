@@ -57,22 +57,26 @@ func (t *Transport) readConn(conn net.Conn) {
 	defer t.inbound.remove(conn)
 	remote := conn.RemoteAddr().String()
 	br := bufio.NewReaderSize(conn, readBufferBytes)
+	var from uint64 // the peer whose messages the connection carried
 	for {
 		// Between frames a connection may idle up to IdleTimeout (senders
 		// write keepalives); once a frame begins it must finish in FrameTimeout.
 		if err := conn.SetReadDeadline(time.Now().Add(t.cfg.IdleTimeout)); err != nil {
-			t.endConn(remote, err)
+			t.endConn(remote, from, err)
 			return
 		}
 		if _, err := br.Peek(1); err != nil {
-			t.endConn(remote, err)
+			t.endConn(remote, from, err)
 			return
 		}
 		if err := conn.SetReadDeadline(time.Now().Add(t.cfg.FrameTimeout)); err != nil {
-			t.endConn(remote, err)
+			t.endConn(remote, from, err)
 			return
 		}
 		msgs, err := ReadFrame(br, t.cfg.MaxFrameBytes)
+		if err == nil && len(msgs) > 0 {
+			from = msgs[0].From
+		}
 		if err == nil {
 			err = t.deliver(msgs)
 		}
@@ -83,16 +87,22 @@ func (t *Transport) readConn(conn net.Conn) {
 	}
 }
 
-// endConn logs the end of an inbound connection between frames.
-func (t *Transport) endConn(remote string, err error) {
+// endConn logs the end of an inbound connection between frames and, when
+// the peer closed or reset it, tells Config.PeerLost.
+func (t *Transport) endConn(remote string, from uint64, err error) {
 	switch {
 	case t.closed.Load():
-	case errors.Is(err, io.EOF):
-		t.log.Debug("peer connection closed by remote", "remote", remote)
+		return
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		t.log.Info("peer connection idle, closing", "remote", remote, "idle", t.cfg.IdleTimeout)
+		return
+	case errors.Is(err, io.EOF):
+		t.log.Debug("peer connection closed by remote", "remote", remote)
 	default:
 		t.log.Info("peer connection failed", "remote", remote, "err", err)
+	}
+	if from != 0 && t.cfg.PeerLost != nil {
+		t.cfg.PeerLost(from)
 	}
 }
 
