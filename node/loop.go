@@ -208,6 +208,16 @@ func (s *Server) dirtyRead(ls *loopState, key string) readResult {
 func (s *Server) handleReady(ls *loopState) error {
 	rd := s.rn.Ready()
 	s.noteSoftState(ls, rd.SoftState)
+	if rd.SendFirst {
+		// A leader's appends go out while it writes them (raft.Ready.SendFirst):
+		// its followers' fsyncs overlap its own. A role change reaches the
+		// event log first, as below.
+		if rd.SoftState != nil {
+			s.events.Flush()
+		}
+		s.trans.Send(rd.Messages)
+		rd.Messages = nil
+	}
 	start := time.Now()
 	if rd.Snapshot != nil {
 		if err := s.disk.saveSnapshot(*rd.Snapshot); err != nil {

@@ -55,7 +55,11 @@
 //
 // Ready enforces the order by construction: every message of a round is
 // handed out together with the state it depends on, and the application
-// persists first, then sends.
+// persists first, then sends, except when Ready.SendFirst says the messages
+// are a leader's, which depend on nothing of the round: then the leader's
+// disk write overlaps its followers' (Raft thesis, section 10.2.1). A
+// leader that crashes after sending and before its write loses entries
+// nobody could have committed: its own copy counts only after Advance.
 //
 // # Reads
 //

@@ -347,3 +347,37 @@ func TestSetMaxInflightMsgsOrdersAppends(t *testing.T) {
 		}
 	}
 }
+
+// Only a leader's round whose term and vote did not change may send
+// before it writes; its own entries count toward commit only after
+// Advance, and nothing is stepped before Advance.
+func TestSendFirstOnlyForALeadersAppends(t *testing.T) {
+	rn, err := NewRawNode(Config{ID: 1, Peers: []uint64{1, 2, 3}, ElectionTick: 10, HeartbeatTick: 1}, State{})
+	require.NoError(t, err)
+	rn.Campaign()
+	rd := rn.Ready()
+	require.False(t, rd.SendFirst, "a candidate's vote requests follow its durable term and vote")
+	require.NotEmpty(t, rd.Messages)
+	rn.Advance()
+	for _, from := range []uint64{2, 3} {
+		require.NoError(t, rn.Step(Message{Type: MsgVoteResp, From: from, To: 1, Term: 1}))
+	}
+	rd = rn.Ready()
+	require.Equal(t, Leader, rn.Status().Role)
+	require.True(t, rd.SendFirst, "the new leader's appends")
+	require.NotEmpty(t, rd.Entries)
+	last := rd.Entries[len(rd.Entries)-1].Index
+	// Nothing can be stepped before Advance, which says the leader's copy is
+	// durable: a follower's acknowledgement then makes a quorum.
+	require.Panics(t, func() { _ = rn.Step(Message{Type: MsgAppResp, From: 2, To: 1, Term: 1, Index: last}) })
+	rn.Advance()
+	require.NoError(t, rn.Step(Message{Type: MsgAppResp, From: 2, To: 1, Term: 1, Index: last}))
+	require.Equal(t, last, rn.Status().Commit)
+
+	single, err := NewRawNode(Config{ID: 1, Peers: []uint64{1}, ElectionTick: 10, HeartbeatTick: 1}, State{})
+	require.NoError(t, err)
+	single.Campaign()
+	rd = single.Ready()
+	require.Equal(t, Leader, single.Status().Role)
+	require.False(t, rd.SendFirst, "leading in a term that is not durable yet")
+}

@@ -14,9 +14,12 @@ import "fmt"
 //  5. call Advance.
 //
 // Step 1 must complete before step 2: a vote or an append acknowledgement
-// promises that the state behind it survives a crash. Step 3 may overlap
-// step 2 but not precede step 1: CommittedEntries may include entries of this
-// same Ready. No other RawNode method may be called between Ready and Advance.
+// promises that the state behind it survives a crash. The one exception is
+// SendFirst: a leader's appends promise nothing, so it may send them while
+// (or before) it writes the same entries (Raft thesis, section 10.2.1).
+// Step 3 may overlap step 2 but not precede step 1: CommittedEntries may
+// include entries of this same Ready. No other RawNode method may be called
+// between Ready and Advance.
 type Ready struct {
 	// SoftState is non-nil when the leader or this node's role changed.
 	SoftState *SoftState
@@ -36,6 +39,12 @@ type Ready struct {
 	// MustSync: the term, vote, entries or snapshot changed, so step 1 needs
 	// an fsync. A change of the commit index alone does not.
 	MustSync bool
+	// SendFirst: this node leads and its term and vote did not change, so
+	// Messages (appends, heartbeats, answers to reads and stale messages)
+	// depend on nothing that step 1 makes durable, and may be sent before
+	// it. The leader's own entries still count toward a quorum only after
+	// Advance, which must follow step 1.
+	SendFirst bool
 }
 
 // handedOut remembers what a Ready gave the application, so Advance can
@@ -246,6 +255,8 @@ func (rn *RawNode) Ready() Ready {
 		rd.HardState, h.hard, h.hardSet = hs, hs, true
 		rd.MustSync = hs.Term != rn.prevHard.Term || hs.Vote != rn.prevHard.Vote
 	}
+	termOrVote := h.hardSet && (rd.HardState.Term != rn.prevHard.Term || rd.HardState.Vote != rn.prevHard.Vote)
+	rd.SendFirst = r.role == Leader && !termOrVote && rd.Snapshot == nil
 	rd.MustSync = rd.MustSync || len(rd.Entries) > 0 || rd.Snapshot != nil
 	rn.pending = h
 	return rd

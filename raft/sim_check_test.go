@@ -96,6 +96,19 @@ func (s *simulation) handleReady(n *simNode) {
 			s.checkLeader(n)
 		}
 	}
+	if rd.SendFirst && s.orderRng.IntN(2) == 0 {
+		// A leader sends before it writes, and may crash in between.
+		for _, m := range rd.Messages {
+			s.net.send(s.now, m)
+		}
+		rd.Messages = nil
+		if !s.healed && s.cfg.crashRate > 0 && len(rd.Entries) > 0 && s.orderRng.Float64() < 0.05 {
+			s.crashed(n)
+			n.downUntil = s.now + 1 + s.orderRng.IntN(s.cfg.electionTick)
+			s.logf("crash n%d after sending its appends, before writing them, until tick %d", n.id, n.downUntil)
+			return
+		}
+	}
 	if !rd.HardState.IsEmpty() {
 		n.disk.hs = rd.HardState
 	}

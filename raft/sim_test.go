@@ -149,6 +149,7 @@ type simulation struct {
 	partitionUntil int
 	lost           []lostConn // PeerLost notices not yet delivered
 	lostRng        *rand.Rand // draws the notices' delays and victims
+	orderRng       *rand.Rand // draws whether a leader sends before it writes, and crashes between
 	healed         bool
 	marker         []byte // the liveness probe command, once faults stopped
 	markerIndex    uint64 // where the probe committed; 0 until applied somewhere
@@ -170,6 +171,7 @@ func newSimulation(cfg simConfig) *simulation {
 		applied:  map[uint64]appliedEntry{},
 		reads:    map[uint64]pendingRead{},
 		lostRng:  rand.New(rand.NewPCG(cfg.seed, 3)),
+		orderRng: rand.New(rand.NewPCG(cfg.seed, 4)),
 	}
 	for i := 1; i <= cfg.nodes; i++ {
 		s.nodes = append(s.nodes, &simNode{id: uint64(i)})

@@ -1,0 +1,37 @@
+package checker
+
+import (
+	"bufio"
+	"os"
+	"testing"
+)
+
+// TestWriteMillionOpHistory writes the 1M-operation history of
+// BenchmarkCheckLinearizable1M to $CHAOS_WRITE_1M, for measuring
+// `chaos check` on it (wall time, peak memory):
+//
+//	CHAOS_WRITE_1M=/tmp/h1m.jsonl go test ./checker -run TestWriteMillionOpHistory
+//	/usr/bin/time -v chaos check /tmp/h1m.jsonl
+func TestWriteMillionOpHistory(t *testing.T) {
+	path := os.Getenv("CHAOS_WRITE_1M")
+	if path == "" {
+		t.Skip("set CHAOS_WRITE_1M to a path to write the history")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	for _, op := range simulate(millionOps()) {
+		line, err := op.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(line)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
