@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"chaos/cluster"
+	"chaos/db"
 	"chaos/history"
 	"chaos/workload"
 )
@@ -108,7 +109,8 @@ func (o Options) Validate() error {
 const maxValueSize = 1 << 20
 
 // Run sets up the cluster from empty data, measures it and tears it down.
-// A *cluster.ConfigError is a system that refuses its options.
+// A *cluster.ConfigError is a system that refuses its options (or cannot
+// name its leader for Failover), before any node starts.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if err := o.Validate(); err != nil {
 		return Result{}, err
@@ -121,6 +123,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer c.Close(false)
+	if _, ok := c.DB.(db.LeaderFinder); o.Failover > 0 && !ok {
+		return Result{}, &cluster.ConfigError{Err: fmt.Errorf("--failover: %s cannot say which node leads, so none can be killed as the leader", c.DB.Name())}
+	}
 	o.logf("%s: setting up %d nodes", o.System, len(c.Nodes))
 	if err := c.Setup(setupCtx); err != nil {
 		return Result{}, errors.Join(fmt.Errorf("set up: %w", err), teardown(c))

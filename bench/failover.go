@@ -71,9 +71,6 @@ func summarize(kills []Kill) *Failover {
 // time it waits for the next acknowledged write, restarts the killed node,
 // waits until it is ready and lets it catch up.
 func failover(ctx context.Context, c *cluster.Cluster, rec *history.Recorder, since func() time.Duration, o Options) ([]Kill, error) {
-	if _, ok := c.DB.(db.LeaderFinder); !ok {
-		return nil, fmt.Errorf("failover: %s cannot say which node leads, so none can be killed as the leader", c.DB.Name())
-	}
 	acks := &ackScanner{invoked: map[history.Process]int64{}}
 	var kills []Kill
 	for i := range o.Failover {

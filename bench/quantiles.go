@@ -25,26 +25,19 @@ type OpStats struct {
 }
 
 // opStats computes the figures of the operations of h that completed in
-// [from, to) (ns since the start), for read, write and all: the history
-// pairs each completion with its invocation by process.
+// [from, to) (ns since the start), for read, write and all.
 func opStats(h history.History, from, to int64) []OpStats {
 	type acc struct {
 		lat             []time.Duration
 		failed, unknown int
 	}
 	accs := map[string]*acc{history.FRead: {}, history.FWrite: {}, "all": {}}
-	open := map[history.Process]int64{}
-	for _, op := range h {
-		if op.Process.IsNemesis() {
+	for _, p := range h.Pairs() {
+		if p.Open() {
 			continue
 		}
-		if op.Type == history.Invoke {
-			open[op.Process] = op.Time
-			continue
-		}
-		inv, ok := open[op.Process]
-		delete(open, op.Process)
-		if !ok || op.Time < from || op.Time >= to {
+		inv, op := &h[p.Invoke], &h[p.Complete]
+		if op.Time < from || op.Time >= to {
 			continue
 		}
 		for _, a := range []*acc{accs[op.F], accs["all"]} {
@@ -53,7 +46,7 @@ func opStats(h history.History, from, to int64) []OpStats {
 			}
 			switch op.Type {
 			case history.OK:
-				a.lat = append(a.lat, time.Duration(op.Time-inv))
+				a.lat = append(a.lat, time.Duration(op.Time-inv.Time))
 			case history.Fail:
 				a.failed++
 			default:

@@ -25,6 +25,8 @@ type benchOptions struct {
 	reads   string
 	compare string
 	json    bool
+	// valueSizeSet is true when --value-size was given, not defaulted.
+	valueSizeSet bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -64,7 +66,7 @@ Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "the measured window")
 	f.DurationVar(&o.Warmup, "warmup", time.Second, "load before the measured window")
 	f.Float64Var(&o.ReadRatio, "read-ratio", 0.5, "fraction of operations that are reads (0: writes only, 1: reads only)")
-	f.IntVar(&o.ValueSize, "value-size", 16, "bytes of each written value")
+	f.IntVar(&o.ValueSize, "value-size", 16, "bytes of each written value (its number padded with zeros; a described system's client command gets the bare number)")
 	f.IntVar(&o.Keys, "keys", 1000, "keys the load spreads over")
 	f.StringVar(&bo.reads, "read-consistency", cluster.ReadLinearizable, "linearizable, or serializable (a node's local state)")
 	f.IntVar(&o.Failover, "failover", 0, "kill the leader this many times after the window and time each recovery")
@@ -75,6 +77,7 @@ Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 }
 
 func runBench(cmd *cobra.Command, bo *benchOptions) error {
+	bo.valueSizeSet = cmd.Flags().Changed("value-size")
 	first, err := bo.options(bo.db)
 	if err != nil {
 		return err
@@ -113,8 +116,19 @@ func runBench(cmd *cobra.Command, bo *benchOptions) error {
 // usage errors. --binary applies to --db's system only.
 func (bo *benchOptions) options(name string) (bench.Options, error) {
 	o := bo.o
-	if _, err := described.Lookup(name); err != nil {
+	desc, err := described.Lookup(name)
+	if err != nil {
 		return o, usageErrorf("bench: %v", err)
+	}
+	if desc != nil && desc.Client.HTTP == nil {
+		// A client command is handed each value as a JSON number.
+		if bo.valueSizeSet {
+			return o, usageErrorf("bench: --value-size pads written values as text, but %s's client command gets each value as a JSON number; leave --value-size out", name)
+		}
+		o.ValueSize = 0
+	}
+	if o.Failover > 0 && desc != nil && desc.Leader == nil {
+		return o, usageErrorf("bench: --failover kills the leader, but %s has no leader probe to name it; add leader: {path: ..., self: ..., leader: ...} to the description, or leave --failover out", name)
 	}
 	if bo.reads != cluster.ReadLinearizable && bo.reads != cluster.ReadSerializable {
 		return o, usageErrorf("bench: --read-consistency %q: want %s or %s", bo.reads, cluster.ReadLinearizable, cluster.ReadSerializable)
