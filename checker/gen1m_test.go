@@ -17,21 +17,29 @@ func TestWriteMillionOpHistory(t *testing.T) {
 	if path == "" {
 		t.Skip("set CHAOS_WRITE_1M to a path to write the history")
 	}
+	if err := writeMillionOps(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeMillionOps writes the history of millionOps to path as history.jsonl.
+func writeMillionOps(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
 	for _, op := range simulate(millionOps()) {
 		line, err := op.MarshalJSON()
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		w.Write(line)
 		w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
-		t.Fatal(err)
+		return err
 	}
+	return f.Close()
 }

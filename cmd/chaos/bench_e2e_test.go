@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -16,12 +14,7 @@ import (
 // them for the closing notes.
 func TestBenchComparesChaosNodeWithEtcd(t *testing.T) {
 	skipE2E(t)
-	if _, err := exec.LookPath("etcd"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("etcd is missing; test.sh installs it with apt-get install -y etcd-server")
-		}
-		t.Skip("etcd is not installed (apt-get install -y etcd-server)")
-	}
+	needProgram(t, "etcd", "etcd-server")
 	code, out, errOut := runChaos(t, 3*time.Minute, "bench", "--compare", "etcd", "--duration", "2s",
 		"--warmup", "500ms", "--clients", "16", "--failover", "1", "--json")
 	if code != exitOK {

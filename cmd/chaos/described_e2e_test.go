@@ -123,12 +123,7 @@ for n, line in enumerate(sys.stdin, 1):
 // replaced, its operation is info, and the restarts are counted.
 func TestDescribedClientCommandRestartsLocally(t *testing.T) {
 	skipE2E(t)
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the described end-to-end test needs python3 in CI")
-		}
-		t.Skip("needs python3")
-	}
+	needProgram(t, "python3", "python3")
 	dir := t.TempDir()
 	example, err := filepath.Abs(filepath.Join("..", "..", "examples", "clients", "chaos-node-client.py"))
 	if err != nil {

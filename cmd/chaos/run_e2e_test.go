@@ -60,6 +60,19 @@ func skipE2E(t *testing.T) {
 	}
 }
 
+// needProgram skips the test when program is not on PATH, or fails it in
+// CI (CI=true), where test.sh installs the Debian package pkg.
+func needProgram(t *testing.T, program, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath(program); err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is missing; test.sh installs it with apt-get install -y %s", program, pkg)
+	}
+	t.Skipf("%s is not installed (apt-get install -y %s)", program, pkg)
+}
+
 // The store holds every file of the contract.
 func requireStoreLayout(t *testing.T, store string) string {
 	t.Helper()
