@@ -39,7 +39,7 @@ type ElectionDelay struct {
 	// running, and tripped the livelock rule).
 	Heartbeat time.Duration
 	// Election is the cluster's election timeout (default 500ms); each
-	// round waits 10 of them at most.
+	// round waits roundWait (20) of them at most.
 	Election time.Duration
 	// Rounds is how many leaders the sequence cuts off, one after the
 	// other (default 3).

@@ -185,9 +185,9 @@ func (rn *RawNode) Campaign() {
 // PeerLost tells the node that its transport's connection from peer id
 // ended: closed or reset by the peer, as when the peer's process dies (not
 // a timeout: silence says nothing). A follower whose leader that is stops
-// honouring it at once and campaigns at its next tick, or
-// two ticks later per surviving voter of lower id, instead of after its election timeout; see
-// raft.leaderLost. Anything else ignores it.
+// honouring it at once and campaigns at its next tick, two ticks later per
+// surviving voter of lower id, instead of after its election timeout (see
+// raft.leaderLost). Anything else ignores it.
 func (rn *RawNode) PeerLost(id uint64) {
 	rn.mustNotBePending("PeerLost")
 	rn.r.leaderLost(id)
@@ -251,13 +251,13 @@ func (rn *RawNode) Ready() Ready {
 	if h.soft != rn.prevSoft {
 		rd.SoftState = &h.soft
 	}
+	termOrVote := false
 	if hs := rn.bugged(r.hardState()); hs != rn.prevHard {
 		rd.HardState, h.hard, h.hardSet = hs, hs, true
-		rd.MustSync = hs.Term != rn.prevHard.Term || hs.Vote != rn.prevHard.Vote
+		termOrVote = hs.Term != rn.prevHard.Term || hs.Vote != rn.prevHard.Vote
 	}
-	termOrVote := h.hardSet && (rd.HardState.Term != rn.prevHard.Term || rd.HardState.Vote != rn.prevHard.Vote)
+	rd.MustSync = termOrVote || len(rd.Entries) > 0 || rd.Snapshot != nil
 	rd.SendFirst = r.role == Leader && !termOrVote && rd.Snapshot == nil
-	rd.MustSync = rd.MustSync || len(rd.Entries) > 0 || rd.Snapshot != nil
 	rn.pending = h
 	return rd
 }

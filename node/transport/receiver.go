@@ -74,10 +74,10 @@ func (t *Transport) readConn(conn net.Conn) {
 			return
 		}
 		msgs, err := ReadFrame(br, t.cfg.MaxFrameBytes)
-		if err == nil && len(msgs) > 0 {
-			from = msgs[0].From
-		}
 		if err == nil {
+			if len(msgs) > 0 {
+				from = msgs[0].From // a connection carries one peer's messages
+			}
 			err = t.deliver(msgs)
 		}
 		if err != nil {
