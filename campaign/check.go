@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -31,23 +32,71 @@ type CheckOptions struct {
 // are about the input (wrapping checker.ErrMalformed) or about writing the
 // visualizations.
 func Check(ctx context.Context, dir string, h history.History, o CheckOptions) (checker.Report, error) {
-	report, err := checker.CheckAll(ctx, h, checker.Options{Workload: o.Workload,
-		Linearizable: checker.LinearizableOptions{Timeout: o.CheckerTimeout, VisualizationDir: filepath.Join(dir, "linearizable")}})
+	c := newChecking(dir, o)
+	for i := range h {
+		if err := c.add(&h[i]); err != nil {
+			return checker.Report{}, err
+		}
+	}
+	return c.report(ctx, dir)
+}
+
+// CheckFile is Check on the history.jsonl at path, which it reads once,
+// op by op, checking as it reads: only what each check keeps of an op is
+// held (see checker.Checks), never the whole history. The warnings are
+// history.Parse's; a problem with the file is a *history.ParseError.
+func CheckFile(ctx context.Context, path string, o CheckOptions) (checker.Report, []history.Warning, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return checker.Report{}, nil, err
+	}
+	defer f.Close()
+	dir := filepath.Dir(path)
+	c := newChecking(dir, o)
+	warnings, err := history.Scan(f, c.add)
+	if err != nil {
+		return checker.Report{}, warnings, err
+	}
+	report, err := c.report(ctx, dir)
+	return report, warnings, err
+}
+
+// checking is one check of a history whose ops arrive in order.
+type checking struct {
+	o        CheckOptions
+	checks   *checker.Checks
+	timeline raftcheck.Timeline
+}
+
+// newChecking starts a check of the history of the run in dir.
+func newChecking(dir string, o CheckOptions) *checking {
+	return &checking{o: o, checks: checker.NewChecks(checker.Options{Workload: o.Workload,
+		Linearizable: checker.LinearizableOptions{Timeout: o.CheckerTimeout, VisualizationDir: filepath.Join(dir, "linearizable")}})}
+}
+
+func (c *checking) add(op *history.Op) error {
+	c.timeline.Add(op)
+	return c.checks.Add(op)
+}
+
+// report runs what needs the whole history and merges every verdict.
+func (c *checking) report(ctx context.Context, dir string) (checker.Report, error) {
+	report, err := c.checks.Report(ctx)
 	if err != nil {
 		return checker.Report{}, err
 	}
-	recovery := o.Recovery
+	recovery := c.o.Recovery
 	if recovery == 0 {
 		if t, err := ReadTestRecord(dir); err == nil {
 			recovery = t.Recovery()
 		}
 	}
-	for name, res := range raftcheck.CheckRun(dir, h, raftcheck.AvailabilityOptions{RecoveryBound: recovery}) {
+	for name, res := range raftcheck.CheckRun(dir, &c.timeline, raftcheck.AvailabilityOptions{RecoveryBound: recovery}) {
 		report.Checks[name] = res
 	}
 	verdicts := make([]checker.Validity, 0, len(report.Checks))
-	for _, c := range report.Checks {
-		verdicts = append(verdicts, c.Valid)
+	for _, r := range report.Checks {
+		verdicts = append(verdicts, r.Valid)
 	}
 	report.Valid = checker.Merge(verdicts...)
 	return report, nil

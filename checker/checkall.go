@@ -32,36 +32,13 @@ type Report struct {
 // stats for the register, set and stats for the set. Errors are about the
 // input (wrapping ErrMalformed) or about writing visualizations.
 func CheckAll(ctx context.Context, h history.History, opts Options) (Report, error) {
-	workload := opts.Workload
-	if workload == "" {
-		var err error
-		if workload, err = DetectWorkload(h); err != nil {
+	c := NewChecks(opts)
+	for i := range h {
+		if err := c.Add(&h[i]); err != nil {
 			return Report{}, err
 		}
 	}
-	r := Report{Ops: OpCounts(h), Checks: map[string]Result{"stats": Stats(h)}}
-	switch workload {
-	case WorkloadRegister:
-		res, err := Linearizable(ctx, h, opts.Linearizable)
-		if err != nil {
-			return Report{}, fmt.Errorf("linearizable: %w", err)
-		}
-		r.Checks["linearizable"] = res
-	case WorkloadSet:
-		res, err := Set(h)
-		if err != nil {
-			return Report{}, fmt.Errorf("set: %w", err)
-		}
-		r.Checks["set"] = res
-	default:
-		return Report{}, fmt.Errorf("unknown workload %q (want %s or %s)", workload, WorkloadRegister, WorkloadSet)
-	}
-	verdicts := make([]Validity, 0, len(r.Checks))
-	for _, c := range r.Checks {
-		verdicts = append(verdicts, c.Valid)
-	}
-	r.Valid = Merge(verdicts...)
-	return r, nil
+	return c.Report(ctx)
 }
 
 // DetectWorkload tells the workload from the client ops' f values: write
@@ -69,29 +46,52 @@ func CheckAll(ctx context.Context, h history.History, opts Options) (Report, err
 // is a register's. Mixing both, or an f neither knows, is an error wrapping
 // ErrMalformed.
 func DetectWorkload(h history.History) (string, error) {
-	var register, set *history.Op
+	var d workloadDetector
 	for i := range h {
-		op := &h[i]
-		if op.Process.IsNemesis() || op.Type != history.Invoke {
-			continue
-		}
-		switch op.F {
-		case history.FRead:
-		case history.FWrite, history.FCAS:
-			register = op
-		case history.FAdd:
-			set = op
-		default:
-			return "", fmt.Errorf("%w: op %d: f %q belongs to no workload (register: read, write, cas; set: add, read)",
-				ErrMalformed, op.Index, op.F)
-		}
-		if register != nil && set != nil {
-			return "", fmt.Errorf("%w: the history mixes workloads: op %d is a register %q, op %d a set %q",
-				ErrMalformed, register.Index, register.F, set.Index, set.F)
+		if err := d.add(&h[i]); err != nil {
+			return "", err
 		}
 	}
-	if set != nil {
+	if d.decided() == WorkloadSet {
 		return WorkloadSet, nil
 	}
 	return WorkloadRegister, nil
+}
+
+// workloadDetector is DetectWorkload over ops as they arrive.
+type workloadDetector struct {
+	register, set     history.Op // the last op seen of each workload
+	isRegister, isSet bool       // whether one was seen
+}
+
+func (d *workloadDetector) add(op *history.Op) error {
+	if op.Process.IsNemesis() || op.Type != history.Invoke {
+		return nil
+	}
+	switch op.F {
+	case history.FRead:
+	case history.FWrite, history.FCAS:
+		d.register, d.isRegister = *op, true
+	case history.FAdd:
+		d.set, d.isSet = *op, true
+	default:
+		return fmt.Errorf("%w: op %d: f %q belongs to no workload (register: read, write, cas; set: add, read)",
+			ErrMalformed, op.Index, op.F)
+	}
+	if d.isRegister && d.isSet {
+		return fmt.Errorf("%w: the history mixes workloads: op %d is a register %q, op %d a set %q",
+			ErrMalformed, d.register.Index, d.register.F, d.set.Index, d.set.F)
+	}
+	return nil
+}
+
+// decided is the workload the ops so far show, or "" while they are reads.
+func (d *workloadDetector) decided() string {
+	switch {
+	case d.isRegister:
+		return WorkloadRegister
+	case d.isSet:
+		return WorkloadSet
+	}
+	return ""
 }

@@ -94,15 +94,20 @@ type partition struct {
 // register operations (ErrMalformed) and for visualizations that cannot be
 // written.
 func Linearizable(ctx context.Context, h history.History, opts LinearizableOptions) (Result, error) {
+	rh, err := splitRegister(h)
+	if err != nil {
+		return Result{}, err
+	}
+	return linearizable(ctx, rh, opts)
+}
+
+// linearizable is Linearizable on a history already split by key.
+func linearizable(ctx context.Context, rh *registerHistory, opts LinearizableOptions) (Result, error) {
 	now := opts.now
 	if now == nil {
 		now = time.Now
 	}
 	start := now()
-	rh, err := splitRegister(h)
-	if err != nil {
-		return Result{}, err
-	}
 	d := &LinearizableDetails{Operations: rh.operations, DroppedFail: rh.failed, DroppedInfo: rh.infoReads,
 		TimeoutS: opts.Timeout.Seconds()}
 	parts := partitionsOf(rh, d)

@@ -243,3 +243,36 @@ func TestLinearizableMemoryBudgetStopsASearch(t *testing.T) {
 	assert.True(t, d.SearchMemoryExceeded)
 	assert.Contains(t, d.Reason, "exceeded its memory budget")
 }
+
+// casArgs reads the recorder's shape directly and agrees with
+// encoding/json on everything else.
+func TestCasArgs(t *testing.T) {
+	for _, c := range []struct {
+		raw      string
+		from, to int64
+		err      string
+	}{
+		{raw: `[1,2]`, from: 1, to: 2},
+		{raw: ` [ -3 , 0 ] `, from: -3, to: 0},
+		{raw: `[9223372036854775807,-9223372036854775808]`, from: 1<<63 - 1, to: -1 << 63},
+		{raw: `["1",2]`, from: 1, to: 2}, // encoding/json reads a quoted number into json.Number
+		{raw: `[1,2,3]`, err: "[expected, new]"},
+		{raw: `[1]`, err: "[expected, new]"},
+		{raw: `{"a":1}`, err: "[expected, new]"},
+		{raw: `[1,2] [3,4]`, err: "[expected, new]"},
+		{raw: `[1.5,2]`, err: "two integers"},
+		{raw: `[01,2]`, err: "[expected, new]"},
+		{raw: `[9223372036854775808,1]`, err: "two integers"},
+	} {
+		from, to, err := casArgs([]byte(c.raw))
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("casArgs(%s) = %d, %d, %v, want error %q", c.raw, from, to, err, c.err)
+			}
+			continue
+		}
+		if err != nil || from != c.from || to != c.to {
+			t.Errorf("casArgs(%s) = %d, %d, %v, want %d, %d", c.raw, from, to, err, c.from, c.to)
+		}
+	}
+}

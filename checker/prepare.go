@@ -43,8 +43,8 @@ func prepare(ops []regOp) (kept []*regOp, dropped int) {
 
 // pruneUnobserved runs rewrite 1 to a fixpoint and returns which ops stay.
 func pruneUnobserved(ops []regOp) []bool {
-	observers := make(map[int64]int)     // value -> ops observing it
-	infoWriters := make(map[int64][]int) // value -> info ops writing it
+	observers := make(map[int64]int, len(ops)) // value -> ops observing it
+	infoWriters := make(map[int64][]int)       // value -> info ops writing it
 	for i := range ops {
 		op := &ops[i]
 		if v, ok := op.observes(); ok && v.present {
@@ -86,8 +86,8 @@ func pruneUnobserved(ops []regOp) []bool {
 
 // tightenObserved runs rewrite 2.
 func tightenObserved(ops []*regOp) {
-	writers := make(map[int64]int)
-	firstObserved := make(map[int64]int64) // value -> earliest return of a successful observer
+	writers := make(map[int64]int, len(ops))
+	firstObserved := make(map[int64]int64, len(ops)) // value -> earliest return of a successful observer
 	for _, op := range ops {
 		if w, ok := op.writes(); ok {
 			writers[w]++

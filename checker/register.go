@@ -2,13 +2,16 @@ package checker
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
 	"chaos/history"
+	"chaos/jsonline"
 )
 
 // ErrMalformed is wrapped by errors about input the checkers cannot use: ops
@@ -93,73 +96,141 @@ type registerHistory struct {
 }
 
 // splitRegister decodes the register operations of h and groups them by
-// key. Failed operations and reads of unknown outcome are dropped here.
-// Operations of unknown outcome (info, or open at the end) get a return time
-// after the end of the history: porcupine then may place them anywhere after
-// their invoke, including after everything else, which is how "it may take
-// effect later, or never" is modelled.
+// key (see registerBuilder).
 func splitRegister(h history.History) (*registerHistory, error) {
-	rh := &registerHistory{keys: make(map[string][]regOp), nemesis: h.Nemesis()}
-	if len(h) > 0 {
-		rh.infinity = h[len(h)-1].Time + 1
-	}
-	pairs := h.Pairs()
-	// Size each key's slice first: a million ops appended key by key would
-	// otherwise allocate about twice what they hold.
-	perKey := map[string]int{}
-	for _, p := range pairs {
-		perKey[h[p.Invoke].Key]++
-	}
-	for k, n := range perKey {
-		rh.keys[k] = make([]regOp, 0, n)
-	}
-	for _, p := range pairs {
-		rh.operations++
-		inv := &h[p.Invoke]
-		outcome := h.Outcome(p)
-		if outcome == history.Fail {
-			rh.failed++
-			continue
-		}
-		op := regOp{process: inv.Process, index: inv.Index, call: inv.Time, ret: rh.infinity, info: outcome == history.Info}
-		var out *history.Op
-		if !p.Open() {
-			out = &h[p.Complete]
-			op.node = out.Node
-			if !op.info {
-				op.ret = out.Time
-			}
-		}
-		if err := decodeRegister(&op, inv, out); err != nil {
+	var b registerBuilder
+	for i := range h {
+		if err := b.add(&h[i]); err != nil {
 			return nil, err
 		}
-		if op.kind == regRead && op.info {
-			rh.infoReads++
-			continue
+	}
+	return b.finish()
+}
+
+// registerBuilder splits a register history by key as its ops arrive, in
+// history order, holding only the decoded operations and the invokes still
+// in flight. Failed operations and reads of unknown outcome are dropped.
+// Operations of unknown outcome (info, or open at the end) get a return
+// time after the end of the history: porcupine then may place them
+// anywhere after their invoke, including after everything else, which is
+// how "it may take effect later, or never" is modelled. Each key's ops are
+// in invoke order.
+//
+// An op whose f or value does not fit the register is an error (wrapping
+// ErrMalformed) when it completes, or at finish if it never did; a failed
+// one is dropped without a look at its value.
+type registerBuilder struct {
+	rh   registerHistory
+	open map[history.Process]pendingReg
+	last int64 // time of the last op added
+}
+
+// pendingReg is an invoke waiting for its completion.
+type pendingReg struct {
+	op  regOp
+	key string
+	err error // the invoke does not fit the register
+}
+
+func (b *registerBuilder) add(op *history.Op) error {
+	b.last = op.Time
+	switch {
+	case op.Process.IsNemesis():
+		b.rh.nemesis = append(b.rh.nemesis, *op)
+	case op.Type == history.Invoke:
+		p := pendingReg{op: regOp{process: op.Process, index: op.Index, call: op.Time}, key: op.Key}
+		p.err = decodeInvoke(&p.op, op)
+		if b.open == nil {
+			b.open = make(map[history.Process]pendingReg)
 		}
-		op.deadline = op.ret
-		rh.keys[inv.Key] = append(rh.keys[inv.Key], op)
+		b.open[op.Process] = p
+	default:
+		p, ok := b.open[op.Process]
+		if !ok {
+			return nil
+		}
+		delete(b.open, op.Process)
+		return b.complete(p, op)
+	}
+	return nil
+}
+
+// complete records p, which ended with out, or is still open when out is
+// nil.
+func (b *registerBuilder) complete(p pendingReg, out *history.Op) error {
+	b.rh.operations++
+	if out != nil && out.Type == history.Fail {
+		b.rh.failed++
+		return nil
+	}
+	if p.err != nil {
+		return p.err
+	}
+	op := p.op
+	op.info = out == nil || out.Type == history.Info
+	if out != nil {
+		op.node = out.Node
+		if !op.info {
+			op.ret = out.Time
+		}
+		if err := decodeRead(&op, p.key, out); err != nil {
+			return err
+		}
+	}
+	if op.kind == regRead && op.info {
+		b.rh.infoReads++
+		return nil
+	}
+	if b.rh.keys == nil {
+		b.rh.keys = make(map[string][]regOp)
+	}
+	b.rh.keys[p.key] = append(b.rh.keys[p.key], op)
+	return nil
+}
+
+// finish records the operations still open, gives every op its deadline
+// and returns the history.
+func (b *registerBuilder) finish() (*registerHistory, error) {
+	open := make([]pendingReg, 0, len(b.open))
+	for _, p := range b.open {
+		open = append(open, p)
+	}
+	slices.SortFunc(open, func(x, y pendingReg) int { return cmp.Compare(x.op.index, y.op.index) })
+	for _, p := range open {
+		if err := b.complete(p, nil); err != nil {
+			return nil, err
+		}
+	}
+	rh := &b.rh
+	if rh.keys == nil {
+		rh.keys = make(map[string][]regOp)
+	}
+	rh.infinity = b.last + 1
+	for _, ops := range rh.keys {
+		// Ops were added as they completed; the search wants invoke order.
+		slices.SortFunc(ops, func(x, y regOp) int { return cmp.Compare(x.index, y.index) })
+		for i := range ops {
+			if ops[i].info {
+				ops[i].ret = rh.infinity
+			}
+			ops[i].deadline = ops[i].ret
+		}
 	}
 	return rh, nil
 }
 
-// decodeRegister fills op's kind and values from the invoke and, for a
-// completed op, its completion.
-func decodeRegister(op *regOp, inv, out *history.Op) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: op %d (%s on key %q): %s", ErrMalformed, inv.Index, inv.F, inv.Key, fmt.Sprintf(format, args...))
-	}
+// malformed is the error for a register op of inv's index, f and key that
+// does not fit the register.
+func malformed(index int64, f, key, format string, args ...any) error {
+	return fmt.Errorf("%w: op %d (%s on key %q): %s", ErrMalformed, index, f, key, fmt.Sprintf(format, args...))
+}
+
+// decodeInvoke fills op's kind and arguments from its invoke.
+func decodeInvoke(op *regOp, inv *history.Op) error {
+	bad := func(format string, args ...any) error { return malformed(inv.Index, inv.F, inv.Key, format, args...) }
 	switch inv.F {
 	case history.FRead:
 		op.kind = regRead
-		if out == nil || out.Type != history.OK {
-			return nil
-		}
-		v, err := decodeOptionalInt(out.Value)
-		if err != nil {
-			return bad("read returned %s, want an integer or null", out.Value)
-		}
-		op.read = v
 	case history.FWrite:
 		op.kind = regWrite
 		v, err := decodeOptionalInt(inv.Value)
@@ -169,19 +240,27 @@ func decodeRegister(op *regOp, inv, out *history.Op) error {
 		op.arg = v.v
 	case history.FCAS:
 		op.kind = regCas
-		var pair []json.Number
-		if err := json.Unmarshal(inv.Value, &pair); err != nil || len(pair) != 2 {
-			return bad("cas value %s, want [expected, new]", inv.Value)
-		}
-		from, err1 := strconv.ParseInt(pair[0].String(), 10, 64)
-		to, err2 := strconv.ParseInt(pair[1].String(), 10, 64)
-		if err1 != nil || err2 != nil {
-			return bad("cas value %s, want two integers", inv.Value)
+		from, to, err := casArgs(inv.Value)
+		if err != nil {
+			return bad("cas value %s, want %s", inv.Value, err)
 		}
 		op.arg, op.arg2 = from, to
 	default:
 		return bad("f %q is not a register operation (read, write or cas)", inv.F)
 	}
+	return nil
+}
+
+// decodeRead fills a read's value from its successful completion.
+func decodeRead(op *regOp, key string, out *history.Op) error {
+	if op.kind != regRead || out.Type != history.OK {
+		return nil
+	}
+	v, err := decodeOptionalInt(out.Value)
+	if err != nil {
+		return malformed(op.index, history.FRead, key, "read returned %s, want an integer or null", out.Value)
+	}
+	op.read = v
 	return nil
 }
 
@@ -191,14 +270,46 @@ func decodeOptionalInt(raw json.RawMessage) (regValue, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return regValue{}, nil
 	}
-	v, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
-		return regValue{}, err
+	s := jsonline.New(raw)
+	if v, ok := s.Int(); ok && s.Done() {
+		return regValue{v: v, present: true}, nil
 	}
-	return regValue{v: v, present: true}, nil
+	return regValue{}, errors.New("not an integer")
 }
 
-// sortedKeys returns the keys of rh in order.
+// casArgs decodes a cas value, [expected, new]. The shape the recorder
+// writes (two plain integers) is read directly; anything else goes through
+// encoding/json, which also names what is wrong: "[expected, new]" or "two
+// integers".
+func casArgs(raw json.RawMessage) (from, to int64, err error) {
+	s := jsonline.New(raw)
+	s.Space()
+	if s.Byte('[') {
+		s.Space()
+		from, ok1 := s.Int()
+		s.Space()
+		comma := s.Byte(',')
+		s.Space()
+		to, ok2 := s.Int()
+		s.Space()
+		if ok1 && comma && ok2 && s.Byte(']') {
+			if s.Space(); s.Done() {
+				return from, to, nil
+			}
+		}
+	}
+	var pair []json.Number
+	if err := json.Unmarshal(raw, &pair); err != nil || len(pair) != 2 {
+		return 0, 0, errors.New("[expected, new]")
+	}
+	from, err1 := strconv.ParseInt(pair[0].String(), 10, 64)
+	to, err2 := strconv.ParseInt(pair[1].String(), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, errors.New("two integers")
+	}
+	return from, to, nil
+}
+
 func (rh *registerHistory) sortedKeys() []string {
 	keys := make([]string, 0, len(rh.keys))
 	for k := range rh.keys {

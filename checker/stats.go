@@ -43,19 +43,69 @@ type StatsDetails struct {
 // operation never succeeded (the test never exercised it), and unknown when
 // the history has no client operation at all.
 func Stats(h history.History) Result {
-	d := &StatsDetails{ByF: make(map[string]Counts)}
-	for _, p := range h.Pairs() {
-		outcome := h.Outcome(p)
-		if p.Open() {
-			d.Open++
-		}
-		d.Counts.add(outcome)
-		f := h[p.Invoke].F
-		c := d.ByF[f]
-		c.add(outcome)
-		d.ByF[f] = c
+	var b statsBuilder
+	for i := range h {
+		b.add(&h[i])
 	}
-	d.Nemesis = len(h.Nemesis())
+	return b.result()
+}
+
+// OpCounts counts the outcomes of h's client operations, as results.json's
+// "ops" shows them.
+func OpCounts(h history.History) Counts {
+	var b statsBuilder
+	for i := range h {
+		b.add(&h[i])
+	}
+	b.result()
+	return b.d.Counts
+}
+
+// statsBuilder counts outcomes as a history's ops arrive, in order.
+type statsBuilder struct {
+	d    StatsDetails
+	open map[history.Process]string // process -> f of its op in flight
+}
+
+func (b *statsBuilder) add(op *history.Op) {
+	switch {
+	case op.Process.IsNemesis():
+		b.d.Nemesis++
+	case op.Type == history.Invoke:
+		if b.open == nil {
+			b.open = make(map[history.Process]string)
+		}
+		b.open[op.Process] = op.F
+	default:
+		if f, ok := b.open[op.Process]; ok {
+			b.count(f, op.Type)
+			delete(b.open, op.Process)
+		}
+	}
+}
+
+func (b *statsBuilder) count(f string, outcome history.Type) {
+	if b.d.ByF == nil {
+		b.d.ByF = make(map[string]Counts)
+	}
+	b.d.Counts.add(outcome)
+	c := b.d.ByF[f]
+	c.add(outcome)
+	b.d.ByF[f] = c
+}
+
+// result ends the count (add nothing after it): operations still open
+// count as info.
+func (b *statsBuilder) result() Result {
+	for _, f := range b.open {
+		b.d.Open++
+		b.count(f, history.Info)
+	}
+	b.open = nil
+	d := &b.d
+	if d.ByF == nil {
+		d.ByF = make(map[string]Counts)
+	}
 	for f, c := range d.ByF {
 		if c.OK == 0 {
 			d.NeverSucceeded = append(d.NeverSucceeded, f)
@@ -70,14 +120,4 @@ func Stats(h history.History) Result {
 		return Result{Valid: Invalid, Details: d}
 	}
 	return Result{Valid: Valid, Details: d}
-}
-
-// OpCounts counts the outcomes of h's client operations, as results.json's
-// "ops" shows them.
-func OpCounts(h history.History) Counts {
-	var c Counts
-	for _, p := range h.Pairs() {
-		c.add(h.Outcome(p))
-	}
-	return c
 }

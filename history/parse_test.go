@@ -107,3 +107,33 @@ func TestParseReadError(t *testing.T) {
 	_, _, err := Parse(iotest.ErrReader(errors.New("disk on fire")))
 	assert.ErrorContains(t, err, "line 1: read: disk on fire")
 }
+
+// Scan hands over, one at a time, exactly the ops Parse returns, with the
+// same warnings; an error of its callback stops it and comes back as it is.
+func TestScanMatchesParse(t *testing.T) {
+	input := contractExample + `{"index":3,"ti`
+	want, wantWarnings, err := Parse(strings.NewReader(input))
+	require.NoError(t, err)
+	var got History
+	warnings, err := Scan(strings.NewReader(input), func(op *Op) error {
+		got = append(got, *op)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, wantWarnings, warnings)
+
+	stop := errors.New("enough")
+	calls := 0
+	_, err = Scan(strings.NewReader(input), func(*Op) error {
+		calls++
+		return stop
+	})
+	assert.Same(t, stop, err)
+	assert.Equal(t, 1, calls)
+
+	_, err = Scan(strings.NewReader(contractExample+"[1]\n"), func(*Op) error { return nil })
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 4, pe.Line)
+}

@@ -128,14 +128,20 @@ type AvailabilityDetails struct {
 //     than opts.Stuck.Bound while a majority of nodes was up and connected
 //     (see [StuckRule]); otherwise it does not change the verdict.
 func Availability(events []eventlog.Event, h history.History, opts AvailabilityOptions) checker.Result {
+	return TimelineAvailability(events, TimelineOf(h), opts)
+}
+
+// TimelineAvailability is Availability on the timeline of a history.
+func TimelineAvailability(events []eventlog.Event, t *Timeline, opts AvailabilityOptions) checker.Result {
 	opts = opts.withDefaults()
+	h := t.history()
 	f := analyze(events)
 	d := &AvailabilityDetails{Leaderless: leaderlessWindows(f), Unavailable: []ClientWindow{},
 		Recoveries: []Recovery{}, RecoveryBound: opts.RecoveryBound}
 	for _, w := range d.Leaderless {
 		d.LeaderlessTotal += w.Duration
 	}
-	valid := recoveryVerdict(h, opts, d)
+	valid := recoveryVerdict(h, t.okTimes(), opts, d)
 	if len(events) == 0 {
 		return checker.Result{Valid: valid, Details: d}
 	}
@@ -159,13 +165,12 @@ func Availability(events []eventlog.Event, h history.History, opts AvailabilityO
 
 // recoveryVerdict judges the recovery after the final heal (see
 // [Availability]), filling d's client windows and recoveries, and d.Reason
-// unless valid.
-func recoveryVerdict(h history.History, opts AvailabilityOptions, d *AvailabilityDetails) checker.Validity {
+// unless valid. h is a timeline's history, oks its ok times.
+func recoveryVerdict(h history.History, oks []int64, opts AvailabilityOptions, d *AvailabilityDetails) checker.Validity {
 	if len(h) == 0 {
 		d.Reason = "empty history"
 		return checker.Unknown
 	}
-	oks := okTimes(h)
 	d.Unavailable = clientWindows(oks, h[0].Time, h[len(h)-1].Time, opts.Gap)
 	end, lastFault := faultsEnd(h)
 	for i, op := range h {
@@ -210,18 +215,6 @@ func judgeRecovery(ref *Recovery, end int64, bound time.Duration, d *Availabilit
 			ref.F, ref.Index, time.Duration(end-ref.Time), bound)
 		return checker.Unknown
 	}
-}
-
-// okTimes returns the completion times of client ops that ended ok, sorted.
-func okTimes(h history.History) []int64 {
-	var ts []int64
-	for _, op := range h {
-		if !op.Process.IsNemesis() && op.Type == history.OK {
-			ts = append(ts, op.Time)
-		}
-	}
-	slices.Sort(ts)
-	return ts
 }
 
 // recovery measures the time from op to the first ok at or after it.

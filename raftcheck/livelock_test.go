@@ -29,7 +29,7 @@ func loadRun(t *testing.T, dir string) []eventlog.Event {
 // 1..71 pass in 0.75 s without a leader. That is an election livelock,
 // and it makes the availability check invalid.
 func TestLivelockSeed004IsAFinding(t *testing.T) {
-	r := CheckRun(filepath.Join("testdata", "livelock-004"), nil, AvailabilityOptions{})["availability"]
+	r := CheckRun(filepath.Join("testdata", "livelock-004"), &Timeline{}, AvailabilityOptions{})["availability"]
 	d := availDetails(t, r)
 	if r.Valid != checker.Invalid || d.Liveness == nil || len(d.Liveness.Livelocks) != 1 {
 		t.Fatalf("valid %v, liveness %+v, reason %q", r.Valid, d.Liveness, d.Reason)

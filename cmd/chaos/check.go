@@ -62,15 +62,13 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	if err != nil {
 		return err
 	}
-	h, err := readHistory(historyPath, cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	dir := filepath.Dir(historyPath)
-	report, err := campaign.Check(ctx, dir, h, campaign.CheckOptions{Workload: o.workload, CheckerTimeout: o.timeout})
+	report, warnings, err := campaign.CheckFile(ctx, historyPath, campaign.CheckOptions{Workload: o.workload, CheckerTimeout: o.timeout})
+	for _, w := range warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "chaos: warning: %s:%d: %s\n", historyPath, w.Line, w.Msg)
+	}
 	if err != nil {
 		return checkFailure(historyPath, err)
 	}
@@ -115,33 +113,19 @@ func locateHistory(path string) (string, error) {
 	return path, nil
 }
 
-// readHistory parses the history, printing what it recovered from to warn.
-func readHistory(path string, warn io.Writer) (history.History, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	defer f.Close()
-	h, warnings, err := history.Parse(f)
-	for _, w := range warnings {
-		fmt.Fprintf(warn, "chaos: warning: %s:%d: %s\n", path, w.Line, w.Msg)
-	}
+// checkFailure classifies an error of checking the history at path: a
+// history that cannot be read or parsed, or input the checkers cannot use,
+// is bad input (254), anything else (a file that cannot be written) a
+// setup failure (255).
+func checkFailure(path string, err error) error {
 	var pe *history.ParseError
 	switch {
 	case errors.As(err, &pe) && pe.Line > 0:
-		return nil, usageErrorf("%s:%d: %v", path, pe.Line, pe.Err)
-	case err != nil:
-		return nil, usageErrorf("%s: %v", path, err)
-	}
-	return h, nil
-}
-
-// checkFailure classifies a checker error: input the checkers cannot use is
-// bad input (254), anything else (a file that cannot be written) a setup
-// failure (255).
-func checkFailure(path string, err error) error {
-	if errors.Is(err, checker.ErrMalformed) {
+		return usageErrorf("%s:%d: %v", path, pe.Line, pe.Err)
+	case errors.As(err, &pe), errors.Is(err, checker.ErrMalformed):
 		return usageErrorf("%s: %v", path, err)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return usageErrorf("%v", err)
 	}
 	return setupError(err)
 }
