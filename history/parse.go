@@ -53,9 +53,7 @@ var ErrEmpty = errors.New("history is empty: no complete op")
 func Parse(r io.Reader) (History, []Warning, error) {
 	var h History
 	size, sized := sizeOf(r)
-	var read int64 // bytes of the lines so far
-	warnings, err := scan(r, func(op *Op, line, n int) error {
-		read += int64(n) + 1
+	warnings, err := scan(r, func(op *Op, line int, read int64) error {
 		if sized && line == sampleLines {
 			h = slices.Grow(h, estimateOps(size, read, line))
 		}
@@ -66,59 +64,6 @@ func Parse(r io.Reader) (History, []Warning, error) {
 		return nil, warnings, err
 	}
 	return h, warnings, nil
-}
-
-// Scan reads history.jsonl from r as Parse does, but hands each op to fn as
-// soon as it is decoded and validated, in order, instead of keeping them:
-// a checker that needs only part of each op never holds the whole history.
-// op is fn's only during the call: to keep it, copy it (what its fields
-// refer to is not reused). An error from fn stops the
-// scan and is returned as it is; problems with the input are *ParseErrors,
-// as Parse's, and the warnings are Parse's.
-func Scan(r io.Reader, fn func(op *Op) error) ([]Warning, error) {
-	return scan(r, func(op *Op, _, _ int) error { return fn(op) })
-}
-
-// scan is Scan, telling fn also the op's line number and its length in
-// bytes without the newline.
-func scan(r io.Reader, fn func(op *Op, line, n int) error) ([]Warning, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var (
-		warnings []Warning
-		v        Validator
-		dec      = newDecoder()
-		ops      int
-		op       Op // one for the whole scan: fn gets a pointer to it
-	)
-	for line := 1; ; line++ {
-		text, complete, err := readLine(br)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, &ParseError{Line: line, Err: err}
-		}
-		op, err = dec.decode(text)
-		if err != nil && !complete && isSyntaxError(err) {
-			warnings = append(warnings, Warning{Line: line,
-				Msg: fmt.Sprintf("torn final line skipped (%d bytes without a newline: %v)", len(text), err)})
-			break
-		}
-		if err == nil {
-			err = v.Add(&op)
-		}
-		if err != nil {
-			return nil, &ParseError{Line: line, Err: err}
-		}
-		ops++
-		if err := fn(&op, line, len(text)); err != nil {
-			return nil, err
-		}
-	}
-	if ops == 0 {
-		return warnings, &ParseError{Err: ErrEmpty}
-	}
-	return warnings, nil
 }
 
 // sampleLines is how many lines Parse reads before it sizes the history

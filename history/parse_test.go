@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -136,4 +137,41 @@ func TestScanMatchesParse(t *testing.T) {
 	var pe *ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 4, pe.Line)
+}
+
+// Lines are decoded in batches ahead of the validation; line numbers,
+// errors and warnings stay exact across batch boundaries.
+func TestScanAcrossBatches(t *testing.T) {
+	lines := func(n int) string {
+		var sb strings.Builder
+		for i := range n {
+			fmt.Fprintf(&sb, `{"index":%d,"time":%d,"process":%d,"type":"invoke","f":"read"}`+"\n", i, i, i)
+		}
+		return sb.String()
+	}
+	full := lines(batchLines)
+
+	h, warnings, err := Parse(strings.NewReader(full + `{"index":`))
+	require.NoError(t, err)
+	assert.Len(t, h, batchLines)
+	require.Len(t, warnings, 1)
+	assert.Equal(t, batchLines+1, warnings[0].Line)
+
+	_, _, err = Parse(strings.NewReader(full + full))
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, batchLines+1, pe.Line, "the first repeated index")
+
+	_, _, err = Parse(strings.NewReader(full + "nope\n"))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, batchLines+1, pe.Line)
+
+	seen := 0
+	_, err = Scan(strings.NewReader(lines(3*batchLines)), func(*Op) error {
+		if seen++; seen == batchLines+3 {
+			return errors.New("stop")
+		}
+		return nil
+	})
+	assert.EqualError(t, err, "stop")
 }
