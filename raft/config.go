@@ -42,10 +42,17 @@ type Bugs struct {
 	// NarrowElection: election timeouts are randomized over a single tick, so
 	// nodes whose timers line up split the vote forever (a livelock).
 	NarrowElection bool
+	// ConfChangeEarly: a leader proposes a membership change while an
+	// earlier one is not committed, and before it committed an entry of
+	// its own term, so two changes can be in force on different nodes at
+	// once and their majorities need not overlap.
+	ConfChangeEarly bool
 }
 
 // BugNames lists the planted bugs this package knows.
-func BugNames() []string { return []string{"forget-vote", "commit-old-term", "narrow-election"} }
+func BugNames() []string {
+	return []string{"forget-vote", "commit-old-term", "narrow-election", "conf-change-early"}
+}
 
 // Enable switches on the bug called name and reports whether name is one of
 // this package's bugs.
@@ -57,6 +64,8 @@ func (b *Bugs) Enable(name string) bool {
 		b.CommitOldTerm = true
 	case "narrow-election":
 		b.NarrowElection = true
+	case "conf-change-early":
+		b.ConfChangeEarly = true
 	default:
 		return false
 	}
@@ -75,6 +84,9 @@ func (b Bugs) Names() []string {
 	if b.NarrowElection {
 		out = append(out, "narrow-election")
 	}
+	if b.ConfChangeEarly {
+		out = append(out, "conf-change-early")
+	}
 	return out
 }
 
@@ -83,8 +95,13 @@ type Config struct {
 	// ID identifies this node; it must be non-zero and one of Peers.
 	ID uint64
 	// Peers are the voting members of a new cluster, this node included. A
-	// snapshot's ConfState, when present, takes precedence.
+	// snapshot's ConfState, and the membership entries of the log, take
+	// precedence.
 	Peers []uint64
+	// Join starts a node that joins a running cluster: it need not be among
+	// Peers (which may be empty) and learns the membership from the
+	// leader's snapshot or log. Until it is a voter it never campaigns.
+	Join bool
 	// ElectionTick is E: a follower that hears from no leader for a timeout
 	// drawn uniformly from [E, 2E) ticks starts an election. A leader steps
 	// down after E ticks without a quorum (CheckQuorum).

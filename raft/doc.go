@@ -69,9 +69,42 @@
 // applied at least up to ReadState.Index. A new leader answers reads only
 // after committing the empty entry of its term.
 //
+// # Membership changes
+//
+// The membership changes one server at a time (Raft thesis, chapter 4),
+// by entries of type EntryConfChange that RawNode.ProposeConfChange
+// appends: add a learner (it receives the log, neither votes nor counts
+// toward a quorum), promote a learner to voter, remove a voter or a
+// learner. Any majority of the voters before a single change overlaps any
+// majority after it, so nodes that use either configuration cannot elect
+// two leaders in one term.
+//
+//   - A configuration is in force on a node from the moment the node
+//     appends its entry, committed or not (thesis, section 4.1); a node
+//     whose log loses the entry goes back to the configuration before it.
+//     Each entry carries the whole configuration it makes, so a node that
+//     joins with an empty log (Config.Join) learns the membership from it.
+//   - A leader proposes a change only once it committed an entry of its
+//     own term, and only when no earlier change is uncommitted: one change
+//     at a time, and never one on top of a change a previous leader left
+//     uncommitted, which Ongaro's correction of the single-server algorithm
+//     showed can let two disjoint majorities decide.
+//   - The configuration is part of the log, and of snapshots
+//     (SnapshotMeta.ConfState, as of the snapshot's index): a restarted
+//     node finds it in its storage, nothing else needs persisting.
+//   - A leader removed from the voters keeps replicating, not counting
+//     itself, until the change commits; then it steps down and, no voter,
+//     never campaigns again. Learners never campaign either, and votes of
+//     nodes that are not voters are not counted.
+//   - A removed node that never learns of its removal campaigns on: with
+//     PreVote (its log is behind) or CheckQuorum (the others hear a leader)
+//     it cannot disturb the cluster; without either it deposes leader after
+//     leader (thesis, section 4.2.3). Stop removed nodes, or use one of them.
+//   - Leadership is transferred to voters only.
+//
 // # Planted bugs
 //
 // Config.Bugs switches on deliberate violations (forget-vote,
-// commit-old-term, narrow-election) so that checkers can be proven to find
-// real bugs. They are off unless set explicitly, and announced at start.
+// commit-old-term, narrow-election, conf-change-early) so that checkers can
+// be proven to find real bugs. They are off unless set explicitly, and announced at start.
 package raft

@@ -1,6 +1,9 @@
 package raft
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // stepLeader handles a message of the current term while leading.
 func stepLeader(r *raft, m Message) {
@@ -76,9 +79,13 @@ func (r *raft) handleAppendAck(m Message, pr *progress) {
 	case pr.State == stateReplicate:
 		pr.inflights.freeLE(m.Index)
 	}
-	if r.maybeCommit() {
+	committed := r.maybeCommit()
+	switch {
+	case r.role != Leader:
+		return // removed, and stepped down
+	case committed:
 		r.bcastAppend()
-	} else if wasPaused {
+	case wasPaused:
 		r.sendAppend(m.From)
 	}
 	// Fill the window while there is something to send.
@@ -108,6 +115,15 @@ func (r *raft) maybeCommit() bool {
 	}
 	r.log.commitTo(qi)
 	r.releaseWaitingReads()
+	if !r.isVoter(r.id) && r.log.committed >= r.conf.pendingIndex() {
+		// The change that removed this leader committed: it tells the
+		// others, steps down (Raft thesis, section 4.2.2) and, no voter,
+		// never campaigns again. Nothing is left to broadcast.
+		r.bcastAppend()
+		r.logger.Info("stepping down: removed from the configuration", "node", r.id, "term", r.term)
+		r.becomeFollower(r.term, None)
+		return false
+	}
 	return true
 }
 
@@ -161,7 +177,7 @@ func (r *raft) sendSnapshot(to uint64, pr *progress) bool {
 // bcastAppend sends appends to every follower that is not paused.
 func (r *raft) bcastAppend() {
 	r.needBcast = false
-	for _, id := range r.voters {
+	for _, id := range r.members {
 		if id != r.id {
 			r.sendAppend(id)
 		}
@@ -171,7 +187,7 @@ func (r *raft) bcastAppend() {
 // bcastHeartbeat sends a new round of heartbeats.
 func (r *raft) bcastHeartbeat() {
 	seq := r.readOnly.newRound(r.ticks, r.readMode == ReadLeaseBased)
-	for _, id := range r.voters {
+	for _, id := range r.members {
 		if id == r.id {
 			continue
 		}
@@ -208,7 +224,7 @@ func (r *raft) handleReadIndex(from, ctx uint64) {
 	switch {
 	case !r.committedInTerm():
 		r.readOnly.waiting = append(r.readOnly.waiting, rr)
-	case len(r.voters) == 1 || (r.readMode == ReadLeaseBased && r.inLeaderLease()):
+	case len(r.voters) == 1 && r.voters[0] == r.id || (r.readMode == ReadLeaseBased && r.inLeaderLease()):
 		r.releaseRead(rr)
 	default:
 		r.readOnly.add(rr.index, from, ctx)
@@ -244,6 +260,12 @@ func (r *raft) tickElection() {
 	}
 	if r.electionElapsed >= r.randomizedElectionTimeout {
 		r.electionElapsed = 0
+		if !r.isVoter(r.id) {
+			// A learner, or a node not (yet) in its own configuration,
+			// cannot campaign to replace a silent leader: it stops
+			// honouring it, so that it grants votes again.
+			r.lead = None
+		}
 		r.hup(false)
 	}
 }
@@ -262,8 +284,8 @@ func (r *raft) tickHeartbeat() {
 		}
 		r.leadTransferee = None
 	}
-	for _, id := range r.voters {
-		if pr := r.prs[id]; pr.State == stateSnapshot {
+	for _, id := range r.members {
+		if pr := r.prs[id]; pr != nil && pr.State == stateSnapshot {
 			pr.snapshotTicks++
 			if pr.snapshotTicks >= r.electionTimeout {
 				// The snapshot was probably lost; probe again.
@@ -283,10 +305,11 @@ func (r *raft) tickHeartbeat() {
 func (r *raft) quorumActive() bool {
 	active := 0
 	for _, id := range r.voters {
-		pr := r.prs[id]
-		if id == r.id || pr.recentActive {
+		if id == r.id || r.prs[id].recentActive {
 			active++
 		}
+	}
+	for id, pr := range r.prs {
 		if id != r.id {
 			pr.recentActive = false
 		}
@@ -307,6 +330,31 @@ func (r *raft) propose(data ...[]byte) (first uint64, err error) {
 	first = r.log.lastIndex() + 1
 	r.appendEntries(ents...)
 	return first, nil
+}
+
+// proposeConfChange appends the membership change cc, which takes effect
+// at once, on this leader as on every node that appends it. One change at
+// a time, and only once the leader committed an entry of its own term (see
+// doc.go); the conf-change-early bug drops both rules.
+func (r *raft) proposeConfChange(cc ConfChange) (uint64, error) {
+	if r.role != Leader || r.leadTransferee != None {
+		return 0, ErrProposalDropped
+	}
+	switch {
+	case r.bugs.ConfChangeEarly:
+	case !r.committedInTerm():
+		return 0, fmt.Errorf("%w: the leader has not yet committed an entry of its term %d", ErrConfChangePending, r.term)
+	case r.conf.pendingIndex() > r.log.committed:
+		return 0, fmt.Errorf("%w: the change at index %d is not committed yet", ErrConfChangePending, r.conf.pendingIndex())
+	}
+	next, err := r.conf.current().apply(cc)
+	if err != nil {
+		return 0, err
+	}
+	index := r.log.lastIndex() + 1
+	r.appendEntries(Entry{Type: EntryConfChange, Data: ConfChangeEntry{Change: cc, State: next}.Marshal()})
+	r.logger.Info("membership change proposed", "node", r.id, "term", r.term, "index", index, "change", cc.String())
+	return index, nil
 }
 
 // transferLeadership hands leadership to a follower: once its log is up to

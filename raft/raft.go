@@ -20,9 +20,11 @@ type raft struct {
 	role Role
 	lead uint64
 	log  raftLog
-	// voters is the membership, sorted. The configuration is a value owned
-	// here so membership changes can replace it without touching the rest.
-	voters []uint64
+	// conf is the membership over the log; voters and members (voters and
+	// learners, sorted) are its current configuration, kept at hand.
+	conf    confLog
+	voters  []uint64
+	members []uint64
 
 	prs            map[uint64]*progress // leader only: one per voter, self included
 	votes          map[uint64]bool      // candidates: who answered, and how
@@ -80,11 +82,12 @@ func newRaft(c Config, st State) (*raft, error) {
 		rand:             rand.New(rand.NewPCG(c.Seed, c.ID)),
 		logger:           c.Logger,
 	}
-	r.voters = sortedVoters(c.Peers)
+	r.conf.base = ConfState{Voters: sortedVoters(c.Peers)}
 	if err := r.loadState(st); err != nil {
 		return nil, err
 	}
-	if !slices.Contains(r.voters, r.id) {
+	r.syncConf()
+	if !c.Join && st.Snapshot == nil && len(st.Entries) == 0 && !slices.Contains(r.voters, r.id) {
 		return nil, fmt.Errorf("raft: config: node %d is not among the voters %v", r.id, r.voters)
 	}
 	r.becomeFollower(r.term, None)
@@ -99,7 +102,7 @@ func (r *raft) loadState(st State) error {
 	if s := st.Snapshot; s != nil {
 		r.log.snapIndex, r.log.snapTerm, r.log.snapshot = s.Meta.Index, s.Meta.Term, s
 		if len(s.Meta.ConfState.Voters) > 0 {
-			r.voters = sortedVoters(s.Meta.ConfState.Voters)
+			r.conf.restored(s.Meta.ConfState)
 		}
 	}
 	next := r.log.snapIndex + 1
@@ -116,6 +119,7 @@ func (r *raft) loadState(st State) error {
 		r.log.entries = append(r.log.entries, e)
 		next++
 	}
+	r.conf.appended(r.log.entries)
 	hs := st.HardState
 	if hs.Commit > r.log.lastIndex() {
 		return fmt.Errorf("raft: restore: commit %d is past the last index %d", hs.Commit, r.log.lastIndex())
@@ -138,6 +142,29 @@ func (r *raft) softState() SoftState { return SoftState{Lead: r.lead, Role: r.ro
 
 // quorum is the number of voters that makes a majority.
 func (r *raft) quorum() int { return len(r.voters)/2 + 1 }
+
+// syncConf makes the configuration at hand the one in force (see confLog)
+// and, on a leader, tracks the progress of every member and of nobody
+// else but itself.
+func (r *raft) syncConf() {
+	cs := r.conf.current()
+	r.voters = cs.Voters
+	r.members = cs.members()
+	slices.Sort(r.members)
+	if r.role != Leader {
+		return
+	}
+	for _, id := range r.members {
+		if r.prs[id] == nil {
+			r.prs[id] = newProgress(r.log.lastIndex()+1, r.maxInflight, r.maxInBytes)
+		}
+	}
+	for id := range r.prs {
+		if id != r.id && !slices.Contains(r.members, id) {
+			delete(r.prs, id)
+		}
+	}
+}
 
 func (r *raft) isVoter(id uint64) bool {
 	_, found := slices.BinarySearch(r.voters, id)
@@ -211,10 +238,9 @@ func (r *raft) becomeLeader() {
 	r.reset(r.term)
 	r.lead = r.id
 	r.role = Leader
-	r.prs = make(map[uint64]*progress, len(r.voters))
-	for _, id := range r.voters {
-		r.prs[id] = newProgress(r.log.lastIndex()+1, r.maxInflight, r.maxInBytes)
-	}
+	r.prs = make(map[uint64]*progress, len(r.members)+1)
+	r.prs[r.id] = newProgress(r.log.lastIndex()+1, r.maxInflight, r.maxInBytes)
+	r.syncConf()
 	self := r.prs[r.id]
 	self.Match, self.Next = r.log.stable, r.log.lastIndex()+1
 	self.becomeReplicate()
@@ -235,6 +261,20 @@ func (r *raft) appendEntries(ents ...Entry) {
 	}
 	r.log.append(ents...)
 	r.needBcast = true
+	if hasConfChange(ents) {
+		r.conf.appended(ents)
+		r.syncConf()
+	}
+}
+
+// hasConfChange reports whether ents hold a membership entry.
+func hasConfChange(ents []Entry) bool {
+	for _, e := range ents {
+		if e.Type == EntryConfChange {
+			return true
+		}
+	}
+	return false
 }
 
 // hup starts an election when this node may.
@@ -335,10 +375,12 @@ func (r *raft) poll(id uint64, granted bool) bool {
 	return r.countVotes(true) >= r.quorum()
 }
 
+// countVotes counts the answers of voters (of the configuration in force)
+// that were granted, or denied.
 func (r *raft) countVotes(granted bool) int {
 	n := 0
-	for _, v := range r.votes {
-		if v == granted {
+	for id, v := range r.votes {
+		if v == granted && r.isVoter(id) {
 			n++
 		}
 	}
@@ -467,6 +509,13 @@ func (r *raft) handleAppend(m Message) {
 		return
 	}
 	if last, ok := r.log.maybeAppend(m.Index, m.LogTerm, m.Commit, m.Entries); ok {
+		if hasConfChange(m.Entries) || r.conf.pendingIndex() > m.Index {
+			// The log after m.Index may have changed: read its membership
+			// entries again.
+			r.conf.truncate(m.Index + 1)
+			r.conf.appended(r.log.slice(m.Index+1, r.log.lastIndex()+1))
+			r.syncConf()
+		}
 		r.send(Message{Type: MsgAppResp, To: m.From, Index: last})
 		return
 	}
@@ -491,8 +540,9 @@ func (r *raft) handleSnapshot(m Message) {
 	default:
 		r.log.restore(s)
 		if len(s.Meta.ConfState.Voters) > 0 {
-			r.voters = sortedVoters(s.Meta.ConfState.Voters)
+			r.conf.restored(s.Meta.ConfState)
 		}
+		r.syncConf()
 		r.send(Message{Type: MsgAppResp, To: m.From, Index: r.log.lastIndex()})
 		return
 	}

@@ -104,7 +104,9 @@ func (rn *RawNode) Step(m Message) error {
 		return fmt.Errorf("raft: step: unknown message type %d", m.Type)
 	case m.To != rn.r.id:
 		return fmt.Errorf("raft: step: message for %d delivered to %d", m.To, rn.r.id)
-	case !rn.r.isVoter(m.From) || m.From == rn.r.id:
+	case m.From == None || m.From == rn.r.id:
+		// Any other sender may be a member this node does not know of yet
+		// (a change it has not received) or one removed since.
 		return fmt.Errorf("raft: step: message from %d: %w", m.From, ErrUnknownPeer)
 	case m.Type == MsgSnap && m.Snapshot == nil:
 		return fmt.Errorf("raft: step: MsgSnap without a snapshot")
@@ -123,6 +125,18 @@ func (rn *RawNode) Propose(data ...[]byte) (uint64, error) {
 		return 0, fmt.Errorf("raft: propose: no commands")
 	}
 	return rn.r.propose(data...)
+}
+
+// ProposeConfChange appends a single-server membership change if this
+// node leads, and returns its index. The change is in force on each node
+// from the moment it appends it (see doc.go). ErrConfChangePending means
+// an earlier change is not committed yet, or this leader has not committed
+// an entry of its term; ErrConfChangeInvalid that the change does not fit
+// the membership; ErrProposalDropped that this node does not lead. In
+// every case nothing was appended.
+func (rn *RawNode) ProposeConfChange(cc ConfChange) (uint64, error) {
+	rn.mustNotBePending("ProposeConfChange")
+	return rn.r.proposeConfChange(cc)
 }
 
 // ReadIndex asks for a linearizable read identified by ctx, which the
@@ -207,9 +221,9 @@ func (rn *RawNode) Compact(index uint64, data []byte) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("raft: compact %d: past the applied index %d", index, l.applied)
 	}
 	term, _ := l.term(index)
-	s := &Snapshot{Meta: SnapshotMeta{Index: index, Term: term,
-		ConfState: ConfState{Voters: append([]uint64(nil), rn.r.voters...)}}, Data: data}
+	s := &Snapshot{Meta: SnapshotMeta{Index: index, Term: term, ConfState: rn.r.conf.at(index).clone()}, Data: data}
 	l.compact(s)
+	rn.r.conf.compacted(index)
 	return *s, nil
 }
 
@@ -297,6 +311,9 @@ type Status struct {
 	LastIndex uint64
 	// SnapshotIndex is the index the log was compacted up to.
 	SnapshotIndex uint64
+	// Conf is the membership in force (see doc.go); its slices are the
+	// caller's.
+	Conf ConfState
 }
 
 // Status reports the node's current state.
@@ -304,5 +321,5 @@ func (rn *RawNode) Status() Status {
 	r := rn.r
 	return Status{ID: r.id, Role: r.role, Term: r.term, Vote: r.vote, Lead: r.lead,
 		Commit: r.log.committed, Applied: r.log.applied, LastIndex: r.log.lastIndex(),
-		SnapshotIndex: r.log.snapIndex}
+		SnapshotIndex: r.log.snapIndex, Conf: r.conf.current().clone()}
 }

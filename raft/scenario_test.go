@@ -57,12 +57,14 @@ func (sc *scenario) waitLeader(max int) *simNode {
 	return nil
 }
 
-// allFollow reports whether l can reach a quorum and every live node it can
-// reach follows it in its term.
+// allFollow reports whether l can reach a quorum and every live member
+// (of l's configuration) it can reach follows it in its term.
 func (sc *scenario) allFollow(l *simNode) bool {
 	term := l.rn.Status().Term
+	members := l.rn.Status().Conf.members()
 	reached := 0
-	for _, n := range sc.nodes {
+	for _, id := range members {
+		n := sc.node(id)
 		if n.rn == nil || sc.net.cut[[2]uint64{l.id, n.id}] {
 			continue
 		}
@@ -71,7 +73,7 @@ func (sc *scenario) allFollow(l *simNode) bool {
 			return false
 		}
 	}
-	return reached > len(sc.nodes)/2
+	return reached > len(members)/2
 }
 
 func (sc *scenario) node(id uint64) *simNode { return sc.nodes[id-1] }
@@ -135,11 +137,12 @@ func (sc *scenario) commit(max int) uint64 {
 	return 0
 }
 
-// appliedEverywhere reports whether every live node connected to the
+// appliedEverywhere reports whether every live member connected to the
 // leader applied index.
 func (sc *scenario) appliedEverywhere(index uint64) bool {
 	l := sc.leader()
-	for _, n := range sc.nodes {
+	for _, id := range sc.members() {
+		n := sc.node(id)
 		if n.rn == nil || (l != nil && sc.net.cut[[2]uint64{l.id, n.id}]) {
 			continue
 		}

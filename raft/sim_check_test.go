@@ -10,7 +10,7 @@ import (
 // and their healing.
 func (s *simulation) injectFaults() {
 	for _, n := range s.nodes {
-		if n.rn == nil && s.now >= n.downUntil {
+		if n.rn == nil && !n.retired && s.now >= n.downUntil {
 			n.restarts++
 			s.start(n)
 			s.logf("restart n%d (term %d, %d entries on disk)", n.id, n.disk.hs.Term, len(n.disk.ents))
@@ -73,7 +73,7 @@ func (s *simulation) partition() {
 // reliable, and a probe command to be committed everywhere.
 func (s *simulation) healAll() {
 	for _, n := range s.nodes {
-		if n.rn == nil {
+		if n.rn == nil && !n.retired {
 			n.restarts++
 			s.start(n)
 		}
@@ -237,6 +237,9 @@ func (s *simulation) apply(n *simNode, e Entry) {
 		s.applied[e.Index] = appliedEntry{term: e.Term, chain: n.smChain, node: n.id}
 	}
 	s.maxApplied = max(s.maxApplied, e.Index)
+	if e.Type == EntryConfChange && s.cfg.confChangeRate > 0 {
+		s.retireRemoved(e)
+	}
 	if s.marker != nil && s.markerIndex == 0 && bytes.Equal(e.Data, s.marker) {
 		s.markerIndex = e.Index
 	}
@@ -280,4 +283,24 @@ func (s *simulation) maybeCompact(n *simNode) {
 	}
 	n.disk.snap, n.disk.snapChain = &snap, n.smChain
 	n.disk.ents, n.disk.chain = n.disk.ents[drop:], n.disk.chain[drop:]
+}
+
+// retireRemoved shuts down for good the node a committed change removed,
+// under random churn (scenarios keep removed nodes running).
+// A removed node that never learns of its removal would otherwise campaign
+// on, its log behind, and without PreVote or CheckQuorum depose leader
+// after leader (Raft thesis, section 4.2.3).
+func (s *simulation) retireRemoved(e Entry) {
+	ce, err := UnmarshalConfChangeEntry(e.Data)
+	if err != nil {
+		s.failf("entry %d: %v", e.Index, err)
+		return
+	}
+	if ce.Change.Type != RemoveNode {
+		return
+	}
+	if n := s.nodes[ce.Change.NodeID-1]; !n.retired {
+		n.retired = true // shut down at the end of the tick, not in the middle of its Ready
+		s.logf("n%d retired: its removal committed at index %d", n.id, e.Index)
+	}
 }

@@ -39,7 +39,13 @@ type simConfig struct {
 	// ended.
 	fastFailover     bool
 	spuriousLostRate float64
-	bugs             Bugs
+	// spares are nodes beyond the first nodes that start outside the
+	// cluster (Config.Join); confChangeRate (per tick) is how often the
+	// leader adds one as a learner, promotes a learner, or removes a
+	// voter. A removed node stays out, running, and is never added again.
+	spares         int
+	confChangeRate float64
+	bugs           Bugs
 }
 
 // randomSimConfig draws a fault profile from seed.
@@ -86,13 +92,26 @@ func randomSimConfig(seed uint64, bugs Bugs) simConfig {
 		c.crashRate, c.partitionRate = 0.03, 0.04
 		c.dropRate, c.maxDelay = 0.2, 3+rng.IntN(4)
 	}
+	// Membership churn, also from a stream of its own. A node removed
+	// before it learns of it campaigns on: only PreVote or CheckQuorum keep
+	// it from deposing leader after leader (doc.go), so churn needs one.
+	churn := rand.New(rand.NewPCG(seed, 0xc4a9))
+	if (bugs.ConfChangeEarly || churn.IntN(2) == 0) && (c.preVote || c.checkQuorum) {
+		c.spares = 1 + churn.IntN(3)
+		c.confChangeRate = []float64{0.01, 0.03, 0.1}[churn.IntN(3)]
+		if bugs.ConfChangeEarly {
+			// Changes in quick succession, so that two are in flight.
+			c.spares, c.confChangeRate = 3, 0.2
+		}
+	}
 	return c
 }
 
 func (c simConfig) String() string {
-	return fmt.Sprintf("nodes=%d ticks=%d prevote=%v checkquorum=%v read=%d maxmsg=%d compact=%d drop=%.2f dup=%.2f delay<=%d crash=%.3f partition=%.3f fast=%v/%.2f bugs=%v",
+	return fmt.Sprintf("nodes=%d ticks=%d prevote=%v checkquorum=%v read=%d maxmsg=%d compact=%d drop=%.2f dup=%.2f delay<=%d crash=%.3f partition=%.3f fast=%v/%.2f spares=%d/%.2f bugs=%v",
 		c.nodes, c.faultTicks, c.preVote, c.checkQuorum, c.readMode, c.maxMsgBytes, c.compactEvery,
-		c.dropRate, c.dupRate, c.maxDelay, c.crashRate, c.partitionRate, c.fastFailover, c.spuriousLostRate, c.bugs.Names())
+		c.dropRate, c.dupRate, c.maxDelay, c.crashRate, c.partitionRate, c.fastFailover, c.spuriousLostRate,
+		c.spares, c.confChangeRate, c.bugs.Names())
 }
 
 // simDisk is what a node made durable: its hard state, newest snapshot and
@@ -111,7 +130,10 @@ type simNode struct {
 	rn        *RawNode
 	downUntil int
 	restarts  int
-	disk      simDisk
+	// retired: its removal from the configuration committed, and it was
+	// shut down for good, as an operator does.
+	retired bool
+	disk    simDisk
 	// The state machine is a chain hash of every applied entry: two nodes
 	// applied the same commands up to index exactly when their chains match.
 	smIndex uint64
@@ -151,8 +173,10 @@ type simulation struct {
 	lostRng        *rand.Rand // draws the notices' delays and victims
 	orderRng       *rand.Rand // draws whether a leader sends before it writes, and crashes between
 	healed         bool
-	marker         []byte // the liveness probe command, once faults stopped
-	markerIndex    uint64 // where the probe committed; 0 until applied somewhere
+	marker         []byte          // the liveness probe command, once faults stopped
+	markerIndex    uint64          // where the probe committed; 0 until applied somewhere
+	everMember     map[uint64]bool // nodes that were ever in a configuration
+	churnRng       *rand.Rand      // draws the membership changes
 
 	trace   []string
 	verbose bool
@@ -166,15 +190,18 @@ func newSimulation(cfg simConfig) *simulation {
 		rng: rng,
 		net: &simNetwork{rng: rand.New(rand.NewPCG(cfg.seed, 2)), cut: map[[2]uint64]bool{},
 			dropRate: cfg.dropRate, dupRate: cfg.dupRate, minDelay: 1, maxDelay: cfg.maxDelay},
-		leaders:  map[uint64]uint64{},
-		logChain: map[[2]uint64]uint64{},
-		applied:  map[uint64]appliedEntry{},
-		reads:    map[uint64]pendingRead{},
-		lostRng:  rand.New(rand.NewPCG(cfg.seed, 3)),
-		orderRng: rand.New(rand.NewPCG(cfg.seed, 4)),
+		leaders:    map[uint64]uint64{},
+		logChain:   map[[2]uint64]uint64{},
+		applied:    map[uint64]appliedEntry{},
+		reads:      map[uint64]pendingRead{},
+		lostRng:    rand.New(rand.NewPCG(cfg.seed, 3)),
+		orderRng:   rand.New(rand.NewPCG(cfg.seed, 4)),
+		churnRng:   rand.New(rand.NewPCG(cfg.seed, 5)),
+		everMember: map[uint64]bool{},
 	}
-	for i := 1; i <= cfg.nodes; i++ {
+	for i := 1; i <= cfg.nodes+cfg.spares; i++ {
 		s.nodes = append(s.nodes, &simNode{id: uint64(i)})
+		s.everMember[uint64(i)] = i <= cfg.nodes
 	}
 	for _, n := range s.nodes {
 		s.start(n)
@@ -182,6 +209,7 @@ func newSimulation(cfg simConfig) *simulation {
 	return s
 }
 
+// peers returns every node's ID, spares included.
 func (s *simulation) peers() []uint64 {
 	ids := make([]uint64, len(s.nodes))
 	for i, n := range s.nodes {
@@ -190,9 +218,12 @@ func (s *simulation) peers() []uint64 {
 	return ids
 }
 
+// initial returns the voters the cluster starts with.
+func (s *simulation) initial() []uint64 { return s.peers()[:s.cfg.nodes] }
+
 func (s *simulation) raftConfig(n *simNode) Config {
 	return Config{
-		ID: n.id, Peers: s.peers(), ElectionTick: s.cfg.electionTick, HeartbeatTick: s.cfg.heartbeatTick,
+		ID: n.id, Peers: s.initial(), Join: n.id > uint64(s.cfg.nodes), ElectionTick: s.cfg.electionTick, HeartbeatTick: s.cfg.heartbeatTick,
 		Seed: s.cfg.seed*1000 + uint64(n.restarts), PreVote: s.cfg.preVote, CheckQuorum: s.cfg.checkQuorum,
 		ReadOnly: s.cfg.readMode, MaxMsgBytes: s.cfg.maxMsgBytes, MaxInflightMsgs: 8, Bugs: s.cfg.bugs,
 	}
@@ -258,13 +289,13 @@ func (s *simulation) run() (err error) {
 			s.healAll()
 		}
 		s.step()
-		if s.healed && s.probeAppliedEverywhere() == len(s.nodes) {
+		if s.healed && s.probeAppliedEverywhere() == len(s.members()) {
 			return nil
 		}
 	}
 	if s.err == nil {
-		s.failf("liveness: %d ticks after the faults stopped, the probe entry is applied on %d of %d nodes (leaders per term: %v)",
-			s.cfg.recoverTicks, s.probeAppliedEverywhere(), len(s.nodes), s.leaderSummary())
+		s.failf("liveness: %d ticks after the faults stopped, the probe entry is applied on %d of %d members (leaders per term: %v)",
+			s.cfg.recoverTicks, s.probeAppliedEverywhere(), len(s.members()), s.leaderSummary())
 	}
 	return s.err
 }
@@ -361,6 +392,11 @@ func (s *simulation) step() {
 			return
 		}
 	}
+	for _, n := range s.nodes {
+		if n.retired && n.rn != nil {
+			s.crashed(n)
+		}
+	}
 }
 
 // clientOps proposes commands and issues reads at random nodes.
@@ -386,6 +422,9 @@ func (s *simulation) clientOps() {
 			s.logf("n%d transfers leadership to n%d", l.id, to)
 		}
 	}
+	if s.cfg.confChangeRate > 0 && s.churnRng.Float64() < s.cfg.confChangeRate {
+		s.changeMembership()
+	}
 	if s.rng.Float64() < s.cfg.readRate {
 		n := s.nodes[s.rng.IntN(len(s.nodes))]
 		if n.rn != nil {
@@ -397,15 +436,61 @@ func (s *simulation) clientOps() {
 	}
 }
 
-// probeAppliedEverywhere counts the nodes whose state machine covers the
-// liveness probe (applied, or received in a snapshot).
+// changeMembership has the leader propose one change: promote a learner,
+// add a node that was never a member as a learner, or remove a voter
+// (itself, at times), keeping at least three: two voters that must both
+// agree split their votes round after round when messages take as long as
+// the timeouts differ, which says nothing about membership.
+func (s *simulation) changeMembership() {
+	l := s.leader()
+	if l == nil {
+		return
+	}
+	conf := l.rn.Status().Conf
+	var cc ConfChange
+	var fresh []uint64
+	for _, n := range s.nodes {
+		if !s.everMember[n.id] {
+			fresh = append(fresh, n.id)
+		}
+	}
+	switch r := s.churnRng.IntN(3); {
+	case len(conf.Learners) > 0 && r == 0:
+		cc = ConfChange{Type: PromoteVoter, NodeID: conf.Learners[s.churnRng.IntN(len(conf.Learners))]}
+	case len(fresh) > 0 && r == 1:
+		cc = ConfChange{Type: AddLearner, NodeID: fresh[s.churnRng.IntN(len(fresh))]}
+	case len(conf.Voters) > 3 && r == 2:
+		cc = ConfChange{Type: RemoveNode, NodeID: conf.Voters[s.churnRng.IntN(len(conf.Voters))]}
+	default:
+		return
+	}
+	index, err := l.rn.ProposeConfChange(cc)
+	if err != nil {
+		s.logf("n%d refuses %v: %v", l.id, cc, err)
+		return
+	}
+	s.everMember[cc.NodeID] = true
+	s.logf("n%d proposes %v at index %d", l.id, cc, index)
+}
+
+// members returns the membership the cluster settles on: the leader's, or
+// while there is none, the initial voters.
+func (s *simulation) members() []uint64 {
+	if l := s.leader(); l != nil {
+		return l.rn.Status().Conf.members()
+	}
+	return s.initial()
+}
+
+// probeAppliedEverywhere counts the members whose state machine covers
+// the liveness probe (applied, or received in a snapshot).
 func (s *simulation) probeAppliedEverywhere() int {
 	if s.markerIndex == 0 {
 		return 0
 	}
 	k := 0
-	for _, n := range s.nodes {
-		if n.rn != nil && n.smIndex >= s.markerIndex {
+	for _, id := range s.members() {
+		if n := s.nodes[id-1]; n.rn != nil && n.smIndex >= s.markerIndex {
 			k++
 		}
 	}

@@ -15,6 +15,10 @@ const (
 	// commit entries of earlier terms (Raft paper, section 5.4.2) and serve
 	// ReadIndex reads. The application skips it when applying.
 	EntryNoop
+	// EntryConfChange changes the membership; Data is a ConfChangeEntry.
+	// It takes effect when appended (see doc.go); the application skips it
+	// when applying, or reads it to learn of the change.
+	EntryConfChange
 )
 
 // Entry is one record of the replicated log.
@@ -38,9 +42,12 @@ type HardState struct {
 // IsEmpty reports whether hs is the zero HardState.
 func (hs HardState) IsEmpty() bool { return hs == HardState{} }
 
-// ConfState is the cluster membership: the IDs of the voting members.
+// ConfState is the cluster membership: the IDs of the voting members and
+// of the learners (members that receive the log but do not vote), each
+// sorted.
 type ConfState struct {
-	Voters []uint64
+	Voters   []uint64
+	Learners []uint64
 }
 
 // SnapshotMeta describes the last log entry a snapshot covers.
