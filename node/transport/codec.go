@@ -2,6 +2,7 @@ package transport
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -17,14 +18,19 @@ import (
 //	if flags has flagSnapshot:
 //	    uvarint Meta.Index, uvarint Meta.Term,
 //	    uvarint len(Voters), uvarint each voter,
+//	    if flags has flagLearners: uvarint len(Learners), uvarint each learner,
 //	    uvarint len(Data), Data
+//
+// A snapshot without learners sets no flagLearners and encodes as it did
+// before learners existed.
 //
 // Empty and nil slices encode alike and decode as nil.
 const (
 	flagReject   = 1 << 0
 	flagTransfer = 1 << 1
 	flagSnapshot = 1 << 2
-	knownFlags   = flagReject | flagTransfer | flagSnapshot
+	flagLearners = 1 << 3
+	knownFlags   = flagReject | flagTransfer | flagSnapshot | flagLearners
 )
 
 // Minimum encoded sizes, used to bound counts read from untrusted input.
@@ -45,6 +51,9 @@ func AppendMessage(buf []byte, m raft.Message) []byte {
 	}
 	if m.Snapshot != nil {
 		flags |= flagSnapshot
+		if len(m.Snapshot.Meta.ConfState.Learners) > 0 {
+			flags |= flagLearners
+		}
 	}
 	buf = append(buf, byte(m.Type), flags)
 	for _, v := range [...]uint64{m.From, m.To, m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint, m.Context} {
@@ -71,12 +80,20 @@ func appendEntry(buf []byte, e *raft.Entry) []byte {
 func appendSnapshot(buf []byte, s *raft.Snapshot) []byte {
 	buf = binary.AppendUvarint(buf, s.Meta.Index)
 	buf = binary.AppendUvarint(buf, s.Meta.Term)
-	buf = binary.AppendUvarint(buf, uint64(len(s.Meta.ConfState.Voters)))
-	for _, v := range s.Meta.ConfState.Voters {
-		buf = binary.AppendUvarint(buf, v)
+	buf = appendIDs(buf, s.Meta.ConfState.Voters)
+	if len(s.Meta.ConfState.Learners) > 0 {
+		buf = appendIDs(buf, s.Meta.ConfState.Learners)
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(s.Data)))
 	return append(buf, s.Data...)
+}
+
+func appendIDs(buf []byte, ids []uint64) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(ids)))
+	for _, v := range ids {
+		buf = binary.AppendUvarint(buf, v)
+	}
+	return buf
 }
 
 // MessageSize is len(AppendMessage(nil, m)), computed without encoding.
@@ -92,11 +109,20 @@ func MessageSize(m *raft.Message) int {
 	}
 	if s := m.Snapshot; s != nil {
 		n += uvarintLen(s.Meta.Index) + uvarintLen(s.Meta.Term)
-		n += uvarintLen(uint64(len(s.Meta.ConfState.Voters)))
-		for _, v := range s.Meta.ConfState.Voters {
-			n += uvarintLen(v)
+		n += idsLen(s.Meta.ConfState.Voters)
+		if len(s.Meta.ConfState.Learners) > 0 {
+			n += idsLen(s.Meta.ConfState.Learners)
 		}
 		n += uvarintLen(uint64(len(s.Data))) + len(s.Data)
+	}
+	return n
+}
+
+// idsLen is len(appendIDs(nil, ids)).
+func idsLen(ids []uint64) int {
+	n := uvarintLen(uint64(len(ids)))
+	for _, v := range ids {
+		n += uvarintLen(v)
 	}
 	return n
 }
@@ -124,7 +150,7 @@ func decodeMessage(d *decoder) raft.Message {
 		d.fail("type", fmt.Errorf("%w: %d", ErrMessageType, m.Type))
 	}
 	flags := d.byte("flags")
-	if d.err == nil && flags&^knownFlags != 0 {
+	if d.err == nil && (flags&^knownFlags != 0 || flags&flagLearners != 0 && flags&flagSnapshot == 0) {
 		d.fail("flags", fmt.Errorf("%w: %#x", ErrFlags, flags))
 	}
 	m.Reject = flags&flagReject != 0
@@ -143,7 +169,7 @@ func decodeMessage(d *decoder) raft.Message {
 		}
 	}
 	if flags&flagSnapshot != 0 && d.err == nil {
-		m.Snapshot = decodeSnapshot(d)
+		m.Snapshot = decodeSnapshot(d, flags&flagLearners != 0)
 	}
 	return m
 }
@@ -155,14 +181,27 @@ func decodeEntry(d *decoder, e *raft.Entry) {
 	e.Data = d.bytes("entry data")
 }
 
-func decodeSnapshot(d *decoder) *raft.Snapshot {
+// decodeIDs reads a count and that many node IDs; none decodes as nil.
+func decodeIDs(d *decoder, what string) []uint64 {
+	n := d.count(what+" count", 1)
+	if n == 0 {
+		return nil
+	}
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = d.uvarint(what)
+	}
+	return ids
+}
+
+func decodeSnapshot(d *decoder, learners bool) *raft.Snapshot {
 	s := &raft.Snapshot{}
 	s.Meta.Index = d.uvarint("snapshot index")
 	s.Meta.Term = d.uvarint("snapshot term")
-	if n := d.count("voter count", 1); n > 0 {
-		s.Meta.ConfState.Voters = make([]uint64, n)
-		for i := range s.Meta.ConfState.Voters {
-			s.Meta.ConfState.Voters[i] = d.uvarint("voter")
+	s.Meta.ConfState.Voters = decodeIDs(d, "voter")
+	if learners {
+		if s.Meta.ConfState.Learners = decodeIDs(d, "learner"); s.Meta.ConfState.Learners == nil && d.err == nil {
+			d.fail("learner count", errors.New("flagLearners set on a snapshot without learners"))
 		}
 	}
 	s.Data = d.bytes("snapshot data")

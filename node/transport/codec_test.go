@@ -48,6 +48,10 @@ func TestEncodingIsStable(t *testing.T) {
 		Meta: raft.SnapshotMeta{Index: 5, Term: 1, ConfState: raft.ConfState{Voters: []uint64{1, 2}}}, Data: []byte{0xff}}}
 	// type, flags (snapshot), scalars, no entries, index, term, two voters, one data byte
 	require.Equal(t, "0904"+"0201000000000000"+"00"+"0501"+"020102"+"01ff", hex.EncodeToString(AppendMessage(nil, snap)))
+
+	// With learners: flag 0x08 and the learners after the voters.
+	snap.Snapshot.Meta.ConfState.Learners = []uint64{4}
+	require.Equal(t, "090c"+"0201000000000000"+"00"+"0501"+"020102"+"0104"+"01ff", hex.EncodeToString(AppendMessage(nil, snap)))
 }
 
 func TestDecodeRejectsEveryTruncation(t *testing.T) {
@@ -79,10 +83,12 @@ func TestDecodeRejectsUnknownTypeAndFlags(t *testing.T) {
 		_, err := DecodeMessage(b)
 		require.ErrorIs(t, err, ErrMessageType, "type %d", typ)
 	}
-	b := append([]byte(nil), valid...)
-	b[1] = 1 << 3
-	_, err := DecodeMessage(b)
-	require.ErrorIs(t, err, ErrFlags)
+	for _, flags := range []byte{1 << 3, 1 << 4, 0x80} { // learners without a snapshot, unknown bits
+		b := append([]byte(nil), valid...)
+		b[1] = flags
+		_, err := DecodeMessage(b)
+		require.ErrorIs(t, err, ErrFlags, "flags %#x", flags)
+	}
 }
 
 // header is a heartbeat's type, flags and eight zero scalars, after which a

@@ -79,7 +79,7 @@ func (ft faultTable) forPeer(id uint64) Faults {
 // delayed ones. It fails for an unknown peer, invalid faults, or random
 // faults when Config.Rand was nil.
 func (t *Transport) SetFaults(peer uint64, f Faults) error {
-	if _, ok := t.peers[peer]; !ok && peer != 0 {
+	if _, ok := t.peerTable()[peer]; !ok && peer != 0 {
 		return fmt.Errorf("set faults: unknown peer %d", peer)
 	}
 	if err := f.Validate(); err != nil {

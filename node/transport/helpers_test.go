@@ -41,10 +41,12 @@ func randomMessage(r *rand.Rand, typ raft.MessageType) raft.Message {
 			Meta: raft.SnapshotMeta{Index: randU64(r), Term: randU64(r)},
 			Data: randBytes(r, 2000),
 		}
-		if n := r.IntN(6); n > 0 {
-			m.Snapshot.Meta.ConfState.Voters = make([]uint64, n)
-			for i := range m.Snapshot.Meta.ConfState.Voters {
-				m.Snapshot.Meta.ConfState.Voters[i] = randU64(r)
+		for _, ids := range []*[]uint64{&m.Snapshot.Meta.ConfState.Voters, &m.Snapshot.Meta.ConfState.Learners} {
+			if n := r.IntN(6); n > 0 {
+				*ids = make([]uint64, n)
+				for i := range *ids {
+					(*ids)[i] = randU64(r)
+				}
 			}
 		}
 	}

@@ -119,8 +119,9 @@ func (t *Transport) rejectConn(remote string, err error) {
 // a member, discards those from peers under Drop, and passes the rest to
 // the Handler.
 func (t *Transport) deliver(msgs []raft.Message) error {
+	peers := t.peerTable()
 	for i := range msgs {
-		if m := &msgs[i]; m.To != t.cfg.ID || t.peers[m.From] == nil {
+		if m := &msgs[i]; m.To != t.cfg.ID || peers[m.From] == nil {
 			return fmt.Errorf("message %d of batch, %s %d->%d: not from a peer to node %d",
 				i, m.Type, m.From, m.To, t.cfg.ID)
 		}
@@ -128,7 +129,7 @@ func (t *Transport) deliver(msgs []raft.Message) error {
 	ft := t.faults.Load()
 	kept := msgs[:0]
 	for _, m := range msgs {
-		p := t.peers[m.From]
+		p := peers[m.From]
 		if ft.forPeer(m.From).Drop {
 			p.droppedIn.Add(1)
 			continue

@@ -23,6 +23,9 @@ type peer struct {
 	log   *slog.Logger
 	queue *queue
 	counters
+	// stop ends the sender goroutine (RemovePeer); set when it starts,
+	// under Transport.peersMu.
+	stop context.CancelFunc
 
 	// Owned by the sender goroutine (run).
 	shaper  *shaper

@@ -48,12 +48,13 @@ func (c *counters) snapshot() PeerStats {
 
 // Stats returns a snapshot of the counters.
 func (t *Transport) Stats() Stats {
+	peers := t.peerTable()
 	s := Stats{
-		Peers:         make(map[uint64]PeerStats, len(t.peers)),
+		Peers:         make(map[uint64]PeerStats, len(peers)),
 		Unroutable:    t.unroutable.Load(),
 		RejectedConns: t.rejected.Load(),
 	}
-	for id, p := range t.peers {
+	for id, p := range peers {
 		s.Peers[id] = p.snapshot()
 	}
 	return s

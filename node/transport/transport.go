@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -22,8 +23,12 @@ import (
 type Transport struct {
 	cfg    Config
 	log    *slog.Logger
-	peers  map[uint64]*peer // fixed by New, read without locking
-	seeded bool             // Config.Rand was given: random faults allowed
+	seeded bool // Config.Rand was given: random faults allowed
+
+	// peers is the current peer table, replaced whole (never modified) by
+	// AddPeer and RemovePeer under peersMu, and read without locking.
+	peers   atomic.Pointer[map[uint64]*peer]
+	peersMu sync.Mutex
 
 	faultsMu sync.Mutex                 // serializes fault updates
 	faults   atomic.Pointer[faultTable] // the current, immutable table
@@ -52,7 +57,6 @@ func New(cfg Config) (*Transport, error) {
 	t := &Transport{
 		cfg:      cfg,
 		log:      cfg.Logger.With("node", cfg.ID, "component", "transport"),
-		peers:    make(map[uint64]*peer, len(cfg.Peers)),
 		seeded:   cfg.Rand != nil,
 		inbound:  newConnSet(cfg.MaxInbound),
 		outbound: newConnSet(0),
@@ -67,10 +71,73 @@ func New(cfg Config) (*Transport, error) {
 		}
 	}
 	slices.Sort(ids) // seeds are drawn in id order, so a seed replays
+	peers := make(map[uint64]*peer, len(ids))
 	for _, id := range ids {
-		t.peers[id] = newPeer(t, id, cfg.Peers[id], t.peerRand(), t.peerRand())
+		peers[id] = newPeer(t, id, cfg.Peers[id], t.peerRand(), t.peerRand())
 	}
+	t.peers.Store(&peers)
 	return t, nil
+}
+
+// peerTable is the current peer table; callers must not modify it.
+func (t *Transport) peerTable() map[uint64]*peer { return *t.peers.Load() }
+
+// AddPeer makes id, at addr, a peer from now on (a member joined): messages
+// to it are sent and messages from it delivered. Adding a peer that exists
+// at the same address does nothing; at another address it is an error
+// (remove it first).
+func (t *Transport) AddPeer(id uint64, addr string) error {
+	t.peersMu.Lock()
+	defer t.peersMu.Unlock()
+	old := t.peerTable()
+	switch p := old[id]; {
+	case id == t.cfg.ID || id == 0:
+		return fmt.Errorf("transport: add peer %d: not a peer ID", id)
+	case addr == "":
+		return fmt.Errorf("transport: add peer %d: empty address", id)
+	case p != nil && p.addr == addr:
+		return nil
+	case p != nil:
+		return fmt.Errorf("transport: add peer %d at %s: it is a peer at %s already", id, addr, p.addr)
+	}
+	p := newPeer(t, id, addr, t.peerRand(), t.peerRand())
+	peers := maps.Clone(old)
+	peers[id] = p
+	t.peers.Store(&peers)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started && !t.closed.Load() {
+		t.startPeer(p)
+	}
+	t.log.Info("peer added", "peer", id, "addr", addr)
+	return nil
+}
+
+// RemovePeer stops sending to id and delivering its messages (a member
+// left), closing its connection. Removing an unknown peer does nothing.
+func (t *Transport) RemovePeer(id uint64) {
+	t.peersMu.Lock()
+	defer t.peersMu.Unlock()
+	old := t.peerTable()
+	p := old[id]
+	if p == nil {
+		return
+	}
+	peers := maps.Clone(old)
+	delete(peers, id)
+	t.peers.Store(&peers)
+	if p.stop != nil {
+		p.stop()
+	}
+	t.log.Info("peer removed", "peer", id)
+}
+
+// startPeer starts p's sender goroutine; t.mu is held.
+func (t *Transport) startPeer(p *peer) {
+	ctx, stop := context.WithCancel(t.ctx)
+	p.stop = stop
+	t.wg.Add(1)
+	go p.run(ctx)
 }
 
 // peerRand returns a random source for one peer, seeded from Config.Rand
@@ -99,10 +166,12 @@ func (t *Transport) Start() error {
 	}
 	t.started, t.ln = true, ln
 	t.log.Info("listening", "addr", ln.Addr().String())
-	t.wg.Add(1 + len(t.peers))
+	t.wg.Add(1)
 	go t.acceptLoop(ln)
-	for _, p := range t.peers {
-		go p.run(t.ctx)
+	t.peersMu.Lock() // no peer is added or removed half started
+	defer t.peersMu.Unlock()
+	for _, p := range t.peerTable() {
+		t.startPeer(p)
 	}
 	return nil
 }
@@ -127,8 +196,9 @@ func (t *Transport) Send(msgs []raft.Message) {
 		return
 	}
 	ft := t.faults.Load()
+	peers := t.peerTable()
 	for i := range msgs {
-		p := t.peers[msgs[i].To]
+		p := peers[msgs[i].To]
 		switch {
 		case p == nil:
 			t.unroutable.Add(1)
