@@ -12,7 +12,7 @@ import (
 // end of the history, each with the fault bands: latency, throughput,
 // availability and the nodes' lanes.
 func drawCharts(p *page, r Run, ops []op, fs []string, o Options) error {
-	end := historyEnd(r.History)
+	end := r.history.end
 	ax := svgplot.NewAxis(0, end)
 	bands := faultRows(p.Faults)
 	for _, b := range bands {

@@ -22,8 +22,9 @@ type Run struct {
 	Results campaign.Results
 	// Test is test.json; nil when the directory has none (a bare history
 	// checked by `chaos check`).
-	Test    *campaign.TestRecord
-	History history.History
+	Test *campaign.TestRecord
+	// history is what the page draws of history.jsonl (see WithHistory).
+	history digest
 	// Roles are the nodes' role, start and stop events (the rest of the
 	// event logs is not drawn); empty without event logs.
 	Roles []foreignlog.Event
@@ -53,7 +54,7 @@ func Load(dir string) (Run, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Notes = append(r.Notes, "test.json: "+err.Error())
 	}
-	if r.History, err = readHistory(filepath.Join(dir, "history.jsonl")); err != nil {
+	if r.history, err = readHistory(filepath.Join(dir, "history.jsonl")); err != nil {
 		return r, fmt.Errorf("report: %w", err)
 	}
 	r.Roles, err = loadRoles(dir)
@@ -66,19 +67,26 @@ func Load(dir string) (Run, error) {
 	return r, nil
 }
 
-// readHistory parses history.jsonl; a torn last line is skipped, as every
-// reader of the history does.
-func readHistory(path string) (history.History, error) {
+// WithHistory returns r drawing h as its history (Load reads it from the
+// run directory).
+func (r Run) WithHistory(h history.History) Run {
+	r.history = digestOf(h)
+	return r
+}
+
+// readHistory reads history.jsonl op by op into its digest; a torn last
+// line is skipped, as every reader of the history does.
+func readHistory(path string) (digest, error) {
+	var d digest
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return d, err
 	}
 	defer f.Close()
-	h, _, err := history.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if _, err := history.Scan(f, func(o *history.Op) error { d.add(o); return nil }); err != nil {
+		return d, fmt.Errorf("%s: %w", path, err)
 	}
-	return h, nil
+	return d, nil
 }
 
 // loadRoles reads the event logs of every node and keeps the events the

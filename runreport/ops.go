@@ -18,32 +18,52 @@ type op struct {
 	nthOfType int // its position among the completed ops of its F and Type, from 0
 }
 
-// completedOps pairs each client invoke with its completion, in the order
-// the completions happened. Operations still open at the end of the
-// history have no latency and are left out.
-func completedOps(h history.History) []op {
-	open := map[history.Process]history.Op{}
-	seen := map[string]int{}
-	var ops []op
-	for _, o := range h {
-		if o.Process.IsNemesis() {
-			continue
-		}
-		if o.Type == history.Invoke {
-			open[o.Process] = o
-			continue
-		}
-		inv, ok := open[o.Process]
-		if !ok {
-			continue
-		}
-		delete(open, o.Process)
-		k := o.F + "/" + o.Type.String()
-		ops = append(ops, op{F: o.F, Type: o.Type, Start: time.Duration(inv.Time), End: time.Duration(o.Time),
-			Latency: time.Duration(o.Time - inv.Time), nthOfType: seen[k]})
-		seen[k]++
+// digest is what the page draws of a history, gathered as its ops arrive
+// (history.Scan), so that a long history is never held whole: the
+// completed client operations, the nemesis ops and the history's end.
+type digest struct {
+	// ops pairs each client invoke with its completion, in the order the
+	// completions happened. Operations still open at the end of the
+	// history have no latency and are left out.
+	ops     []op
+	nemesis history.History
+	end     time.Duration // the time of the last line; 0 for an empty history
+
+	invoked map[history.Process]int64 // process -> invoke time of its open op
+	seen    map[string]int            // "f/type" -> completed ops so far
+}
+
+// digestOf returns the digest of h.
+func digestOf(h history.History) digest {
+	var d digest
+	for i := range h {
+		d.add(&h[i])
 	}
-	return ops
+	return d
+}
+
+// add takes the next op of the history.
+func (d *digest) add(o *history.Op) {
+	d.end = time.Duration(o.Time)
+	switch {
+	case o.Process.IsNemesis():
+		d.nemesis = append(d.nemesis, *o)
+	case o.Type == history.Invoke:
+		if d.invoked == nil {
+			d.invoked, d.seen = map[history.Process]int64{}, map[string]int{}
+		}
+		d.invoked[o.Process] = o.Time
+	default:
+		start, ok := d.invoked[o.Process]
+		if !ok {
+			return
+		}
+		delete(d.invoked, o.Process)
+		k := o.F + "/" + o.Type.String()
+		d.ops = append(d.ops, op{F: o.F, Type: o.Type, Start: time.Duration(start), End: time.Duration(o.Time),
+			Latency: time.Duration(o.Time - start), nthOfType: d.seen[k]})
+		d.seen[k]++
+	}
 }
 
 // outcomes are the completion types, in the order the page lists them.

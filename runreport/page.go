@@ -5,11 +5,9 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"chaos/atomicfile"
 	"chaos/campaign"
-	"chaos/history"
 )
 
 // ReportFile is the report's name in a run directory.
@@ -97,10 +95,10 @@ func build(r Run, o Options) (page, error) {
 			p.Visualizations = append(p.Visualizations, f.Path)
 		}
 	}
-	ops := completedOps(r.History)
+	ops := r.history.ops
 	fs := functions(ops)
 	p.Quantiles = quantiles(ops, fs)
-	p.Faults = faults(r.History, historyEnd(r.History))
+	p.Faults = faults(r.history.nemesis, r.history.end)
 	for i, f := range fs {
 		p.Functions = append(p.Functions, legendItem{Name: f, Mark: shapeMarks[i%len(shapeMarks)] + " " + dashMarks[i%len(dashMarks)]})
 	}
@@ -109,12 +107,4 @@ func build(r Run, o Options) (page, error) {
 	}
 	p.Recoveries = recoveryAfter(availabilityOf(res.Checks))
 	return p, drawCharts(&p, r, ops, fs, o)
-}
-
-// historyEnd is the time of the last line of h; 0 for an empty history.
-func historyEnd(h history.History) time.Duration {
-	if len(h) == 0 {
-		return 0
-	}
-	return time.Duration(h[len(h)-1].Time)
 }

@@ -27,7 +27,7 @@ func smallRun(res campaign.Results) Run {
 		{Index: 0, Time: 1e6, Process: 0, Type: history.Invoke, F: history.FWrite, Key: "k1"},
 		{Index: 1, Time: 3e6, Process: 0, Type: history.OK, F: history.FWrite, Key: "k1"},
 	}
-	return Run{Dir: "/store/t/x", Results: res, History: h}
+	return Run{Dir: "/store/t/x", Results: res}.WithHistory(h)
 }
 
 // report.html shows the leader changes the controller polled, or says

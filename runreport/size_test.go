@@ -71,11 +71,11 @@ func longRun(secs, rate int) Run {
 	}
 	avail, _ := json.Marshal(map[string]any{"valid": true, "leaderless": []any{}, "unavailable": []any{},
 		"recoveries": []map[string]any{{"index": 5, "f": "start", "time": 9e9, "recovered": true, "after_ns": 3e6}}})
-	return Run{Dir: "/store/long/20261124T120000.000Z", History: h, Roles: roles,
+	return Run{Dir: "/store/long/20261124T120000.000Z", Roles: roles,
 		Results: campaign.Results{RunSummary: campaign.RunSummary{Name: "long", Seed: 1, LoadStarted: start.Format(time.RFC3339Nano),
 			Leaders: []campaign.LeaderChange{{TimeS: 1, Leader: "n1"}}},
 			Valid: checker.Valid, Checks: map[string]json.RawMessage{"availability": avail}},
-		Files: []File{{Path: "history.jsonl", Size: 30 << 20}}}
+		Files: []File{{Path: "history.jsonl", Size: 30 << 20}}}.WithHistory(h)
 }
 
 // A minute at 1,500 operations per second makes a report under 2 MB: the
