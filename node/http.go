@@ -198,8 +198,11 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	s.write(w, r, nil, kv.Command{Op: kv.OpDelete, Key: key})
 }
 
-// write applies cmd through the leader: here if this node leads, otherwise
-// by forwarding the original request to the leader once.
+// write applies cmd through the leader: proposed here if this node leads,
+// otherwise forwarded to the leader through raft (raft.RawNode
+// ForwardProposal), and answered here once applied; under the
+// ack-before-commit and dirty-read bugs the original request is forwarded
+// over HTTP instead.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, raw []byte, cmd kv.Command) {
 	st := s.Status()
 	if st.Role != "leader" {
@@ -207,8 +210,13 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, raw []byte, cmd k
 			writeError(w, http.StatusServiceUnavailable, errNoLeader.Error())
 			return
 		}
-		s.forward(w, r, raw, st.Leader)
-		return
+		if s.bugs.ackBeforeCommit || s.bugs.dirtyRead {
+			// Those planted bugs live in the leader's handling of a write:
+			// a follower sends the whole request there, so that every
+			// write meets them. Otherwise the loop forwards the command.
+			s.forward(w, r, raw, st.Leader)
+			return
+		}
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()

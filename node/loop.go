@@ -13,6 +13,7 @@ import (
 // loopState is the event loop's own bookkeeping; only the loop touches it.
 type loopState struct {
 	waiting     map[uint64]pendingProposal // log index -> the write waiting for it
+	forwarded   map[uint64][]*proposal     // ctx -> writes forwarded to the leader, awaiting where it put them
 	reads       map[uint64]*readRequest    // read ctx -> request awaiting its read index
 	readReady   []indexedRead              // reads with a read index, awaiting apply
 	applied     uint64
@@ -49,8 +50,8 @@ const maxBatch = 1024
 // persistence contract.
 func (s *Server) loop() {
 	defer s.loopWG.Done()
-	ls := &loopState{waiting: map[uint64]pendingProposal{}, reads: map[uint64]*readRequest{},
-		dirty: map[string]dirtyValue{}}
+	ls := &loopState{waiting: map[uint64]pendingProposal{}, forwarded: map[uint64][]*proposal{},
+		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}}
 	st := s.rn.Status()
 	ls.applied, ls.snapIndex, ls.lastRole = st.Applied, st.Applied, st.Role
 	tk := &ticker{clock: s.clock, interval: s.cfg.HeartbeatInterval}
@@ -171,6 +172,19 @@ func (s *Server) proposeBatch(ls *loopState, first *proposal) {
 	for i, p := range batch {
 		data[i] = p.data
 	}
+	if s.rn.Status().Role != raft.Leader {
+		// A follower hands the batch to its leader through raft, not HTTP:
+		// the leader appends it as its own, and says where.
+		ctx := s.nextCtx.Add(1)
+		if err := s.rn.ForwardProposal(ctx, data...); err != nil {
+			for _, p := range batch {
+				p.done <- proposalResult{err: errNoLeader}
+			}
+			return
+		}
+		ls.forwarded[ctx] = batch
+		return
+	}
 	index, err := s.rn.Propose(data...)
 	if err != nil {
 		for _, p := range batch {
@@ -266,6 +280,7 @@ func (s *Server) handleReady(ls *loopState) error {
 			return err
 		}
 	}
+	s.placeForwarded(ls, rd.ProposalResults)
 	if err := s.apply(ls, rd.CommittedEntries); err != nil {
 		return err
 	}
@@ -279,6 +294,42 @@ func (s *Server) handleReady(ls *loopState) error {
 	s.rn.Advance()
 	s.publishStatus()
 	return s.maybeSnapshot(ls)
+}
+
+// placeForwarded learns where the leader appended writes this node
+// forwarded: they then wait for their index like the leader's own. A batch
+// the leader dropped certainly failed; one whose first entry this node
+// already applied before the answer came has an outcome it cannot tell.
+func (s *Server) placeForwarded(ls *loopState, results []raft.ProposalResult) {
+	for _, res := range results {
+		batch, ok := ls.forwarded[res.Ctx]
+		if !ok {
+			continue
+		}
+		delete(ls.forwarded, res.Ctx)
+		for i, p := range batch {
+			index := res.Index + uint64(i)
+			switch {
+			case res.Dropped:
+				p.done <- proposalResult{err: errNoLeader}
+			case index <= ls.applied:
+				p.done <- proposalResult{err: errTimeout}
+			default:
+				ls.waiting[index] = pendingProposal{term: res.Term, p: p}
+			}
+		}
+	}
+}
+
+// failForwarded gives up on the writes forwarded to a leader that has
+// not said where it put them: it may have, so their outcome is unknown.
+func (ls *loopState) failForwarded() {
+	for ctx, batch := range ls.forwarded {
+		for _, p := range batch {
+			p.done <- proposalResult{err: errTimeout}
+		}
+		delete(ls.forwarded, ctx)
+	}
 }
 
 // noteSoftState records role and leader changes, and fails reads whose
@@ -306,6 +357,7 @@ func (s *Server) noteSoftState(ls *loopState, ss *raft.SoftState) {
 			r.done <- readResult{err: errLeaderChanged}
 			delete(ls.reads, ctx)
 		}
+		ls.failForwarded()
 		clear(ls.dirty)
 		ls.lastLead = ss.Lead
 	}
@@ -450,6 +502,7 @@ func (ls *loopState) failAll() {
 		w.p.done <- proposalResult{err: errTimeout}
 		delete(ls.waiting, i)
 	}
+	ls.failForwarded()
 	for ctx, r := range ls.reads {
 		r.done <- readResult{err: errStopping}
 		delete(ls.reads, ctx)

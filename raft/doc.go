@@ -61,6 +61,15 @@
 // leader that crashes after sending and before its write loses entries
 // nobody could have committed: its own copy counts only after Advance.
 //
+// # Proposals
+//
+// A leader appends commands with Propose, which returns their first index.
+// A follower forwards them with ForwardProposal: the leader appends them
+// as its own and answers where (a ProposalResult: index and term), or that
+// it dropped them; an answer that never comes (lost, or leadership moved)
+// leaves their outcome unknown. Either way a command took effect at its
+// index exactly when the entry applied there has the term it was given.
+//
 // # Reads
 //
 // ReadIndex records the leader's commit index, confirms with a heartbeat

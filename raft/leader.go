@@ -14,6 +14,9 @@ func stepLeader(r *raft, m Message) {
 			r.handleReadIndex(m.From, m.Context)
 		}
 		return
+	case MsgProp:
+		r.handleForwarded(m)
+		return
 	case MsgAppResp, MsgHeartbeatResp:
 	default:
 		return
@@ -330,6 +333,27 @@ func (r *raft) propose(data ...[]byte) (first uint64, err error) {
 	first = r.log.lastIndex() + 1
 	r.appendEntries(ents...)
 	return first, nil
+}
+
+// handleForwarded appends commands a follower forwarded, as proposals of
+// this leader's own, and tells it where; or that they were dropped (a
+// transfer is in progress, or they are not plain commands).
+func (r *raft) handleForwarded(m Message) {
+	data := make([][]byte, 0, len(m.Entries))
+	for _, e := range m.Entries {
+		if e.Type != EntryNormal {
+			data = nil
+			break
+		}
+		data = append(data, e.Data)
+	}
+	if len(data) > 0 {
+		if first, err := r.propose(data...); err == nil {
+			r.send(Message{Type: MsgPropResp, To: m.From, Context: m.Context, Index: first})
+			return
+		}
+	}
+	r.send(Message{Type: MsgPropResp, To: m.From, Context: m.Context, Reject: true})
 }
 
 // proposeConfChange appends the membership change cc, which takes effect

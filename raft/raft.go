@@ -30,9 +30,10 @@ type raft struct {
 	votes          map[uint64]bool      // candidates: who answered, and how
 	leadTransferee uint64
 
-	readOnly   readOnly
-	readStates []ReadState
-	msgs       []Message
+	readOnly    readOnly
+	readStates  []ReadState
+	propResults []ProposalResult // answers to proposals this node forwarded
+	msgs        []Message
 	// needBcast: proposals were appended since the last broadcast; appends
 	// go out once per round so a round's proposals share one message.
 	needBcast bool
@@ -477,6 +478,10 @@ func stepFollower(r *raft, m Message) {
 		r.hup(true)
 	case MsgReadIndexResp:
 		r.readStates = append(r.readStates, ReadState{Index: m.Index, Ctx: m.Context})
+	case MsgPropResp:
+		r.propResults = append(r.propResults, ProposalResult{Ctx: m.Context, Index: m.Index, Term: m.Term, Dropped: m.Reject})
+	case MsgProp:
+		r.send(Message{Type: MsgPropResp, To: m.From, Context: m.Context, Reject: true})
 	}
 }
 
@@ -497,6 +502,8 @@ func stepCandidate(r *raft, m Message) {
 		// Someone won this term.
 		r.becomeFollower(m.Term, m.From)
 		r.step(r, m)
+	case MsgProp:
+		r.send(Message{Type: MsgPropResp, To: m.From, Context: m.Context, Reject: true})
 	case MsgTimeoutNow:
 		// Only a follower takes part in a leadership transfer.
 	}

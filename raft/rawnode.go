@@ -36,6 +36,8 @@ type Ready struct {
 	Messages []Message
 	// ReadStates release linearizable reads.
 	ReadStates []ReadState
+	// ProposalResults answer proposals this node forwarded.
+	ProposalResults []ProposalResult
 	// MustSync: the term, vote, entries or snapshot changed, so step 1 needs
 	// an fsync. A change of the commit index alone does not.
 	MustSync bool
@@ -139,6 +141,32 @@ func (rn *RawNode) ProposeConfChange(cc ConfChange) (uint64, error) {
 	return rn.r.proposeConfChange(cc)
 }
 
+// ForwardProposal sends commands to the leader from a follower, as one
+// request identified by ctx, which the application chooses (unique among
+// its forwarded proposals). The leader appends them as its own proposals;
+// the answer (where, in which term, or that nothing was appended) comes as
+// a ProposalResult in a later Ready, or never (the message or its answer
+// was lost, or leadership changed: the outcome is then unknown).
+// ErrNoLeader means no leader is known; a leader proposes with Propose.
+func (rn *RawNode) ForwardProposal(ctx uint64, data ...[]byte) error {
+	rn.mustNotBePending("ForwardProposal")
+	r := rn.r
+	switch {
+	case len(data) == 0:
+		return fmt.Errorf("raft: forward proposal: no commands")
+	case r.role == Leader:
+		return fmt.Errorf("raft: forward proposal: %w: this node leads, propose here", ErrProposalDropped)
+	case r.lead == None:
+		return ErrNoLeader
+	}
+	ents := make([]Entry, len(data))
+	for i, d := range data {
+		ents[i] = Entry{Type: EntryNormal, Data: d}
+	}
+	r.send(Message{Type: MsgProp, To: r.lead, Context: ctx, Entries: ents})
+	return nil
+}
+
 // ReadIndex asks for a linearizable read identified by ctx, which the
 // application chooses (unique among its outstanding reads). The answer comes
 // as a ReadState in a later Ready, or never (leadership changed: the
@@ -233,7 +261,7 @@ func (rn *RawNode) HasReady() bool {
 	if r.role == Leader && (r.needBcast || r.readOnly.needBcast) {
 		return true
 	}
-	return len(r.msgs) > 0 || len(r.readStates) > 0 ||
+	return len(r.msgs) > 0 || len(r.readStates) > 0 || len(r.propResults) > 0 ||
 		r.log.pendingSnapshot != nil || len(r.log.unstable()) > 0 ||
 		r.log.applied < r.log.committed ||
 		r.softState() != rn.prevSoft || rn.bugged(r.hardState()) != rn.prevHard
@@ -258,9 +286,10 @@ func (rn *RawNode) Ready() Ready {
 		CommittedEntries: r.log.nextCommitted(),
 		Messages:         r.msgs,
 		ReadStates:       r.readStates,
+		ProposalResults:  r.propResults,
 		Snapshot:         r.log.pendingSnapshot,
 	}
-	r.msgs, r.readStates, r.log.pendingSnapshot = nil, nil, nil
+	r.msgs, r.readStates, r.propResults, r.log.pendingSnapshot = nil, nil, nil, nil
 	h := &handedOut{lastIndex: r.log.lastIndex(), lastApplied: r.log.committed, soft: r.softState()}
 	if h.soft != rn.prevSoft {
 		rd.SoftState = &h.soft

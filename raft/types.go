@@ -80,6 +80,8 @@ const (
 	MsgTimeoutNow                           // leadership transfer: campaign now, skipping PreVote
 	MsgReadIndex                            // follower asks the leader for a read index; Context: request id
 	MsgReadIndexResp                        // Index: the read index for request Context
+	MsgProp                                 // follower forwards commands to the leader; Entries: the commands, Context: request id
+	MsgPropResp                             // Index: the first command's index (Term: the leader's); Reject: not appended
 )
 
 var msgNames = [...]string{
@@ -87,6 +89,7 @@ var msgNames = [...]string{
 	MsgPreVoteResp: "MsgPreVoteResp", MsgApp: "MsgApp", MsgAppResp: "MsgAppResp",
 	MsgHeartbeat: "MsgHeartbeat", MsgHeartbeatResp: "MsgHeartbeatResp", MsgSnap: "MsgSnap",
 	MsgTimeoutNow: "MsgTimeoutNow", MsgReadIndex: "MsgReadIndex", MsgReadIndexResp: "MsgReadIndexResp",
+	MsgProp: "MsgProp", MsgPropResp: "MsgPropResp",
 }
 
 func (t MessageType) String() string {
@@ -97,7 +100,7 @@ func (t MessageType) String() string {
 }
 
 // Valid reports whether t is a known message type.
-func (t MessageType) Valid() bool { return t >= MsgVote && t <= MsgReadIndexResp }
+func (t MessageType) Valid() bool { return t >= MsgVote && t <= MsgPropResp }
 
 // Message is the unit of communication between nodes. Fields not named in a
 // type's description are zero.
@@ -169,6 +172,16 @@ type SoftState struct {
 type ReadState struct {
 	Index uint64
 	Ctx   uint64
+}
+
+// ProposalResult answers a proposal this node forwarded to its leader
+// (RawNode.ForwardProposal): the leader appended its commands from Index
+// on in its term Term, or, when Dropped, appended nothing.
+type ProposalResult struct {
+	Ctx     uint64
+	Index   uint64
+	Term    uint64
+	Dropped bool
 }
 
 // State is what a node recovered from stable storage at start: the hard

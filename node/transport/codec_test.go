@@ -78,7 +78,7 @@ func TestDecodeRejectsTrailingBytes(t *testing.T) {
 
 func TestDecodeRejectsUnknownTypeAndFlags(t *testing.T) {
 	valid := AppendMessage(nil, raft.Message{Type: raft.MsgHeartbeat})
-	for _, typ := range []byte{0, byte(raft.MsgReadIndexResp) + 1, 255} {
+	for _, typ := range []byte{0, byte(raft.MsgPropResp) + 1, 255} {
 		b := append([]byte{typ}, valid[1:]...)
 		_, err := DecodeMessage(b)
 		require.ErrorIs(t, err, ErrMessageType, "type %d", typ)
