@@ -48,7 +48,7 @@ func putBody(value string, client, seq uint64) []byte {
 // a three-node cluster and checks each node's event log.
 func TestIntegrationThreeNodes(t *testing.T) {
 	c := newCluster(t, baseCluster, 3)
-	c.waitLeader()
+	first, firstStatus := c.waitLeader()
 
 	// Every write carries a client and seq, so a retry after a 503/504
 	// during an election applies at most once.
@@ -56,12 +56,20 @@ func TestIntegrationThreeNodes(t *testing.T) {
 	seq := uint64(0)
 	next := func() uint64 { seq++; return seq }
 
-	// PUT through each node; followers forward to the leader.
+	// PUT through each node; followers forward the command to the leader
+	// through raft, not as a second HTTP request: the leader's client API
+	// serves only the put sent to it.
 	var last string
 	for _, p := range c.nodes {
 		last = "via-" + p.name
 		r := c.eventually(p, http.MethodPut, "/kv/reg", putBody(last, client, next()))
 		require.Equal(t, http.StatusOK, r.code, "PUT through %s: %s", p.name, r)
+	}
+	if leader, st := c.waitLeader(); leader == first && st.Term == firstStatus.Term {
+		puts := regexp.MustCompile(`(?m)^chaos_node_request_seconds_count\{code="200",op="write"\} ([0-9]+)$`)
+		m := puts.FindSubmatch(c.mustDo(leader, http.MethodGet, "/metrics", nil).body)
+		require.NotNil(t, m, "%s /metrics counts its writes", leader.name)
+		require.Equal(t, "1", string(m[1]), "the leader served one write over HTTP, not the followers' too")
 	}
 	requireValueEverywhere := func(key, want string) {
 		t.Helper()
