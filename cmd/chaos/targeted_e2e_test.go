@@ -26,7 +26,8 @@ func TestRunTargetedFaultsFindTheirBugs(t *testing.T) {
 		// sequence needs): 45 s leaves room for three or four attempts.
 		// Seed 1 found it at 12 s here and missed in 30 s once in CI.
 		{"commit-old-term", "figure8", "1", "raft: false", "45s"},
-		{"narrow-election", "election-delay", "1", "election livelock", "20s"},
+		// Its 60 s profile runs first found the livelock at 11.5 to 24.1 s.
+		{"narrow-election", "election-delay", "1", "election livelock", "30s"},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			store := t.TempDir()
