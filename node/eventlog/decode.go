@@ -48,6 +48,9 @@ const (
 	seenIndex
 	seenEntries
 	seenBugs
+	seenChange
+	seenVoters
+	seenLearners
 )
 
 // fast decodes a line of Writer's shape; ok is false on anything else.
@@ -95,6 +98,12 @@ func (d *decoder) field(s *jsonline.Scanner, ev *Event, key []byte) (uint, bool)
 		dst, bit = &ev.Node, seenNode
 	case "leader":
 		dst, bit = &ev.Leader, seenLeader
+	case "change":
+		dst, bit = &ev.Change, seenChange
+	case "voters":
+		dst, bit = &ev.Voters, seenVoters
+	case "learners":
+		dst, bit = &ev.Learners, seenLearners
 	case "for":
 		dst, bit = &ev.For, seenFor
 	case "event":

@@ -29,6 +29,14 @@ const (
 	KindApply    Kind = "apply"    // index, term (the entry's), hash (of its command)
 	KindSnapshot Kind = "snapshot" // index, term (of the snapshot's last entry)
 	KindRestore  Kind = "restore"  // index, term (of the restored snapshot's last entry)
+	// KindConf is a membership configuration the node applied: at start,
+	// the one as of its snapshot (index 0 and the initial members when it
+	// has none; none at all for a node that joins with an empty log), then
+	// one per membership change it applies. Fields: index and term (of the
+	// change's entry, or the snapshot's), change ("add-learner n4",
+	// "promote-voter n4", "remove-node n2"; "" at start), voters and learners
+	// (names, comma-separated, sorted).
+	KindConf Kind = "conf"
 )
 
 // Role is a Raft role, the "role" field of a role event.
@@ -56,6 +64,10 @@ type Event struct {
 	Index   uint64    `json:"index,omitempty"`   // commit, apply, snapshot, restore
 	Entries int       `json:"entries,omitempty"` // start: entries in the log
 	Bugs    string    `json:"bugs,omitempty"`    // start: the planted bugs enabled, comma-separated
+	Change  string    `json:"change,omitempty"`  // conf: the change applied ("" at start)
+	// Voters and Learners are a conf event's members, names comma-separated.
+	Voters   string `json:"voters,omitempty"`
+	Learners string `json:"learners,omitempty"`
 	// Line is the 1-based line of the file the event was read from (set by
 	// the reader; not part of the format).
 	Line int `json:"-"`

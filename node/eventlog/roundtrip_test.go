@@ -19,6 +19,8 @@ func life(t0 time.Time) []Event {
 	return []Event{
 		{Time: at(0), Event: KindStart, Term: 2, Entries: 3, Bugs: "forget-vote,stale-read"},
 		{Time: at(1), Event: KindRestore, Index: 2, Term: 1},
+		{Time: at(1), Event: KindConf, Index: 2, Term: 1, Voters: "n1,n2,n3"},
+		{Time: at(1), Event: KindConf, Index: 3, Term: 1, Change: "add-learner n4", Voters: "n1,n2,n3", Learners: "n4"},
 		{Time: at(2), Event: KindRole, Role: PreCandidate, Term: 2},
 		{Time: at(3), Event: KindRole, Role: Candidate, Term: 3},
 		{Time: at(4), Event: KindVote, Term: 3, For: "n1"},
@@ -81,9 +83,10 @@ func TestRoundTrip(t *testing.T) {
 		require.True(t, strings.HasPrefix(l, eventStart), "line %d: %s", i+1, l)
 	}
 	require.Equal(t, `{"time":"2026-01-02T10:00:00.123456789Z","event":"start","node":"n1","term":2,"entries":3,"bugs":"forget-vote,stale-read"}`, lines[0])
-	require.Equal(t, `{"time":"2026-01-02T10:00:00.125456789Z","event":"role","node":"n1","role":"pre-candidate","term":2,"leader":""}`, lines[2])
-	require.Equal(t, `{"time":"2026-01-02T10:00:00.130456789Z","event":"apply","node":"n1","index":4,"term":3,"hash":"00000000000000cc"}`, lines[7])
-	require.Equal(t, `{"time":"2026-01-02T10:00:00.133456789Z","event":"stop","node":"n1"}`, lines[10])
+	require.Equal(t, `{"time":"2026-01-02T10:00:00.124456789Z","event":"conf","node":"n1","index":3,"term":1,"change":"add-learner n4","voters":"n1,n2,n3","learners":"n4"}`, lines[3])
+	require.Equal(t, `{"time":"2026-01-02T10:00:00.125456789Z","event":"role","node":"n1","role":"pre-candidate","term":2,"leader":""}`, lines[4])
+	require.Equal(t, `{"time":"2026-01-02T10:00:00.130456789Z","event":"apply","node":"n1","index":4,"term":3,"hash":"00000000000000cc"}`, lines[9])
+	require.Equal(t, `{"time":"2026-01-02T10:00:00.133456789Z","event":"stop","node":"n1"}`, lines[12])
 }
 
 // A node killed in the middle of a write leaves a torn last line. The
@@ -92,7 +95,7 @@ func TestRoundTrip(t *testing.T) {
 // open), or with that start appended on the same line (older nodes); in
 // the middle of a life it is an error naming the line.
 func TestRoundTripTornLines(t *testing.T) {
-	first := life(t0)[:8] // up to the apply
+	first := life(t0)[:10] // up to the apply
 	second := life(t0.Add(time.Minute))
 	whole := written(t, first)
 	// Killed while writing the apply: its line is cut short.
@@ -111,16 +114,16 @@ func TestRoundTripTornLines(t *testing.T) {
 		file func(t *testing.T) []byte
 		want []Event
 	}{
-		{"last line", func(*testing.T) []byte { return torn }, asRead(first[:7], 1)},
-		{"followed by a start", afterKill, append(asRead(first[:7], 1), asRead(second, 9)...)},
+		{"last line", func(*testing.T) []byte { return torn }, asRead(first[:9], 1)},
+		{"followed by a start", afterKill, append(asRead(first[:9], 1), asRead(second, 11)...)},
 		{"start appended", func(t *testing.T) []byte { return append(slices.Clip(torn), written(t, second)...) },
-			append(asRead(first[:7], 1), asRead(second, 8)...)},
+			append(asRead(first[:9], 1), asRead(second, 10)...)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, warns, err := ReadEvents(bytes.NewReader(c.file(t)))
 			require.NoError(t, err)
 			require.Len(t, warns, 1)
-			require.Equal(t, 8, warns[0].Line)
+			require.Equal(t, 10, warns[0].Line)
 			require.Contains(t, warns[0].Msg, "torn line skipped")
 			require.Equal(t, c.want, got)
 		})
@@ -128,7 +131,7 @@ func TestRoundTripTornLines(t *testing.T) {
 	t.Run("mid-life", func(t *testing.T) {
 		b := append(append(slices.Clip(torn), '\n'), written(t, second[1:])...) // the life goes on without a start
 		_, _, err := ReadEvents(bytes.NewReader(b))
-		require.ErrorContains(t, err, "events line 8: ")
+		require.ErrorContains(t, err, "events line 10: ")
 		require.ErrorContains(t, err, "a torn line in the middle of a life")
 	})
 }

@@ -106,6 +106,10 @@ func (e Event) attrs() []slog.Attr {
 		entries = slog.Int("entries", e.Entries)
 		bugs    = slog.String("bugs", e.Bugs)
 	)
+	if e.Event == KindConf {
+		return []slog.Attr{index, term, slog.String("change", e.Change),
+			slog.String("voters", e.Voters), slog.String("learners", e.Learners)}
+	}
 	switch e.Event {
 	case KindStart:
 		return []slog.Attr{term, entries, bugs}
