@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +15,8 @@ import (
 
 // Config configures one node.
 type Config struct {
-	// Name is this node's name (n1, ...); it must be a key of Peers.
+	// Name is this node's name (n1, ...); it must be a key of Peers unless
+	// the node joins.
 	Name    string
 	DataDir string
 	// LogDir holds events.jsonl (default: DataDir).
@@ -24,8 +24,16 @@ type Config struct {
 	// ClientAddr and PeerAddr are the listen addresses (host:port).
 	ClientAddr string
 	PeerAddr   string
-	// Peers maps every member's name, this node's included, to its peer address.
+	// Peers maps every initial member's name, this node's included, to its
+	// peer address. With Join, they are the members to ask.
 	Peers map[string]string
+	// Join makes a node with an empty data directory join a running cluster
+	// that added it as a learner (POST /members): it asks Peers for its ID
+	// and the members, refusing to start (ErrNotMember, nothing written)
+	// if they do not know it. A node that joined once is that member on
+	// every restart, Join or not (joinFile). The table of members from the
+	// log and snapshots then overrides the flags.
+	Join bool
 	// ClientAddrs maps names to client addresses, for forwarding to the leader.
 	// Missing entries are derived: the peer address's host with ClientAddr's port.
 	ClientAddrs       map[string]string
@@ -107,28 +115,12 @@ func ParsePeers(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// members assigns raft IDs: the names in sorted order get 1, 2, .... Every
-// node derives the same IDs from the same peer list.
-func members(peers map[string]string) (names []string, ids map[string]uint64) {
-	for n := range peers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	ids = map[string]uint64{}
-	for i, n := range names {
-		ids[n] = uint64(i + 1)
-	}
-	return names, ids
-}
-
 func (c *Config) validate() error {
 	switch {
 	case c.Name == "":
 		return fmt.Errorf("node name is empty")
 	case c.DataDir == "":
 		return fmt.Errorf("data directory is empty")
-	case c.Peers[c.Name] == "":
-		return fmt.Errorf("node %s is not in the peer list", c.Name)
 	case c.HeartbeatInterval <= 0:
 		return fmt.Errorf("heartbeat interval must be positive")
 	case c.ElectionTimeout < 2*c.HeartbeatInterval:

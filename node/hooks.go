@@ -121,7 +121,7 @@ func (s *Server) setPartition(fs *faultState, w http.ResponseWriter, r *http.Req
 		return
 	}
 	for _, p := range body.Drop {
-		if _, ok := s.ids[p]; !ok || p == s.cfg.Name {
+		if _, ok := s.members.id(p); !ok || p == s.cfg.Name {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown peer %q", p))
 			return
 		}
@@ -155,7 +155,7 @@ func (s *Server) setNet(fs *faultState, w http.ResponseWriter, r *http.Request) 
 		targets = []string{""}
 	}
 	for _, p := range targets {
-		if _, ok := s.ids[p]; p != "" && (!ok || p == s.cfg.Name) {
+		if _, ok := s.members.id(p); p != "" && (!ok || p == s.cfg.Name) {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown peer %q", p))
 			return
 		}
@@ -199,7 +199,8 @@ func (s *Server) updateFaults(fs *faultState, w http.ResponseWriter, r *http.Req
 // Called with fs.mu held.
 func (s *Server) applyFaults(fs *faultState) error {
 	s.trans.ClearFaults()
-	for name, id := range s.ids {
+	for _, m := range s.members.view(*s.conf.Load()) { // the members in force
+		name, id := m.Name, m.ID
 		if name == s.cfg.Name {
 			continue
 		}

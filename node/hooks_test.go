@@ -69,11 +69,11 @@ func TestFaultHooksSetAndClear(t *testing.T) {
 	code, out := call(t, h, "POST", "/faults/partition", `{"drop":["n3","n2"]}`)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, []any{"n2", "n3"}, out["drop"])
-	require.True(t, s.trans.Faults()[s.ids["n2"]].Drop)
+	require.True(t, s.trans.Faults()[mustID(t, s, "n2")].Drop)
 
 	code, _ = call(t, h, "POST", "/faults/net", `{"peers":["n2"],"loss":0.5,"delay_ms":20}`)
 	require.Equal(t, http.StatusOK, code)
-	f := s.trans.Faults()[s.ids["n2"]]
+	f := s.trans.Faults()[mustID(t, s, "n2")]
 	require.True(t, f.Drop, "message faults keep the partition")
 	require.Equal(t, 0.5, f.Loss)
 	require.Equal(t, 20*time.Millisecond, f.Delay)
@@ -97,4 +97,11 @@ func TestFaultHooksSetAndClear(t *testing.T) {
 	require.Empty(t, out["drop"])
 	require.Empty(t, s.trans.Faults())
 	require.Equal(t, map[string]any{"offset_ms": 0.0, "rate": 1.0}, out["clock"])
+}
+
+func mustID(t *testing.T, s *Server, name string) uint64 {
+	t.Helper()
+	id, ok := s.members.id(name)
+	require.True(t, ok, name)
+	return id
 }

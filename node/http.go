@@ -33,6 +33,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(nodeapi.RouteStatus, s.handleStatus)
 	mux.Handle(nodeapi.RouteMetrics, promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	s.hookRoutes(mux)
+	s.memberRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -75,6 +76,10 @@ func writeFailure(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errTimeout):
 		writeError(w, http.StatusGatewayTimeout, err.Error())
+	case errors.Is(err, errMemberConflict):
+		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, errMemberUnknown):
+		writeError(w, http.StatusNotFound, err.Error())
 	default:
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	}
@@ -239,7 +244,12 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, raw []byte, cmd k
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, raw []byte, leader string) {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	url := "http://" + s.cfg.clientAddrOf(leader) + r.URL.RequestURI()
+	addr, ok := s.members.clientAddr(leader)
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("leader %s has no known client address; not applied", leader))
+		return
+	}
+	url := "http://" + addr + r.URL.RequestURI()
 	req, err := http.NewRequestWithContext(ctx, r.Method, url, bytes.NewReader(raw))
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -24,6 +24,8 @@ type loopState struct {
 	lastVote    [2]uint64             // term, vote
 	dirty       map[string]dirtyValue // dirty-read bug: values proposed, not yet applied
 	appendLimit nodeapi.AppendLimit   // the hook's append limit raft has (zero: none)
+	conf        raft.ConfState        // the configuration as of applied
+	peers       map[uint64]string     // the transport's peers: members in force but this node
 }
 
 type pendingProposal struct {
@@ -51,8 +53,9 @@ const maxBatch = 1024
 func (s *Server) loop() {
 	defer s.loopWG.Done()
 	ls := &loopState{waiting: map[uint64]pendingProposal{}, forwarded: map[uint64][]*proposal{},
-		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}}
+		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf}
 	st := s.rn.Status()
+	ls.peers = s.peerAddrs(st.Conf) // what the transport started with
 	ls.applied, ls.snapIndex, ls.lastRole = st.Applied, st.Applied, st.Role
 	tk := &ticker{clock: s.clock, interval: s.cfg.HeartbeatInterval}
 	poll := time.NewTicker(s.cfg.HeartbeatInterval / 4)
@@ -78,6 +81,8 @@ func (s *Server) loop() {
 			s.proposeBatch(ls, p)
 		case r := <-s.readC:
 			s.readBatch(ls, r)
+		case req := <-s.confC:
+			s.proposeConf(ls, req)
 		}
 		s.drainInputs(ls)
 		if s.rn.HasReady() {
@@ -242,6 +247,16 @@ func (s *Server) dirtyRead(ls *loopState, key string) readResult {
 func (s *Server) handleReady(ls *loopState) error {
 	rd := s.rn.Ready()
 	s.noteSoftState(ls, rd.SoftState)
+	var img snapshotImage
+	if rd.Snapshot != nil {
+		var err error
+		if img, err = decodeImage(rd.Snapshot.Data); err != nil {
+			return fmt.Errorf("install snapshot %d: %w", rd.Snapshot.Meta.Index, err)
+		}
+		s.learnImage(img)
+	}
+	s.learnEntries(rd.Entries)
+	s.syncPeers(ls)
 	if rd.SendFirst {
 		// A leader's appends go out while it writes them (raft.Ready.SendFirst):
 		// its followers' fsyncs overlap its own. A role change reaches the
@@ -276,7 +291,7 @@ func (s *Server) handleReady(ls *loopState) error {
 		s.ackAppended(ls, rd.Entries)
 	}
 	if rd.Snapshot != nil {
-		if err := s.restoreSnapshot(ls, rd.Snapshot); err != nil {
+		if err := s.restoreSnapshot(ls, rd.Snapshot, img); err != nil {
 			return err
 		}
 	}
@@ -399,6 +414,11 @@ func (s *Server) noteHardState(ls *loopState, hs raft.HardState) (voted bool) {
 func (s *Server) apply(ls *loopState, ents []raft.Entry) error {
 	for _, e := range ents {
 		var res kv.Result
+		if e.Type == raft.EntryConfChange {
+			if err := s.applyConf(ls, e); err != nil {
+				return err
+			}
+		}
 		if e.Type == raft.EntryNormal {
 			cmd, err := kv.DecodeCommand(e.Data)
 			if err != nil {
@@ -458,11 +478,11 @@ func (s *Server) serveReads(ls *loopState) {
 	ls.readReady = kept
 }
 
-func (s *Server) restoreSnapshot(ls *loopState, sn *raft.Snapshot) error {
-	if err := s.store.Restore(sn.Data); err != nil {
+func (s *Server) restoreSnapshot(ls *loopState, sn *raft.Snapshot, img snapshotImage) error {
+	if err := s.store.Restore(img.Store); err != nil {
 		return err
 	}
-	ls.applied, ls.snapIndex = sn.Meta.Index, sn.Meta.Index
+	ls.applied, ls.snapIndex, ls.conf = sn.Meta.Index, sn.Meta.Index, img.conf()
 	// Writes waiting at indexes the snapshot covers will never be applied
 	// one by one here; whether they made it is unknown to this node.
 	for i, w := range ls.waiting {
@@ -472,6 +492,7 @@ func (s *Server) restoreSnapshot(ls *loopState, sn *raft.Snapshot) error {
 		}
 	}
 	s.events.Emit(eventlog.Event{Event: eventlog.KindRestore, Index: sn.Meta.Index, Term: sn.Meta.Term})
+	s.emitConf(sn.Meta.Index, sn.Meta.Term, "", ls.conf)
 	return nil
 }
 
@@ -480,7 +501,7 @@ func (s *Server) maybeSnapshot(ls *loopState) error {
 	if ls.applied < ls.snapIndex+s.cfg.SnapshotEntries {
 		return nil
 	}
-	data, err := s.store.Snapshot()
+	data, err := s.encodeImage(ls.conf)
 	if err != nil {
 		return err
 	}

@@ -50,15 +50,22 @@ type readResult struct {
 // propose hands a write to the event loop and waits for its result.
 func (s *Server) propose(ctx context.Context, cmd kv.Command) (kv.Result, error) {
 	p := &proposal{cmd: cmd, data: cmd.Encode(nil), done: make(chan proposalResult, 1)}
+	return handOver(s, ctx, s.propC, p, p.done)
+}
+
+// handOver sends v to the event loop on ch and waits for its answer on
+// done: errNoLeader if it never reached the loop (not applied), errTimeout
+// if the answer did not come in time (outcome unknown).
+func handOver[T any](s *Server, ctx context.Context, ch chan<- T, v T, done <-chan proposalResult) (kv.Result, error) {
 	select {
-	case s.propC <- p:
+	case ch <- v:
 	case <-ctx.Done():
-		return kv.Result{}, errNoLeader // never reached the loop: not applied
+		return kv.Result{}, errNoLeader
 	case <-s.stopC:
 		return kv.Result{}, errNoLeader
 	}
 	select {
-	case r := <-p.done:
+	case r := <-done:
 		return r.res, r.err
 	case <-ctx.Done():
 		return kv.Result{}, errTimeout

@@ -28,27 +28,34 @@ type Server struct {
 	cfg     Config
 	bugs    bugSet
 	id      uint64
-	names   []string          // raft id i belongs to names[i-1]
-	ids     map[string]uint64 // name -> raft id
-	log     *slog.Logger
-	events  *eventlog.Writer
-	metrics *metrics
-	store   *kv.Store
-	disk    *storage
-	rn      *raft.RawNode // owned by the event loop goroutine
-	clock   *skewClock
-	trans   *transport.Transport
-	httpLn  net.Listener
-	http    *http.Server
-	fwd     *http.Client
+	members *memberTable
+	// joined: the node joined a running cluster (joinFile); it starts
+	// with raft's Config.Join instead of the peer flags' configuration.
+	joined bool
+	// startConf is the configuration as of the recovered snapshot (the
+	// initial one without a snapshot; empty for a node that joined).
+	startConf raft.ConfState
+	log       *slog.Logger
+	events    *eventlog.Writer
+	metrics   *metrics
+	store     *kv.Store
+	disk      *storage
+	rn        *raft.RawNode // owned by the event loop goroutine
+	clock     *skewClock
+	trans     *transport.Transport
+	httpLn    net.Listener
+	http      *http.Server
+	fwd       *http.Client
 
 	propC  chan *proposal
 	readC  chan *readRequest
+	confC  chan *confRequest
 	recvC  chan inbound
 	stopC  chan struct{}
 	loopWG sync.WaitGroup
 
 	status  atomic.Pointer[nodeapi.Status]
+	conf    atomic.Pointer[raft.ConfState] // raft's configuration in force, as of the last Ready
 	nextCtx atomic.Uint64
 	// appendLimit is the append limit the fault hook set (nil or zero:
 	// none); the event loop hands it to raft.
@@ -66,10 +73,11 @@ func New(cfg Config) (*Server, error) {
 	bugs, _ := parseBugs(cfg.Bugs)
 	s := &Server{cfg: cfg, bugs: bugs, log: cfg.Logger.With("node", cfg.Name), metrics: newMetrics(),
 		store: kv.NewStore(), clock: newSkewClock(time.Now),
-		propC: make(chan *proposal, 4096), readC: make(chan *readRequest, 4096),
+		propC: make(chan *proposal, 4096), readC: make(chan *readRequest, 4096), confC: make(chan *confRequest, 16),
 		recvC: make(chan inbound, 1024), stopC: make(chan struct{}), failed: make(chan error, 1)}
-	s.names, s.ids = members(cfg.Peers)
-	s.id = s.ids[cfg.Name]
+	if err := s.identify(); err != nil {
+		return nil, err
+	}
 	if err := s.open(); err != nil {
 		s.closeResources()
 		return nil, err
@@ -95,12 +103,8 @@ func (s *Server) open() error {
 	if err != nil {
 		return fmt.Errorf("peer listener: %w", err)
 	}
-	peers := map[uint64]string{}
-	for name, addr := range s.cfg.Peers {
-		peers[s.ids[name]] = addr
-	}
 	host, _, _ := net.SplitHostPort(s.cfg.PeerAddr)
-	s.trans, err = transport.New(transport.Config{ID: s.id, Listener: peerLn, Peers: peers,
+	s.trans, err = transport.New(transport.Config{ID: s.id, Listener: peerLn, Peers: s.peerAddrs(s.rn.Status().Conf),
 		LocalIP: net.ParseIP(host), Handler: s.receive, PeerLost: s.peerLost, Logger: s.log,
 		Rand: rand.New(rand.NewPCG(s.seed(), 7)), KeepAlive: s.cfg.HeartbeatInterval})
 	if err != nil {
@@ -119,26 +123,37 @@ func (s *Server) seed() uint64 {
 	return uint64(time.Now().UnixNano())
 }
 
-// recover rebuilds the state machine and the raft core from disk.
+// recover rebuilds the state machine, the address book and the raft core
+// from disk.
 func (s *Server) recover() error {
-	voters := make([]uint64, len(s.names))
-	for i := range voters {
-		voters[i] = uint64(i + 1)
-	}
-	st, info, err := s.disk.recover(voters)
+	st, info, err := s.disk.recover()
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", s.cfg.DataDir, err)
 	}
 	if info.TruncatedBytes > 0 {
 		s.log.Warn("truncated a torn WAL tail", "segment", info.TruncatedSegment, "bytes", info.TruncatedBytes)
 	}
+	var voters []uint64
+	if !s.joined {
+		for _, m := range initialMembers(&s.cfg) {
+			voters = append(voters, m.ID)
+		}
+		s.startConf = raft.ConfState{Voters: voters}
+	}
 	if st.Snapshot != nil {
-		if err := s.store.Restore(st.Snapshot.Data); err != nil {
+		img, err := decodeImage(st.Snapshot.Data)
+		if err != nil {
+			return err
+		}
+		s.startConf = img.conf()
+		st.Snapshot.Meta.ConfState = s.startConf
+		if err := s.restoreImage(img); err != nil {
 			return err
 		}
 	}
+	s.learnEntries(st.Entries)
 	ticks := int(s.cfg.ElectionTimeout / s.cfg.HeartbeatInterval)
-	rc := raft.Config{ID: s.id, Peers: voters, ElectionTick: ticks, HeartbeatTick: 1, Seed: s.seed(),
+	rc := raft.Config{ID: s.id, Peers: voters, Join: s.joined, ElectionTick: ticks, HeartbeatTick: 1, Seed: s.seed(),
 		PreVote: true, CheckQuorum: true, MaxMsgBytes: s.cfg.MaxAppendBytes, Bugs: s.bugs.raft, Logger: s.log}
 	if s.bugs.leaseRead {
 		rc.ReadOnly = raft.ReadLeaseBased
@@ -150,6 +165,13 @@ func (s *Server) recover() error {
 		Bugs: strings.Join(s.cfg.Bugs, ",")})
 	if st.Snapshot != nil {
 		s.events.Emit(eventlog.Event{Event: eventlog.KindRestore, Index: st.Snapshot.Meta.Index, Term: st.Snapshot.Meta.Term})
+	}
+	if len(s.startConf.Voters) > 0 {
+		var index, term uint64
+		if st.Snapshot != nil {
+			index, term = st.Snapshot.Meta.Index, st.Snapshot.Meta.Term
+		}
+		s.emitConf(index, term, "", s.startConf)
 	}
 	if len(s.cfg.Bugs) > 0 {
 		s.log.Warn("PLANTED BUGS ENABLED: this node is deliberately unsafe", "bugs", strings.Join(s.cfg.Bugs, ","))
@@ -232,17 +254,15 @@ type inbound struct {
 	lost uint64
 }
 
-func (s *Server) name(id uint64) string {
-	if id == 0 || int(id) > len(s.names) {
-		return ""
-	}
-	return s.names[id-1]
-}
+func (s *Server) name(id uint64) string { return s.members.name(id) }
 
 func (s *Server) publishStatus() {
 	st := s.rn.Status()
 	s.status.Store(&nodeapi.Status{ID: s.cfg.Name, Role: st.Role.String(), Term: st.Term, Leader: s.name(st.Lead),
 		Commit: st.Commit, Applied: st.Applied, LastIndex: st.LastIndex})
+	if old := s.conf.Load(); old == nil || !sameConf(*old, st.Conf) {
+		s.conf.Store(&st.Conf)
+	}
 }
 
 // Status returns the node's last published status, what GET /status

@@ -41,8 +41,10 @@ func openStorage(dataDir string) (*storage, error) {
 
 // recover reads the newest snapshot and replays the WAL into the state the
 // raft core restarts from. Later entry records replace earlier ones at the
-// same or higher indexes, exactly as Ready's truncation rule demands.
-func (s *storage) recover(voters []uint64) (raft.State, wal.RecoveryInfo, error) {
+// same or higher indexes, exactly as Ready's truncation rule demands. The
+// snapshot's ConfState is left empty: it is in the snapshot's data
+// (snapshotImage), which the node decodes.
+func (s *storage) recover() (raft.State, wal.RecoveryInfo, error) {
 	var st raft.State
 	term, index, data, err := s.snaps.Load()
 	switch {
@@ -50,8 +52,7 @@ func (s *storage) recover(voters []uint64) (raft.State, wal.RecoveryInfo, error)
 	case err != nil:
 		return st, wal.RecoveryInfo{}, err
 	default:
-		st.Snapshot = &raft.Snapshot{Meta: raft.SnapshotMeta{Index: index, Term: term,
-			ConfState: raft.ConfState{Voters: voters}}, Data: data}
+		st.Snapshot = &raft.Snapshot{Meta: raft.SnapshotMeta{Index: index, Term: term}, Data: data}
 	}
 	recs, info, err := s.wal.ReadAll()
 	if err != nil {

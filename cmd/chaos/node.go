@@ -21,7 +21,7 @@ type nodeOptions struct {
 	heartbeat, election, requestTimeout                           time.Duration
 	snapshotEntries, maxAppendBytes                               uint64
 	bugs                                                          []string
-	faultHooks                                                    bool
+	faultHooks, join                                              bool
 	seed                                                          uint64
 }
 
@@ -34,10 +34,20 @@ func newNodeCmd() *cobra.Command {
 write-ahead log in --data-dir, peers on --peer-addr and clients on --client-addr.
 A restarted node with the same --data-dir recovers its state.
 
-Client API: GET/PUT/DELETE /kv/{key}, POST /kv/{key}/cas, GET /status, GET /metrics.
-Any node accepts any request and forwards writes to the leader.`,
+Client API: GET/PUT/DELETE /kv/{key}, POST /kv/{key}/cas, GET /status, GET /metrics;
+membership: GET /members, POST /members (add a learner), POST /members/{id}/promote,
+DELETE /members/{id}. Any node accepts any request and forwards writes and
+membership changes to the leader.
+
+To grow a cluster, add the node first (POST /members {"name":"n4","peer":...,"client":...}
+to any member), start it with --join and --peers naming members to ask, then promote
+it once it has caught up. A node that is not a learner of the cluster refuses to start
+and writes nothing.`,
 		Example: `  chaos node --id n1 --data-dir /var/lib/chaos/n1 \
     --client-addr 127.0.0.11:7000 --peer-addr 127.0.0.11:7001 \
+    --peers n1=127.0.0.11:7001,n2=127.0.0.12:7001,n3=127.0.0.13:7001
+  chaos node --id n4 --join --data-dir /var/lib/chaos/n4 \
+    --client-addr 127.0.0.14:7000 --peer-addr 127.0.0.14:7001 \
     --peers n1=127.0.0.11:7001,n2=127.0.0.12:7001,n3=127.0.0.13:7001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runNode(cmd, o) },
@@ -48,7 +58,8 @@ Any node accepts any request and forwards writes to the leader.`,
 	f.StringVar(&o.logDir, "log-dir", "", "directory for events.jsonl (default: --data-dir)")
 	f.StringVar(&o.clientAddr, "client-addr", "127.0.0.1:7000", "host:port of the HTTP client API")
 	f.StringVar(&o.peerAddr, "peer-addr", "127.0.0.1:7001", "host:port for raft peers; outgoing peer connections are dialed from this host")
-	f.StringVar(&o.peers, "peers", "", "every member's peer address, this node's included: n1=host:port,n2=host:port,... (required)")
+	f.StringVar(&o.peers, "peers", "", "every initial member's peer address, this node's included: n1=host:port,n2=host:port,... (required); with --join, members to ask")
+	f.BoolVar(&o.join, "join", false, "join a running cluster that added this node as a learner (POST /members); ignored once the node has joined")
 	f.StringVar(&o.clientPeers, "client-peers", "", "members' client addresses for forwarding writes (default: peer host with this node's client port)")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 100*time.Millisecond, "leader heartbeat interval (one raft tick)")
 	f.DurationVar(&o.election, "election-timeout", time.Second, "base election timeout; randomized over [T, 2T)")
@@ -79,7 +90,7 @@ func (o *nodeOptions) config() (node.Config, error) {
 		PeerAddr: o.peerAddr, Peers: peers, ClientAddrs: clientPeers, HeartbeatInterval: o.heartbeat,
 		ElectionTimeout: o.election, RequestTimeout: o.requestTimeout, SnapshotEntries: o.snapshotEntries,
 		MaxAppendBytes: o.maxAppendBytes,
-		Bugs:           o.bugs, EnableFaultHooks: o.faultHooks, Seed: o.seed}, nil
+		Bugs:           o.bugs, EnableFaultHooks: o.faultHooks, Seed: o.seed, Join: o.join}, nil
 }
 
 func runNode(cmd *cobra.Command, o *nodeOptions) error {
@@ -90,7 +101,7 @@ func runNode(cmd *cobra.Command, o *nodeOptions) error {
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	srv, err := node.New(cfg)
 	if err != nil {
-		if errors.Is(err, node.ErrConfig) {
+		if errors.Is(err, node.ErrConfig) || errors.Is(err, node.ErrNotMember) {
 			return usageErrorf("node %s: %v", o.id, err)
 		}
 		return setupError(fmt.Errorf("node %s: %w", o.id, err))

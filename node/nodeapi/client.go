@@ -85,7 +85,12 @@ func (c *Client) do(ctx context.Context, route, key, query string, body any) (an
 // decode sends route like do and decodes a 200's body into out; any other
 // status is an *Error.
 func (c *Client) decode(ctx context.Context, route string, body, out any) error {
-	a, err := c.do(ctx, route, "", "", body)
+	return c.decodeAt(ctx, route, "", body, out)
+}
+
+// decodeAt is decode for a route with a {key} or {id}.
+func (c *Client) decodeAt(ctx context.Context, route, key string, body, out any) error {
+	a, err := c.do(ctx, route, key, "", body)
 	switch {
 	case err != nil:
 		return err

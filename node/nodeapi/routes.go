@@ -17,6 +17,16 @@ const (
 	RouteStatus  = "GET /status"        // answers Status
 	RouteMetrics = "GET /metrics"       // Prometheus text format
 
+	// Membership: answered by the leader (a follower forwards the request),
+	// once the change has committed and applied there; each answers
+	// MembersResponse (POST /members: AddMemberResponse). A change the
+	// membership does not allow (a name that is a member, the last voter,
+	// a change while another is in flight) is a 409; an unknown {id} a 404.
+	RouteMembers       = "GET /members"
+	RouteAddMember     = "POST /members"              // body AddMemberRequest: add as a learner
+	RoutePromoteMember = "POST /members/{id}/promote" // learner -> voter
+	RouteRemoveMember  = "DELETE /members/{id}"
+
 	// The fault hooks answer 403 unless the node runs with
 	// --enable-fault-hooks; each answers the node's Faults after it.
 	RouteFaults        = "GET /faults"
@@ -41,9 +51,10 @@ func Method(route string) string {
 	return method
 }
 
-// Path is route's path for key, path-escaped (routes without {key} ignore
-// it).
+// Path is route's path for key, path-escaped: key replaces {key}, or {id}
+// in the member routes (routes without either ignore it).
 func Path(route, key string) string {
 	_, path, _ := strings.Cut(route, " ")
-	return strings.Replace(path, "{key}", url.PathEscape(key), 1)
+	path = strings.Replace(path, "{key}", url.PathEscape(key), 1)
+	return strings.Replace(path, "{id}", url.PathEscape(key), 1)
 }

@@ -1,0 +1,155 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"chaos/node/nodeapi"
+)
+
+// joinFile, in the data directory, records that the node joined a running
+// cluster: its ID and the members the cluster named when it joined. A node
+// restarted with it is that member again, with or without --join.
+const joinFile = "join.json"
+
+// joined is joinFile's content.
+type joined struct {
+	ID      uint64           `json:"id"`
+	Members []nodeapi.Member `json:"members"`
+}
+
+// ErrNotMember is what New returns when a joining node is not a learner of
+// the cluster it asked; nothing was written.
+var ErrNotMember = errors.New("not a learner of the cluster")
+
+// loadJoined reads joinFile; ok is false when the node never joined.
+func loadJoined(dataDir string) (j joined, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, joinFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return j, false, nil
+	}
+	if err != nil {
+		return j, false, err
+	}
+	if err := json.Unmarshal(b, &j); err != nil || j.ID == 0 {
+		return j, false, fmt.Errorf("%s: malformed (%v); remove the data directory to join afresh", joinFile, err)
+	}
+	return j, true, nil
+}
+
+// saveJoined writes joinFile durably (the data directory is created).
+func saveJoined(dataDir string, j joined) error {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dataDir, joinFile+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dataDir, joinFile)); err != nil {
+		return err
+	}
+	d, err := os.Open(dataDir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// askToJoin asks the peers (every one in the flags but this node) for the
+// membership, and finds this node in it: it must have been added as a
+// learner (POST /members) under its name and peer address. The first peer
+// that answers decides.
+func askToJoin(ctx context.Context, c *Config) (joined, error) {
+	hc := &http.Client{Timeout: c.RequestTimeout}
+	var errs []string
+	for _, name := range slices.Sorted(maps.Keys(c.Peers)) {
+		if name == c.Name {
+			continue
+		}
+		addr := c.clientAddrOf(name)
+		resp, err := nodeapi.NewClient(addr, hc).Members(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s (%s): %v", name, addr, err))
+			continue
+		}
+		return findSelf(c, resp, name)
+	}
+	return joined{}, fmt.Errorf("no member answered GET /members: %s", strings.Join(errs, "; "))
+}
+
+// findSelf finds the joining node in a member list that peer sent.
+func findSelf(c *Config, resp nodeapi.MembersResponse, peer string) (joined, error) {
+	m, ok := resp.Member(c.Name)
+	switch {
+	case !ok:
+		return joined{}, fmt.Errorf("%w: %s does not know %s; add it first: POST /members {\"name\":%q,\"peer\":%q,\"client\":%q}",
+			ErrNotMember, peer, c.Name, c.Name, c.PeerAddr, c.ClientAddr)
+	case m.Role != nodeapi.RoleLearner:
+		return joined{}, fmt.Errorf("%w: %s is a voter (id %d) at %s; a node with an empty log must not take a voter's place: remove it and add it again",
+			ErrNotMember, c.Name, m.ID, peer)
+	case m.Peer != c.PeerAddr:
+		return joined{}, fmt.Errorf("%w: %s knows %s at peer address %s, not %s", ErrNotMember, peer, c.Name, m.Peer, c.PeerAddr)
+	}
+	return joined{ID: m.ID, Members: resp.Members}, nil
+}
+
+// joinTimeout bounds the whole of askToJoin.
+const joinTimeout = 10 * time.Second
+
+// identify finds out who this node is before anything is written: the
+// member it joined as (joinFile), a new joiner (it asks the cluster), or
+// an initial member (its name's position in the sorted peer flags).
+func (s *Server) identify() error {
+	c := &s.cfg
+	j, ok, err := loadJoined(c.DataDir)
+	switch {
+	case err != nil:
+		return err
+	case !ok && c.Join:
+		ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
+		defer cancel()
+		if j, err = askToJoin(ctx, c); err != nil {
+			return fmt.Errorf("join: %w", err)
+		}
+		if err := saveJoined(c.DataDir, j); err != nil {
+			return fmt.Errorf("join: %w", err)
+		}
+	case !ok:
+		if c.Peers[c.Name] == "" {
+			return fmt.Errorf("%w: node %s is not in the peer list (to join a running cluster, start it with --join)", ErrConfig, c.Name)
+		}
+		s.members = newMemberTable(initialMembers(c))
+		s.id, _ = s.members.id(c.Name)
+		return nil
+	}
+	s.id, s.joined, s.members = j.ID, true, newMemberTable(j.Members)
+	s.members.add(nodeapi.Member{ID: j.ID, Name: c.Name, Peer: c.PeerAddr, Client: c.ClientAddr})
+	return nil
+}
