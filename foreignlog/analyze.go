@@ -82,6 +82,10 @@ type Facts struct {
 	Churn          Churn    `json:"churn"`
 	Faults         []Fault  `json:"faults"`
 	Notes          []Event  `json:"notes,omitempty"`
+	// Membership is the cluster's configurations in the order nodes first
+	// switched to them (see memberships); none for a log without conf
+	// events, whose membership is the nodes seen.
+	Membership []Membership `json:"membership,omitempty"`
 }
 
 // Sort orders events by time, keeping the log's order among equal times.
@@ -94,7 +98,8 @@ func Analyze(evs []Event) Facts {
 	Sort(evs)
 	var f Facts
 	started := false
-	a := analysis{facts: &f, leading: map[string]int{}, up: map[string]bool{}, seen: map[string]bool{}, led: map[int][]string{}}
+	a := analysis{facts: &f, leading: map[string]int{}, up: map[string]bool{}, seen: map[string]bool{}, led: map[int][]string{},
+		members: newMemberships()}
 	for _, ev := range evs {
 		if ev.Kind == KindNote {
 			f.Notes = append(f.Notes, ev)
@@ -121,6 +126,7 @@ type analysis struct {
 	up      map[string]bool
 	seen    map[string]bool
 	led     map[int][]string // term → nodes that led it
+	members *memberships
 	window  *Window
 	// shutdownAt is when the trailing run of stops and crashes began;
 	// inShutdown says whether the events since then were all stops/crashes.
@@ -159,12 +165,17 @@ func (a *analysis) fault(ev Event, kind string, inferred bool) {
 	a.facts.Faults = append(a.facts.Faults, Fault{At: a.at, Node: ev.Node, Kind: kind, Inferred: inferred, Line: ev.Line})
 }
 
-// step applies one event.
+// step applies one event. A conf event changes only the membership: it
+// neither opens nor closes a leaderless window, nor says a node is up.
 func (a *analysis) step(ev Event) {
 	f := a.facts
 	a.at = ev.Time.Sub(f.Start)
 	a.node(ev.Node)
 	a.node(ev.For)
+	if ev.Kind == KindConf {
+		a.members.step(ev, a.at)
+		return
+	}
 	if ev.Kind == KindRole || ev.Kind == KindVote {
 		if !a.anyTerm || ev.Term < a.minTerm {
 			a.minTerm = ev.Term
@@ -258,6 +269,7 @@ func (a *analysis) track() {
 func (a *analysis) finish() {
 	f := a.facts
 	f.Span = a.at
+	f.Membership = a.members.list
 	for node := range a.leading {
 		i := a.leading[node]
 		f.Leaders[i].End, f.Leaders[i].Open, f.Leaders[i].EndedBy = a.at, true, "end of log"

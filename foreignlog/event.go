@@ -27,6 +27,10 @@ const (
 	KindSnapshot   Kind = "snapshot"   // the node took a snapshot
 	KindRestore    Kind = "restore"    // the node restored a snapshot
 	KindNote       Kind = "note"       // a verdict or message of the test harness (Text)
+	// KindConf is the node switching to a membership configuration:
+	// Voters and Learners, with the change that made it (Change) and its
+	// log index (Index) when the log says.
+	KindConf Kind = "conf"
 )
 
 // Role is a Raft role.
@@ -52,8 +56,16 @@ type Event struct {
 	Role  Role      `json:"role,omitempty"`
 	Term  int       `json:"term,omitempty"`
 	For   string    `json:"for,omitempty"`   // vote: the candidate voted for
-	Index int       `json:"index,omitempty"` // commit, apply
+	Index int       `json:"index,omitempty"` // commit, apply, conf
 	Text  string    `json:"text,omitempty"`  // note: the message
 	File  string    `json:"file,omitempty"`  // the file it was read from
 	Line  int       `json:"line"`            // 1-based line number in File
+
+	// Voters and Learners are a conf event's members, sorted; Change is
+	// the membership change that made the configuration ("add-learner
+	// n4"), "" when the log does not say or none did (a node's starting
+	// configuration).
+	Voters   []string `json:"voters,omitempty"`
+	Learners []string `json:"learners,omitempty"`
+	Change   string   `json:"change,omitempty"`
 }

@@ -46,7 +46,7 @@ func fuzzParser(f *testing.F, p Parser, testdata string, seeds ...string) {
 			}
 			if _, ok := map[Kind]bool{KindRole: true, KindVote: true, KindStart: true, KindStop: true, KindCrash: true,
 				KindDisconnect: true, KindReconnect: true, KindCommit: true, KindApply: true, KindSnapshot: true,
-				KindRestore: true, KindNote: true}[ev.Kind]; !ok {
+				KindRestore: true, KindNote: true, KindConf: true}[ev.Kind]; !ok {
 				t.Fatalf("unknown kind %q", ev.Kind)
 			}
 			if ev.Kind == KindRole && ev.Role != Leader && ev.Role != Follower && ev.Role != Candidate {
@@ -67,7 +67,8 @@ func FuzzParseChaos(f *testing.F) {
 	fuzzParser(f, chaosParser{}, "chaos.jsonl",
 		`{"time":"2026-01-02T10:00:00Z","node":"n1","event":"role","role":"king","term":1}`,
 		`{"time":"2026-01-02T10:00:00Z","node":"n1","event":"role","role":"leader","term":-3}`+"\n{",
-		`{"time":null,"node":"","event":"stop"}`)
+		`{"time":null,"node":"","event":"stop"}`,
+		`{"time":"2026-01-02T10:00:00Z","node":"n1","event":"conf","index":3,"term":1,"change":"remove-node n2","voters":"n1,,n3","learners":""}`)
 }
 
 func FuzzParseSplay(f *testing.F) {
@@ -85,7 +86,9 @@ func FuzzParseTable(f *testing.F) {
 func FuzzParseEtcdTrace(f *testing.F) {
 	fuzzParser(f, etcdParser{}, "etcd.txt",
 		"raft2021/05/06 22:26:15 INFO: 1 became leader at term 99999999999999999999\n",
-		"raft2021/05/06 22:26:15 INFO: 2 [logterm: 9, index: 11, vote: 0] cast MsgVote for 1 [logterm: 9, index: 11] at term 10\nIgnored event {\n")
+		"raft2021/05/06 22:26:15 INFO: 2 [logterm: 9, index: 11, vote: 0] cast MsgVote for 1 [logterm: 9, index: 11] at term 10\nIgnored event {\n",
+		"raft2021/05/06 22:26:15 INFO: 1 switched to configuration voters=(1 99999999999999999999) learners=(x)\n"+
+			"raft2021/05/06 22:26:15 INFO: 1 switched to configuration voters=(1 2)&&(1) learners=(3)\n")
 }
 
 func FuzzParseCourse(f *testing.F) {

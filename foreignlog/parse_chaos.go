@@ -3,6 +3,7 @@ package foreignlog
 import (
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"chaos/node/eventlog"
@@ -40,8 +41,9 @@ func parseChaosLine(line string) (Event, bool) {
 
 // FromEventLog returns a chaos-node event in the format-independent form,
 // or false for an event name or role this package does not know, or a
-// term or index beyond int. The line number is kept, the hash and the
-// start event's entries and bugs are not.
+// term or index beyond int. The line number and a conf event's members
+// and change are kept, the hash and the start event's entries and bugs
+// are not.
 func FromEventLog(e eventlog.Event) (Event, bool) {
 	var kind Kind
 	switch e.Event {
@@ -63,6 +65,8 @@ func FromEventLog(e eventlog.Event) (Event, bool) {
 		kind = KindSnapshot
 	case eventlog.KindRestore:
 		kind = KindRestore
+	case eventlog.KindConf:
+		kind = KindConf
 	default:
 		return Event{}, false
 	}
@@ -70,6 +74,9 @@ func FromEventLog(e eventlog.Event) (Event, bool) {
 		return Event{}, false
 	}
 	ev := Event{Time: e.Time, Node: e.Node, Kind: kind, Term: int(e.Term), For: e.For, Index: int(e.Index), Line: e.Line}
+	if kind == KindConf {
+		ev.Voters, ev.Learners, ev.Change = names(e.Voters), names(e.Learners), e.Change
+	}
 	if kind == KindRole {
 		switch e.Role {
 		case eventlog.Follower, eventlog.PreCandidate, eventlog.Candidate, eventlog.Leader:
@@ -94,4 +101,12 @@ func (chaosParser) Parse(r io.Reader) ([]Event, Stats, error) {
 		return ok
 	})
 	return evs, st, err
+}
+
+// names splits a comma-separated list of member names, sorted, empty
+// names left out; nil for none.
+func names(list string) []string {
+	out := strings.FieldsFunc(list, func(r rune) bool { return r == ',' })
+	slices.Sort(out)
+	return out
 }

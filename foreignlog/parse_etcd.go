@@ -3,6 +3,7 @@ package foreignlog
 import (
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ var (
 	etcdStdLine  = regexp.MustCompile(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?) `)
 	etcdBecame   = regexp.MustCompile(`^(\S+) became (follower|candidate|pre-candidate|leader) at term (\d+)`)
 	etcdVote     = regexp.MustCompile(`^(\S+) \[[^\]]*\] cast Msg(?:Pre)?Vote for (\S+) \[[^\]]*\] at term (\d+)`)
+	etcdConf     = regexp.MustCompile(`^(\S+) switched to configuration voters=\(([^)]*)\)(?:&&\([^)]*\))?(?: learners=\(([^)]*)\))?`)
 	etcdHarness  = []string{"Ignored event ", "----{", "debug state:", "debug soup:"}
 )
 
@@ -32,6 +34,10 @@ func (etcdParser) Detect(first []string) bool {
 
 // Parse implements Parser. Lines without a time get the last time seen.
 // Pre-candidates are reported as candidates of the term they would start.
+// "switched to configuration voters=(1 2 3) learners=(4)" is a conf event
+// (etcd prints it when a node restores or applies a configuration); of a
+// joint configuration, "voters=(1 2 3)&&(1 2)", the incoming voters are
+// kept.
 func (etcdParser) Parse(r io.Reader) ([]Event, Stats, error) {
 	var evs []Event
 	var st Stats
@@ -72,6 +78,13 @@ func (etcdParser) Parse(r io.Reader) ([]Event, Stats, error) {
 				role, term = Candidate, term+1
 			}
 			evs = append(evs, Event{Time: t, Node: b[1], Kind: KindRole, Role: role, Term: term, Line: n})
+		} else if c := etcdConf.FindStringSubmatch(m[2]); c != nil {
+			voters, ok1 := etcdIDs(c[2])
+			learners, ok2 := etcdIDs(c[3])
+			if !ok1 || !ok2 {
+				return false
+			}
+			evs = append(evs, Event{Time: t, Node: c[1], Kind: KindConf, Voters: voters, Learners: learners, Line: n})
 		} else if v := etcdVote.FindStringSubmatch(m[2]); v != nil {
 			term, err := strconv.Atoi(v[3])
 			if err != nil {
@@ -82,4 +95,24 @@ func (etcdParser) Parse(r io.Reader) ([]Event, Stats, error) {
 		return true
 	})
 	return evs, st, err
+}
+
+// etcdIDs reads the members of a configuration as etcd prints them,
+// "1 2 3" in decimal, and names them as its other lines do, in hex (etcd
+// logs node IDs with %x), sorted by ID. false when one is not a number.
+func etcdIDs(list string) ([]string, bool) {
+	var ids []uint64
+	for _, f := range strings.Fields(list) {
+		id, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []string
+	for _, id := range ids {
+		out = append(out, strconv.FormatUint(id, 16))
+	}
+	return out, true
 }

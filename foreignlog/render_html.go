@@ -34,8 +34,8 @@ td.down{background:{{fill "down"}};color:#700}
 <p class="legend"><span class="leader" style="background:{{fill "leader"}}">leader</span><span style="background:{{fill "candidate"}}">candidate</span><span style="background:{{fill "follower"}}">follower</span><span style="background:{{fill "down"}}">down</span>
 </p>
 {{.Lanes}}
-<table><thead><tr><th>time</th><th>line</th>{{range .Report.Facts.Nodes}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr><td>{{offset .At}}</td><td>{{.Line}}</td>{{range .Cells}}<td class="{{.State}}">{{.Text}}</td>{{end}}</tr>
+{{$members := .Report.Facts.Membership}}<table><thead><tr><th>time</th><th>line</th>{{range .Report.Facts.Nodes}}<th>{{.}}</th>{{end}}{{if $members}}<th>members</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr><td>{{offset .At}}</td><td>{{.Line}}</td>{{range .Cells}}<td class="{{.State}}">{{.Text}}</td>{{end}}{{if $members}}<td>{{.Members}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{end}}
 </body></html>
@@ -51,7 +51,8 @@ type htmlReport struct {
 
 // HTML writes a self-contained page with the summary of each report, its
 // per-node timeline drawn over time (TimelineChart) and as a table, cells
-// coloured by the node's role.
+// coloured by the node's role, with a members column when the log has
+// membership configurations.
 func HTML(w io.Writer, reports []Report) error {
 	var data []htmlReport
 	for i, r := range reports {

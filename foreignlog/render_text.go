@@ -85,6 +85,8 @@ func Summary(w io.Writer, r Report) {
 		p("  %d terms without a leader: %s; longest run %d terms (%d..%d)\n", len(c.LeaderlessTerms), termRanges(c.LeaderlessTerms), run[1]-run[0]+1, run[0], run[1])
 	}
 
+	membershipText(w, f.Membership)
+
 	p("\nCrashes, stops, restarts and network faults: %s\n", faultCounts(f.Faults))
 	for _, n := range f.Nodes {
 		var parts []string
@@ -129,7 +131,24 @@ func faultCounts(faults []Fault) string {
 	return strings.Join(parts, ", ")
 }
 
-// TimelineText writes the per-node timeline as a table, one column per node.
+// membershipText writes the configurations of a log, when it has any.
+func membershipText(w io.Writer, ms []Membership) {
+	if len(ms) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nMembership over time: %d configurations\n", len(ms))
+	for k, m := range ms {
+		fmt.Fprintf(w, "  #%-3d %s %s", k+1, offset(m.At), m)
+		if o := m.origin(); o != "" {
+			fmt.Fprintf(w, " (%s)", o)
+		}
+		fmt.Fprintf(w, "; switched to by %s\n", strings.Join(m.Nodes, " "))
+	}
+}
+
+// TimelineText writes the per-node timeline as a table, one column per
+// node, and a last column, MEMBERS, with the configurations the cluster
+// went to (when the log has any).
 func TimelineText(w io.Writer, r Report) {
 	rows := Timeline(r)
 	width := 14
@@ -137,12 +156,19 @@ func TimelineText(w io.Writer, r Report) {
 	for _, n := range r.Facts.Nodes {
 		fmt.Fprintf(w, " | %-*s", width, n)
 	}
+	members := len(r.Facts.Membership) > 0
+	if members {
+		fmt.Fprint(w, " | MEMBERS")
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, strings.Repeat("-", 11+len(r.Facts.Nodes)*(width+3)))
 	for _, row := range rows {
 		fmt.Fprintf(w, "%-11s", offset(time.Duration(row.At)))
 		for _, c := range row.Cells {
 			fmt.Fprintf(w, " | %-*s", width, c.Text)
+		}
+		if members && row.Members != "" {
+			fmt.Fprint(w, " | "+row.Members)
 		}
 		fmt.Fprintln(w)
 	}
