@@ -5,7 +5,10 @@
 //
 //   - [Raft]: Election Safety, terms never decreasing on a node, at most one
 //     vote per term and node (across restarts), State Machine Safety, and
-//     commit indexes never decreasing within a node's life.
+//     commit indexes never decreasing within a node's life; with conf
+//     events, the membership over time: nodes agreeing on the
+//     configuration at each index, leaders elected by a majority of their
+//     configuration's voters, and the votes of non-voters (membership.go).
 //   - [Availability]: leaderless windows, client-visible unavailability
 //     windows, recovery time after each heal, whether the cluster
 //     recovered after the final heal, and two liveness rules: election

@@ -14,6 +14,9 @@ func (d *RaftDetails) Findings() []string {
 	if d.Omitted > 0 {
 		lines = append(lines, fmt.Sprintf("and %d more violations (see results.json)", d.Omitted))
 	}
+	if m := d.Membership; m != nil {
+		lines = append(lines, m.summary()...)
+	}
 	if d.Reason != "" {
 		lines = append(lines, d.Reason)
 	}
@@ -50,4 +53,20 @@ func (l *LivenessDetails) summary() string {
 	}
 	return fmt.Sprintf("liveness: longest run of leaderless terms %d (livelock rule: %v); longest leaderless stretch with a majority up and connected %s (bound %v)",
 		l.LongestLeaderlessRun, LivelockRule{l.LivelockTerms, l.LivelockWindow}, stuck, l.StuckBound)
+}
+
+// summary says what the membership checks saw: the configurations, the
+// leaders' majorities checked, and the first vote of a non-voter.
+func (m *MembershipDetails) summary() []string {
+	n := len(m.Configurations) + m.OmittedConfigurations
+	lines := []string{fmt.Sprintf("membership: %d configurations", n)}
+	if n > 0 && m.OmittedConfigurations == 0 {
+		lines[0] += ", the last " + m.Configurations[n-1].String()
+	}
+	lines[0] += fmt.Sprintf("; leaders' majorities of voters checked in %d terms, %d undecided", m.QuorumsChecked, m.QuorumsUndecided)
+	if m.NonVoterVotesCount > 0 {
+		lines = append(lines, fmt.Sprintf("%d votes by non-voters (not counted, not violations), first: %s",
+			m.NonVoterVotesCount, m.NonVoterVotes[0].Text))
+	}
+	return lines
 }

@@ -29,10 +29,14 @@ func leaderlessWindows(f foreignlog.Facts) []LeaderlessWindow {
 
 // analyze runs foreignlog's analysis (leaders per term, leaderless
 // windows) over events, in time order. Events it does not know (another
-// event name or role) are left out of it.
+// event name or role) are left out of it, and so are conf events: the
+// membership is membership.go's to follow, and leaves these facts alone.
 func analyze(events []eventlog.Event) foreignlog.Facts {
 	evs := make([]foreignlog.Event, 0, len(events))
 	for _, e := range events {
+		if e.Event == eventlog.KindConf {
+			continue
+		}
 		if ev, ok := foreignlog.FromEventLog(e); ok {
 			evs = append(evs, ev)
 		}

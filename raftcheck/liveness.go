@@ -25,7 +25,9 @@ func (r LivelockRule) String() string {
 // a correct one rides through: a finding when no node leads for more
 // than Bound while a majority of the nodes is up, not paused, on a true
 // clock and pairwise connected (no partition or packet fault between
-// them), as the history's nemesis ops say.
+// them), as the history's nemesis ops say. With conf events, "the
+// nodes" are the voters of the configurations that may be in force at
+// the time (see sweep.voterSets), a majority of each.
 type StuckRule struct {
 	Bound time.Duration
 }
@@ -94,7 +96,8 @@ func judgeLiveness(events []eventlog.Event, f foreignlog.Facts, h history.Histor
 	if !ok {
 		return l
 	}
-	spans := stuckSpans(&sweep{terms: terms, tenures: f.Leaders, facts: f.Start, start: start, nodes: f.Nodes}, h)
+	spans := stuckSpans(&sweep{terms: terms, tenures: f.Leaders, facts: f.Start, start: start, nodes: f.Nodes,
+		confs: placedConfigurations(events)}, h)
 	for _, sp := range spans {
 		d := time.Duration(sp.End - sp.Start)
 		l.LongestStuck = max(l.LongestStuck, d)

@@ -18,6 +18,12 @@ const (
 	KindDoubleVote         = "double-vote"          // a node voted for two candidates in one term
 	KindStateMachineSafety = "state-machine-safety" // two applies of one index differ in hash or term
 	KindCommitDecreased    = "commit-decreased"     // a node's commit index went down within one life
+	// KindConfDisagreement: two nodes applied different membership
+	// configurations at one log index.
+	KindConfDisagreement = "conf-disagreement"
+	// KindLeaderWithoutMajority: a node became leader without the votes
+	// of a majority of the voters of the configuration it was elected in.
+	KindLeaderWithoutMajority = "leader-without-majority"
 )
 
 // MaxViolations bounds the violations [Raft] lists; Counts still counts
@@ -46,6 +52,9 @@ type RaftDetails struct {
 	Omitted    int               `json:"omitted,omitempty"` // violations beyond MaxViolations, not listed
 	Reason     string            `json:"reason,omitempty"`  // why the verdict is unknown
 	Skipped    []string          `json:"skipped,omitempty"` // event-log lines left out, and why (torn lines of killed lives)
+	// Membership is what the conf events say; nil when there are none
+	// (older event logs), and the checks are then those without it.
+	Membership *MembershipDetails `json:"membership,omitempty"`
 }
 
 // Raft checks Raft's safety invariants over the events of a run (all
@@ -63,6 +72,26 @@ type RaftDetails struct {
 //     life, has the same entry term and command hash.
 //   - A node's commit index never decreases within a life.
 //
+// With conf events (the membership configurations nodes apply, see
+// membership.go), also:
+//
+//   - All nodes agree on the configuration at each log index: two that
+//     applied different ones there break it (see disagreements).
+//   - A leader had the votes of a majority of the voters of the
+//     configuration it was elected in, votes of other nodes (a removed
+//     node, a learner) not counted; judged where the events decide it
+//     (see membership.quorums). Election Safety is checked as above: one
+//     leader per term holds across configurations too.
+//   - Votes cast by nodes that were a voter of no configuration that could
+//     be in force are listed (MembershipDetails.NonVoterVotes), not
+//     counted as violations: any node may answer a vote request.
+//   - A name can be borne by several members in turn (a removed node added
+//     back as a new member): a life that starts with nothing on disk (term
+//     0, no entries) and without the initial members' configuration (no
+//     conf event at index 0, as a node that joins writes none) begins a new
+//     member, and the per-node checks (terms, votes, commit indexes)
+//     start afresh there.
+//
 // Per-node checks follow each node's file order (Event.Line, ties in
 // slice order), not wall time, which clock faults skew. Violations are
 // sorted by time. Without any event the verdict is unknown; with a
@@ -76,12 +105,21 @@ func Raft(events []eventlog.Event) checker.Result {
 	}
 	var all []Violation
 	byNode := groupByNode(events)
+	m := newMembership(events, byNode)
 	for _, node := range sortedKeys(byNode) {
 		d.Nodes = append(d.Nodes, node)
-		all = append(all, checkNode(byNode[node])...)
+		for _, member := range members(byNode[node], m != nil) {
+			all = append(all, checkNode(member)...)
+		}
 	}
-	all = append(all, electionSafety(events, d.Leaders)...)
+	f := analyze(events)
+	all = append(all, electionSafety(f, d.Leaders)...)
 	all = append(all, stateMachineSafety(events)...)
+	if m != nil {
+		var found []Violation
+		found, d.Membership = m.check(events, byNode, f)
+		all = append(all, found...)
+	}
 	slices.SortStableFunc(all, func(a, b Violation) int { return a.Time.Compare(b.Time) })
 	for _, v := range all {
 		d.Counts[v.Kind]++
@@ -190,10 +228,9 @@ func checkNode(evs []eventlog.Event) []Violation {
 // electionSafety reports every node that became leader of a term another
 // node had led first, at its first role event saying so, and fills leaders
 // with each term's first leader. Which terms had two leaders is
-// foreignlog's analysis ([foreignlog.Facts] TwoLeaderTerms); its tenures,
-// in time order, are the evidence.
-func electionSafety(events []eventlog.Event, leaders map[uint64]string) []Violation {
-	f := analyze(events)
+// foreignlog's analysis of the events, f ([foreignlog.Facts]
+// TwoLeaderTerms); its tenures, in time order, are the evidence.
+func electionSafety(f foreignlog.Facts, leaders map[uint64]string) []Violation {
 	byTerm := map[int][]foreignlog.Tenure{}
 	for _, t := range f.Leaders {
 		if _, ok := leaders[uint64(t.Term)]; !ok {
@@ -239,4 +276,43 @@ func stateMachineSafety(events []eventlog.Event) []Violation {
 		}
 	}
 	return out
+}
+
+// members splits one name's events (file order) into the members that
+// bore it in turn: when the run has conf events (confs), a life that
+// starts with nothing on disk and without the initial members'
+// configuration begins a new one (see [Raft]). Without conf events the
+// name is one member, as before membership changes.
+func members(evs []eventlog.Event, confs bool) [][]eventlog.Event {
+	if !confs {
+		return [][]eventlog.Event{evs}
+	}
+	var out [][]eventlog.Event
+	begin := 0
+	for i := range evs {
+		if i > begin && freshJoin(evs[i:]) {
+			out = append(out, evs[begin:i])
+			begin = i
+		}
+	}
+	return append(out, evs[begin:])
+}
+
+// freshJoin reports whether life, a node's events from one of them on,
+// begins with a start of a node with nothing on disk (term 0, no entries)
+// that writes no conf event at index 0 before its next start: a node
+// that joined a running cluster.
+func freshJoin(life []eventlog.Event) bool {
+	if s := life[0]; s.Event != eventlog.KindStart || s.Term != 0 || s.Entries != 0 {
+		return false
+	}
+	for _, e := range life[1:] {
+		if e.Event == eventlog.KindStart {
+			break
+		}
+		if e.Event == eventlog.KindConf && e.Index == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -38,6 +38,44 @@ type sweep struct {
 	facts   time.Time // foreignlog's Facts.Start, which tenures count from
 	start   time.Time // the load's start on the nodes' clocks
 	nodes   []string
+	confs   []placedConf // the run's configurations, by index (none without conf events)
+}
+
+// voterSets returns the sets of nodes, a majority of each of which must be
+// up and connected at history time t for a leader to be owed: the nodes
+// seen, without conf events; with them, the voters of the latest
+// configuration (by index) any node had applied by t, of the one before
+// it and of the one after it, since Raft uses a configuration from its
+// entry's append, before any node applies it, and nodes' clocks differ.
+// A change that never commits is not among them: the member nemesis's
+// ops, which the rule counts as faults of every node while they last
+// (clusterState.apply), cover the changes it makes.
+func (s *sweep) voterSets(t int64) [][]string {
+	if len(s.confs) == 0 {
+		return [][]string{s.nodes}
+	}
+	cur := 0
+	for i, c := range s.confs {
+		if s.at(c.at) <= t && i > cur {
+			cur = i
+		}
+	}
+	var sets [][]string
+	for i := max(cur-1, 0); i <= min(cur+1, len(s.confs)-1); i++ {
+		sets = append(sets, s.confs[i].voters)
+	}
+	return sets
+}
+
+// owed reports whether at history time t cs leaves a majority of every
+// voter set up and pairwise connected.
+func (s *sweep) owed(t int64, cs *clusterState) bool {
+	for _, v := range s.voterSets(t) {
+		if !cs.majorityConnected(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // at places a node-clock time on the history's clock.
@@ -74,8 +112,7 @@ func (s *sweep) served(t int64, cs *clusterState) bool {
 	return false
 }
 
-// changes returns the times at which what served or majorityConnected
-// say may change, within [lo, hi], sorted and without repeats, lo first.
+// changes returns the times at which what served or owed say may change, within [lo, hi], sorted and without repeats, lo first.
 func (s *sweep) changes(ops []timedOp, lo, hi int64) []int64 {
 	ts := []int64{lo}
 	add := func(t int64) {
@@ -93,6 +130,9 @@ func (s *sweep) changes(ops []timedOp, lo, hi int64) []int64 {
 	}
 	for _, op := range ops {
 		add(op.at)
+	}
+	for _, c := range s.confs {
+		add(s.at(c.at))
 	}
 	slices.Sort(ts)
 	return slices.Compact(ts)
@@ -151,7 +191,7 @@ func stuckSpans(s *sweep, h history.History) []span {
 		for ; next < len(ops) && ops[next].at <= ts[i]; next++ {
 			cs.apply(ops[next].op.F, ops[next].op.Value)
 		}
-		if !cs.majorityConnected(s.nodes) || s.served(ts[i], cs) {
+		if !s.owed(ts[i], cs) || s.served(ts[i], cs) {
 			continue
 		}
 		out = extend(out, ts[i], ts[i+1], cs.describe())
