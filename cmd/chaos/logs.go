@@ -23,11 +23,14 @@ func newLogsCmd() *cobra.Command {
 	var o logsOptions
 	cmd := &cobra.Command{
 		Use:   "logs FILE...",
-		Short: "Read Raft logs and explain them: leaders per term, leaderless windows, churn, crashes",
+		Short: "Read Raft logs and explain them: leaders per term, leaderless windows, churn, crashes, membership",
 		Long: `logs reads Raft logs and prints, for a person, who led which term and when,
 the windows in which the cluster had no leader, how fast terms went by and the
 longest run of terms without a leader, the crashes, stops and restarts of each
-node, any term with two leaders, and a timeline with one column per node.
+node, the membership over time (the configurations nodes switched to, from
+chaos-node's conf events and etcd's "switched to configuration" lines), any
+term with two leaders, and a timeline with one column per node (and one for
+the membership, when the logs have configurations).
 
 Formats (detected from the first lines; --format forces one): ` + strings.Join(foreignlog.FormatNames(), ", ") + `.
 chaos is chaos-node's events.jsonl; the event logs of several nodes of one run

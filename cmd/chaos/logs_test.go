@@ -192,3 +192,78 @@ func TestLogsBadInput(t *testing.T) {
 		assert.NotContains(t, stderr, "\n", "one line")
 	}
 }
+
+// Seed 002's etcd nodes replay their configuration changes from the WAL:
+// the membership reaches voters (1 2 3) on every node before the first
+// election, in the text (summary and timeline) and in the JSON.
+func TestLogsSeed002Membership(t *testing.T) {
+	seed := seedLog(t, "002")
+	code, out, stderr := execute(t, "logs", seed)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "Membership over time: 4 configurations")
+	assert.Contains(t, out, "#4   +0.000s voters=(1 2 3); switched to by 1 2 3")
+	assert.Contains(t, out, "| MEMBERS")
+	assert.Contains(t, out, "| #4 voters=(1 2 3)\n")
+
+	code, out, _ = execute(t, "logs", "--json", seed)
+	require.Equal(t, exitOK, code)
+	var reports []foreignlog.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &reports))
+	require.Len(t, reports, 1)
+	ms := reports[0].Facts.Membership
+	require.NotEmpty(t, ms)
+	last := ms[len(ms)-1]
+	assert.Equal(t, []string{"1", "2", "3"}, last.Voters)
+	assert.Equal(t, []string{"1", "2", "3"}, last.Nodes, "every node reached it")
+}
+
+// chaos-node's conf events: three voters add n4 as a learner and promote
+// it; n4 joins with an empty log and applies both changes. The summary
+// lists the configurations by index, the timeline shows who switched when.
+func TestLogsChaosMembership(t *testing.T) {
+	dir := t.TempDir()
+	write := func(node string, lines ...string) string {
+		p := filepath.Join(dir, node+".jsonl")
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+		return p
+	}
+	line := func(sec, node, rest string) string {
+		return `{"time":"2026-01-02T10:00:0` + sec + `Z","event":` + rest + `,"node":"` + node + `"}`
+	}
+	conf := func(sec, node, index, change, voters, learners string) string {
+		return line(sec, node, `"conf","index":`+index+`,"term":1,"change":"`+change+`","voters":"`+voters+`","learners":"`+learners+`"`)
+	}
+	var paths []string
+	for _, n := range []string{"n1", "n2", "n3"} {
+		paths = append(paths, write(n, line("0", n, `"start","term":0,"entries":0,"bugs":""`),
+			conf("0", n, "0", "", "n1,n2,n3", ""),
+			conf("2", n, "3", "add-learner n4", "n1,n2,n3", "n4"),
+			conf("4", n, "5", "promote-voter n4", "n1,n2,n3,n4", "")))
+	}
+	paths = append(paths, write("n4", line("3", "n4", `"start","term":0,"entries":0,"bugs":""`),
+		conf("3", "n4", "3", "add-learner n4", "n1,n2,n3", "n4"),
+		conf("5", "n4", "5", "promote-voter n4", "n1,n2,n3,n4", "")))
+
+	code, out, stderr := execute(t, append([]string{"logs"}, paths...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stderr, "conf lines are in the format")
+	assert.Contains(t, out, "Membership over time: 3 configurations")
+	assert.Contains(t, out, "#2   +2.000s voters=(n1 n2 n3) learners=(n4) (add-learner n4 at index 3); switched to by n1 n2 n3 n4")
+	assert.Contains(t, out, "#3   +4.000s voters=(n1 n2 n3 n4) (promote-voter n4 at index 5); switched to by n1 n2 n3 n4")
+	assert.Contains(t, out, "| conf #3        | conf #3        | conf #3        |                | #3 voters=(n1 n2 n3 n4), promote-voter n4 at index 5")
+
+	code, out, _ = execute(t, "logs", "--json", paths[0], paths[3])
+	require.Equal(t, exitOK, code)
+	var reports []foreignlog.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &reports))
+	require.Len(t, reports, 1)
+	ms := reports[0].Facts.Membership
+	require.Len(t, ms, 3)
+	assert.Equal(t, foreignlog.Membership{At: 4e9, Index: 5, Change: "promote-voter n4", Voters: []string{"n1", "n2", "n3", "n4"},
+		Nodes: []string{"n1", "n4"}, Line: 4}, ms[2])
+
+	code, out, _ = execute(t, append([]string{"logs", "--html", "-"}, paths...)...)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "<th>members</th>")
+	assert.Contains(t, out, "<td>#2 voters=(n1 n2 n3) learners=(n4), add-learner n4 at index 3</td>")
+}
