@@ -27,7 +27,7 @@ func (r *run) nemesisCluster() *nemesis.Cluster {
 func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]string, error) {
 	names, explicit := r.o.Nemesis, true
 	if len(names) == 0 || slices.Contains(names, "all") {
-		names, explicit = nemesis.FamilyNames(), false
+		names, explicit = nemesis.DefaultFamilyNames(), false
 	}
 	if slices.Contains(names, "none") {
 		return nil, map[string]string{}, nil

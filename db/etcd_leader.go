@@ -118,7 +118,16 @@ func etcdStatuses(ctx context.Context, client *http.Client, endpoints []string) 
 
 // etcdPost POSTs {} to url and decodes a 200 answer into out.
 func etcdPost(ctx context.Context, client *http.Client, url string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte("{}")))
+	return etcdCall(ctx, client, url, struct{}{}, out)
+}
+
+// etcdCall POSTs in, as JSON, to url and decodes a 200 answer into out.
+func etcdCall(ctx context.Context, client *http.Client, url string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ type Family struct {
 	// sequence (see sequence.go); its heal is the random families' (see
 	// healedByBase).
 	Targeted bool
+	// OptIn keeps the family out of the default mix: it runs only when
+	// --nemesis names it.
+	OptIn bool
 	// healRank orders the families for healing (see HealFaults).
 	healRank int
 	// healers are the faults whose Heal removes all the family can leave;
@@ -56,6 +59,8 @@ func Families() []Family {
 			New: func() Fault { return &ElectionDelay{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill it, restart it after the next",
 			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3, Targeted: true, healers: healedByBase},
+		{Name: MemberFamily, Doc: "remove a member (the leader half of the time), add it back wiped, promote it (opt-in)",
+			New: func() Fault { return &Member{} }, Weight: 2, healRank: 3, Targeted: true, OptIn: true},
 	}
 }
 
@@ -88,6 +93,18 @@ func FamilyNames() []string {
 	names := make([]string, len(fams))
 	for i, f := range fams {
 		names[i] = f.Name
+	}
+	return names
+}
+
+// DefaultFamilyNames returns the names of the families of the default mix:
+// all but the opt-in ones.
+func DefaultFamilyNames() []string {
+	var names []string
+	for _, f := range Families() {
+		if !f.OptIn {
+			names = append(names, f.Name)
+		}
 	}
 	return names
 }

@@ -21,14 +21,17 @@ func TestRegistryBuildsEveryFamily(t *testing.T) {
 		assert.Contains(t, FamiliesHelp(), fam.Name)
 	}
 	assert.Equal(t, []string{"kill", "pause", "partition", "clock", "packet",
-		"lease", "vote-restart", "figure8", "election-delay", "leader-cycle"}, FamilyNames())
+		"lease", "vote-restart", "figure8", "election-delay", "leader-cycle", "member"}, FamilyNames())
+	assert.Equal(t, []string{"kill", "pause", "partition", "clock", "packet",
+		"lease", "vote-restart", "figure8", "election-delay", "leader-cycle"}, DefaultFamilyNames(),
+		"member is opt-in: it changes the cluster's membership, which a user asks for")
 }
 
 func TestRegistryRefusesUnknownFamily(t *testing.T) {
 	f, err := NewFault("flood")
 	assert.Nil(t, f)
 	assert.EqualError(t, err, `unknown fault family "flood": want one of kill, pause, partition, clock, packet, `+
-		`lease, vote-restart, figure8, election-delay, leader-cycle`)
+		`lease, vote-restart, figure8, election-delay, leader-cycle, member`)
 }
 
 // HealFaults covers every family of the registry, pause first and kill
@@ -51,6 +54,7 @@ func TestHealFaultsCoverEveryFamily(t *testing.T) {
 			}
 			assert.True(t, covered[fam.Name], "shared clock %v: %s is not healed", shared, fam.Name)
 		}
+		assert.True(t, covered[MemberFamily], "membership is restored by member's own heal")
 		assert.Equal(t, "pause", names[0])
 		assert.Equal(t, "kill", names[len(names)-1])
 	}

@@ -23,7 +23,9 @@ const joinFile = "join.json"
 
 // joined is joinFile's content.
 type joined struct {
-	ID      uint64           `json:"id"`
+	ID uint64 `json:"id"`
+	// Members are every member the cluster knew of when the node joined,
+	// former ones included (the names of the IDs in the log's entries).
 	Members []nodeapi.Member `json:"members"`
 }
 
@@ -117,7 +119,7 @@ func findSelf(c *Config, resp nodeapi.MembersResponse, peer string) (joined, err
 	case m.Peer != c.PeerAddr:
 		return joined{}, fmt.Errorf("%w: %s knows %s at peer address %s, not %s", ErrNotMember, peer, c.Name, m.Peer, c.PeerAddr)
 	}
-	return joined{ID: m.ID, Members: resp.Members}, nil
+	return joined{ID: m.ID, Members: append(resp.Members, resp.Former...)}, nil
 }
 
 // joinTimeout bounds the whole of askToJoin.

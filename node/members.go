@@ -128,6 +128,13 @@ func (t *memberTable) view(cs raft.ConfState) []nodeapi.Member {
 	return out
 }
 
+// former returns the entries that are not members of cs, sorted by ID.
+func (t *memberTable) former(cs raft.ConfState) []nodeapi.Member {
+	return slices.DeleteFunc(t.all(), func(m nodeapi.Member) bool {
+		return slices.Contains(cs.Voters, m.ID) || slices.Contains(cs.Learners, m.ID)
+	})
+}
+
 // names returns the names of ids, sorted, comma-separated: how the event
 // log lists members.
 func (t *memberTable) names(ids []uint64) string {

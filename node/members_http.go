@@ -27,7 +27,8 @@ func (s *Server) handleMembers(w http.ResponseWriter, _ *http.Request) {
 
 // membersNow is the configuration in force as of the last Ready.
 func (s *Server) membersNow() nodeapi.MembersResponse {
-	return nodeapi.MembersResponse{Members: s.members.view(*s.conf.Load()), Leader: s.Status().Leader}
+	cs := *s.conf.Load()
+	return nodeapi.MembersResponse{Members: s.members.view(cs), Leader: s.Status().Leader, Former: s.members.former(cs)}
 }
 
 func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {

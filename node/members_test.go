@@ -35,6 +35,8 @@ func TestMemberTable(t *testing.T) {
 		{ID: 2, Name: "n2", Peer: "10.0.0.2:1", Client: "10.0.0.2:7", Role: nodeapi.RoleVoter},
 		{ID: 4, Name: "n3", Peer: "10.0.0.3:1", Role: nodeapi.RoleLearner},
 	}, view)
+	require.Equal(t, []nodeapi.Member{{ID: 3, Name: "n3", Peer: "10.0.0.3:1", Client: "10.0.0.3:7"}},
+		tb.former(raft.ConfState{Voters: []uint64{1, 2}, Learners: []uint64{4}}), "ID 3 left; n3 is back as 4")
 	require.Equal(t, "n1,n3", tb.names([]uint64{4, 1}))
 	require.Equal(t, "9,n1", tb.names([]uint64{9, 1}), "an unknown ID shows as a number")
 }

@@ -122,11 +122,12 @@ func (s *Server) peerAddrs(cs raft.ConfState) map[uint64]string {
 	return out
 }
 
-// syncPeers makes the transport's peers the members of raft's
-// configuration in force, before a Ready's messages go out.
+// syncPeers adds the members of raft's configuration in force to the
+// transport's peers, before a Ready's messages go out. Peers leave only
+// when their removal is applied (applyConf): until the change commits, a
+// leader that removes itself still leads the others.
 func (s *Server) syncPeers(ls *loopState) {
-	want := s.peerAddrs(s.rn.Status().Conf)
-	for id, addr := range want {
+	for id, addr := range s.peerAddrs(s.rn.Status().Conf) {
 		if ls.peers[id] == addr {
 			continue
 		}
@@ -135,12 +136,6 @@ func (s *Server) syncPeers(ls *loopState) {
 			continue
 		}
 		ls.peers[id] = addr
-	}
-	for id := range ls.peers {
-		if _, ok := want[id]; !ok {
-			s.trans.RemovePeer(id)
-			delete(ls.peers, id)
-		}
 	}
 }
 
@@ -152,6 +147,10 @@ func (s *Server) applyConf(ls *loopState, e raft.Entry) error {
 		return fmt.Errorf("apply entry %d: %w", e.Index, err)
 	}
 	ls.conf = ce.State
+	if id := ce.Change.NodeID; ce.Change.Type == raft.RemoveNode && id != s.id {
+		s.trans.RemovePeer(id)
+		delete(ls.peers, id)
+	}
 	change := fmt.Sprintf("%s %s", ce.Change.Type, s.name(ce.Change.NodeID))
 	s.emitConf(e.Index, e.Term, change, ce.State)
 	return nil

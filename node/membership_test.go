@@ -134,10 +134,15 @@ func TestIntegrationGrowAndShrink(t *testing.T) {
 		p.start()
 		c.waitUp(p)
 		c.waitApplied(p)
-		evs, err := readEvents(p)
-		require.NoError(t, err)
-		require.True(t, slices.ContainsFunc(evs, func(e event) bool { return e.Event == "restore" }),
-			"%s joined with an empty log after compaction: it must install a snapshot", name)
+		// It joined with an empty log after compaction: it installed a
+		// snapshot (events are written out every 50 ms).
+		waitFor(t, 5*time.Second, name+" restores a snapshot", func() error {
+			evs, err := readEvents(p)
+			if err != nil || !slices.ContainsFunc(evs, func(e event) bool { return e.Event == "restore" }) {
+				return fmt.Errorf("no restore event (%v)", err)
+			}
+			return nil
+		})
 		r = c.change(c.nodes[2], http.MethodPost, fmt.Sprintf("/members/%d/promote", add.Member.ID), nil)
 		require.Equal(t, http.StatusOK, r.code, r.String())
 		added = append(added, p)
@@ -240,4 +245,29 @@ func TestIntegrationJoinRefused(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "a refused joiner must not write its data directory")
 	_, err = os.Stat(filepath.Join(dir, "n9", "events.jsonl"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+const baseRemoveLeader = 180
+
+// A leader removed from the configuration answers the removal once it
+// applied it, then steps down; the others elect a leader among
+// themselves.
+func TestIntegrationRemoveTheLeader(t *testing.T) {
+	c := newCluster(t, baseRemoveLeader, 3, "--request-timeout", "1s")
+	leader, _ := c.waitLeader()
+	id := map[string]int{"n1": 1, "n2": 2, "n3": 3}[leader.name]
+	start := time.Now()
+	r := c.change(leader, http.MethodDelete, fmt.Sprintf("/members/%d", id), nil)
+	require.Equal(t, http.StatusOK, r.code, r.String())
+	t.Logf("the leader's removal answered in %v", time.Since(start))
+	rest := slices.DeleteFunc(slices.Clone(c.nodes), func(p *proc) bool { return p == leader })
+	want := map[string]string{"n1": "n2:voter n3:voter", "n2": "n1:voter n3:voter", "n3": "n1:voter n2:voter"}[leader.name]
+	c.waitRoles(want, rest...)
+	waitFor(t, 10*time.Second, "a leader among the others", func() error {
+		st, err := c.status(rest[0])
+		if err != nil || st.Leader == "" || st.Leader == leader.name {
+			return fmt.Errorf("%v %+v", err, st)
+		}
+		return nil
+	})
 }

@@ -82,7 +82,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.DurationVar(&o.TimeLimit, "time-limit", 60*time.Second, "length of the load phase")
 	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid (see --keep-going)")
 	f.BoolVar(&ro.keepGoing, "keep-going", false, "with --test-count: run every count, then print and store the detection rate and time to the first anomaly")
-	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below, e.g. lease,vote-restart), or none, or all (default: all the environment supports)")
+	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below, e.g. lease,vote-restart), or none, or all (default: every family the environment supports but the opt-in member)")
 	f.StringVar(&o.ClockStrategy, "clock-strategy", string(nemesis.ClockHook),
 		"how the clock family skews clocks: hook (chaos-node's fault hook) or system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock)")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")

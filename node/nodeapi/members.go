@@ -27,6 +27,10 @@ type MembersResponse struct {
 	Members []Member `json:"members"`
 	// Leader is the name of the leader the node knows, "" for none.
 	Leader string `json:"leader"`
+	// Former are the members the node knows of that have left the
+	// configuration (Role ""), sorted by ID: their IDs stay taken, and a
+	// node that joins needs their names to read the log's older entries.
+	Former []Member `json:"former,omitempty"`
 }
 
 // AddMemberRequest is POST /members's body: the node to add as a learner.
