@@ -60,9 +60,9 @@ func decodeAddMember(raw []byte, m *nodeapi.Member) error {
 	if b.Name == "" || strings.ContainsAny(b.Name, ", =\t\n") {
 		return fmt.Errorf("member name %q: want a non-empty name without commas, spaces or '='", b.Name)
 	}
-	for field, addr := range map[string]string{"peer": b.Peer, "client": b.Client} {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("%s address %q: %v (want host:port)", field, addr, err)
+	for _, f := range []struct{ field, addr string }{{"peer", b.Peer}, {"client", b.Client}} {
+		if _, _, err := net.SplitHostPort(f.addr); err != nil {
+			return fmt.Errorf("%s address %q: %v (want host:port)", f.field, f.addr, err)
 		}
 	}
 	*m = nodeapi.Member{Name: b.Name, Peer: b.Peer, Client: b.Client}
