@@ -154,7 +154,7 @@ func (c *ChaosNode) Up(ctx context.Context, n Node) error {
 }
 
 func (c *ChaosNode) Kill(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "kill", run(ctx, r, c.daemon(n).signalCmd("KILL")))
+	return wrap(n, "kill", run(ctx, r, c.daemon(n).killCmd()))
 }
 
 func (c *ChaosNode) Pause(ctx context.Context, r control.Remote, n Node) error {

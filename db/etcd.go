@@ -111,7 +111,7 @@ func (e *Etcd) Up(ctx context.Context, n Node) error {
 }
 
 func (e *Etcd) Kill(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "kill", run(ctx, r, e.daemon(n).signalCmd("KILL")))
+	return wrap(n, "kill", run(ctx, r, e.daemon(n).killCmd()))
 }
 
 func (e *Etcd) Pause(ctx context.Context, r control.Remote, n Node) error {
