@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"chaos/control"
 )
 
 // A three-member etcd cluster through the local Remote: start, health,
@@ -29,16 +28,7 @@ func TestEtcdLifecycleLocally(t *testing.T) {
 	d := &Etcd{Layout: Layout{DataDir: t.TempDir()}, Nodes: nodes, ClientPort: 2479, PeerPort: 2480}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	remotes := map[string]control.Remote{}
-	for _, n := range nodes {
-		remotes[n.Name] = control.NewLocal(n.Name)
-		require.NoError(t, d.Install(ctx, remotes[n.Name], n))
-		require.NoError(t, d.Start(ctx, remotes[n.Name], n))
-		t.Cleanup(func() { _ = d.Stop(context.Background(), remotes[n.Name], n) })
-	}
-	for _, n := range nodes {
-		require.NoError(t, d.Ready(ctx, n))
-	}
+	remotes := startLocally(ctx, t, d, nodes)
 	leader, err := d.Leader(ctx, nodes)
 	require.NoError(t, err, "a healthy cluster names its leader")
 	require.Contains(t, []string{"n1", "n2", "n3"}, leader)

@@ -48,16 +48,7 @@ func TestChaosNodeLifecycleLocally(t *testing.T) {
 		ClientPort: 7600, PeerPort: 7601, Heartbeat: 20 * time.Millisecond, Election: 200 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	remotes := map[string]control.Remote{}
-	for _, n := range nodes {
-		remotes[n.Name] = control.NewLocal(n.Name)
-		require.NoError(t, d.Install(ctx, remotes[n.Name], n))
-		require.NoError(t, d.Start(ctx, remotes[n.Name], n))
-		t.Cleanup(func() { _ = d.Stop(context.Background(), remotes[n.Name], n) })
-	}
-	for _, n := range nodes {
-		require.NoError(t, d.Ready(ctx, n))
-	}
+	remotes := startLocally(ctx, t, d, nodes)
 	err := d.Start(ctx, remotes["n1"], nodes[0])
 	require.ErrorContains(t, err, "n1: start chaos-node: already running as pid")
 

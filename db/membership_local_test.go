@@ -13,15 +13,10 @@ import (
 	"chaos/testbed/bedtest"
 )
 
-// memberCycle removes nodes[2] through nodes[0], kills it, adds it back
-// as a new member, rejoins it with its data wiped and promotes it once it
-// caught up: what the member nemesis does, on a real cluster.
-func memberCycle(t *testing.T, d interface {
-	DB
-	Membership
-}, nodes []Node) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+// startLocally installs and starts nodes of d through local Remotes,
+// stopped when the test ends, and waits until each is ready.
+func startLocally(ctx context.Context, t *testing.T, d DB, nodes []Node) map[string]control.Remote {
+	t.Helper()
 	remotes := map[string]control.Remote{}
 	for _, n := range nodes {
 		remotes[n.Name] = control.NewLocal(n.Name)
@@ -32,6 +27,19 @@ func memberCycle(t *testing.T, d interface {
 	for _, n := range nodes {
 		require.NoError(t, d.Ready(ctx, n))
 	}
+	return remotes
+}
+
+// memberCycle removes nodes[2] through nodes[0], kills it, adds it back
+// as a new member, rejoins it with its data wiped and promotes it once it
+// caught up: what the member nemesis does, on a real cluster.
+func memberCycle(t *testing.T, d interface {
+	DB
+	Membership
+}, nodes []Node) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	remotes := startLocally(ctx, t, d, nodes)
 	via, victim := nodes[0], nodes[2]
 	voters, learners, err := d.Members(ctx, via)
 	require.NoError(t, err)
