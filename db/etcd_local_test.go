@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
 )
 
 // A three-member etcd cluster through the local Remote: start, health,
