@@ -271,3 +271,33 @@ func TestIntegrationRemoveTheLeader(t *testing.T) {
 		return nil
 	})
 }
+
+const baseInFlight = 190
+
+// A change while another is in flight is refused with 409 and changes
+// nothing: the leader, cut off from its followers, cannot commit the
+// first (its client gets 504, outcome unknown), and refuses the second.
+// The election timeout of 3 s keeps it leading (CheckQuorum) meanwhile.
+func TestIntegrationChangeInFlightRefused(t *testing.T) {
+	c := newCluster(t, baseInFlight, 3, "--enable-fault-hooks", "--request-timeout", "500ms", "--election-timeout", "3s")
+	leader, _ := c.waitLeader()
+	var others []string
+	for _, p := range c.followers(leader) {
+		others = append(others, p.name)
+	}
+	r := c.mustDo(leader, http.MethodPost, "/faults/partition", jsonBody(nodeapi.PartitionRequest{Drop: others}))
+	require.Equal(t, http.StatusOK, r.code, r.String())
+	add := func(name string, n int) reply {
+		return c.mustDo(leader, http.MethodPost, "/members", jsonBody(nodeapi.AddMemberRequest{Name: name,
+			Peer: net.JoinHostPort(loopback(baseInFlight+n), peerPort), Client: net.JoinHostPort(loopback(baseInFlight+n), clientPort)}))
+	}
+	r = add("n4", 4)
+	require.Equal(t, http.StatusGatewayTimeout, r.code, "the first change cannot commit: %s", r)
+	r = add("n5", 5)
+	require.Equal(t, http.StatusConflict, r.code, r.String())
+	msg, _ := r.str("error")
+	require.Contains(t, msg, "a membership change is in progress")
+	require.Equal(t, "n1:voter n2:voter n3:voter n4:learner", roles(c.members(leader)),
+		"the first change is in force on the leader from its append; the second changed nothing")
+	c.mustDo(leader, http.MethodDelete, "/faults/partition", nil)
+}
