@@ -213,3 +213,26 @@ func TestConfChangeEntryRoundTrip(t *testing.T) {
 	assert.Equal(t, plain, got, "no context decodes as nil")
 	assert.False(t, errors.Is(err, ErrConfChangeInvalid))
 }
+
+// Leadership transfer works across membership changes: to a voter that
+// joined as a learner and was promoted, and not to a learner, which never
+// campaigns.
+func TestMembershipLeadershipTransfer(t *testing.T) {
+	sc := newScenario(t, 3, 5, func(c *simConfig) { c.spares = 2 })
+	sc.waitLeader(200)
+	sc.commit(200)
+	sc.change(ConfChange{Type: AddLearner, NodeID: 4}, 300)
+	sc.change(ConfChange{Type: PromoteVoter, NodeID: 4}, 300)
+	sc.change(ConfChange{Type: AddLearner, NodeID: 5}, 300)
+	l := sc.waitLeader(100)
+	require.ErrorIs(t, l.rn.TransferLeadership(5), ErrUnknownPeer, "a learner cannot lead")
+	if l.id == 4 {
+		require.NoError(t, l.rn.TransferLeadership(1))
+		sc.run(30)
+		l = sc.waitLeader(100)
+	}
+	require.NoError(t, l.rn.TransferLeadership(4))
+	sc.run(30)
+	require.Equal(t, uint64(4), sc.waitLeader(100).id, "the promoted member leads")
+	sc.commit(100)
+}
