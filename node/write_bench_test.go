@@ -15,8 +15,8 @@ import (
 
 // benchCluster starts three in-process nodes on 127.0.0.16x with real
 // storage (fsync on) in a temporary directory, and returns a client of
-// the leader.
-func benchCluster(b *testing.B) *nodeapi.Client {
+// the leader and the servers.
+func benchCluster(b *testing.B) (*nodeapi.Client, []*Server) {
 	b.Helper()
 	peers, clients := map[string]string{}, map[string]string{}
 	for i := 1; i <= 3; i++ {
@@ -25,6 +25,7 @@ func benchCluster(b *testing.B) *nodeapi.Client {
 		clients[name] = fmt.Sprintf("127.0.0.16%d:7400", i)
 	}
 	dir := b.TempDir()
+	var servers []*Server
 	for name := range peers {
 		s, err := New(Config{Name: name, DataDir: dir + "/" + name, ClientAddr: clients[name], PeerAddr: peers[name],
 			Peers: peers, ClientAddrs: clients, HeartbeatInterval: 100 * time.Millisecond,
@@ -36,29 +37,38 @@ func benchCluster(b *testing.B) *nodeapi.Client {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = s.Stop(context.Background()) })
+		servers = append(servers, s)
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		st, err := nodeapi.NewClient(clients["n1"], hc).Status(context.Background())
 		if err == nil && st.Leader != "" {
-			return nodeapi.NewClient(clients[st.Leader], hc)
+			return nodeapi.NewClient(clients[st.Leader], hc), servers
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	b.Fatal("no leader within 20 s")
-	return nil
+	return nil, nil
+}
+
+// syncs is the WAL fsyncs of servers so far.
+func syncs(servers []*Server) (n uint64) {
+	for _, s := range servers {
+		n += s.disk.wal.Stats().Syncs
+	}
+	return n
 }
 
 // BenchmarkWritePath measures chaos-node's write path end to end: HTTP
 // puts from 64 concurrent clients to the leader of three nodes, through
 // raft, the transport and the WAL (fsync on) to the state machine and back.
 func BenchmarkWritePath(b *testing.B) {
-	leader := benchCluster(b)
+	leader, servers := benchCluster(b)
 	var client atomic.Uint64
 	b.SetParallelism(32) // 64 clients on 2 cores
 	b.ReportAllocs()
-	cpu := cpuTime(b)
+	cpu, fsyncs := cpuTime(b), syncs(servers)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		id := client.Add(1)
@@ -76,6 +86,8 @@ func BenchmarkWritePath(b *testing.B) {
 	// CPU time per write of the whole process (three nodes and the
 	// clients): unlike writes/s, it holds still on a busy machine.
 	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(b.N), "cpu-us/write")
+	// WAL fsyncs of the three nodes per write: what group commit saves.
+	b.ReportMetric(float64(syncs(servers)-fsyncs)/float64(b.N), "fsyncs/write")
 }
 
 // cpuTime is the CPU time (user and system) the process has used.
