@@ -104,7 +104,10 @@ type tracked struct {
 	active bool
 }
 
+// Start marks the fault in effect while it starts too: a targeted
+// sequence runs for seconds inside its Start.
 func (t *tracked) Start(ctx context.Context, c *nemesis.Cluster, rng *rand.Rand) (nemesis.Op, error) {
+	t.set(true)
 	op, err := t.Fault.Start(ctx, c, rng)
 	t.set(err == nil || op.F != "")
 	return op, err
