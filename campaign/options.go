@@ -112,6 +112,9 @@ func (o *Options) Validate() error {
 		return usagef("--db etcd needs --nodes: local mode runs chaos-node only")
 	case o.DB == "etcd" && len(o.Bugs) > 0:
 		return usagef("--bug plants bugs in chaos-node only, not in etcd")
+	case len(o.Nodes) == 0 && o.ClockStrategy == string(nemesis.ClockSystem) && slices.Contains(o.Nemesis, "clock"):
+		// Known before any host is looked at (and before local mode's lock).
+		return usagef("--clock-strategy system sets the hosts' real clock, and local mode's nodes share this machine's clock: refused; use --clock-strategy hook")
 	}
 	seen := map[string]bool{}
 	for _, n := range o.Nodes {
