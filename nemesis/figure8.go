@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"net/http"
@@ -24,7 +25,9 @@ import (
 //     lone entry, on X only.
 //  3. L rejoins the others and is elected (term t” > t'); it replicates
 //     its old entries. The moment L's commit index reaches its first lone
-//     entry, L is cut off again and X rejoins the others. A leader that
+//     entry, L is cut off again and X rejoins the others (but for the
+//     bystanders with the longest logs, cut off with L, so that X needs
+//     and gets the others' votes: see finalSides). A leader that
 //     committed that entry of term t by counting replicas, before any
 //     entry of its own term was on a majority, has applied an entry that
 //     X (its log ends in t' > t) can now win an election and overwrite.
@@ -41,7 +44,8 @@ import (
 //
 // Op "start-figure8": {"leader", "term", "lone_writes", "index", "lone_entries",
 // "second_leader", "second_term", "reelected_term", "commit",
-// "final_leader", "split_appends", "links", "cut", "outcome"}.
+// "cut_with_leader", "final_leader", "split_appends", "links", "cut",
+// "outcome"}.
 //
 // Before step 1 every node with fault hooks is asked to send one entry per
 // append message, and one append at a time to each follower (chaos-node's
@@ -223,7 +227,11 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		return err
 	}
 	v["reelected_term"], v["commit"] = reelected, st[leader].Commit
-	if err := s.cut.set(ctx, c, grudgeIsolate(partitionNames(c.Nodes), leader)); err != nil {
+	voters, away := finalSides(st, second, bystanders, len(c.Nodes))
+	if len(away) > 0 {
+		v["cut_with_leader"] = away
+	}
+	if err := s.cut.set(ctx, c, sides(voters, append([]string{leader}, away...))); err != nil {
 		return err
 	}
 	// The bystanders' clocks stay slow: second, whose log ends in a term
@@ -241,6 +249,27 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		v["final_leader"] = final
 	}
 	return err
+}
+
+// finalSides splits the nodes for the last election of the sequence
+// (Figure 8 (d)): second with just enough bystanders for a majority, and
+// the bystanders left over, which go to the cut-off leader's side. With
+// five nodes the three bystanders are a majority of their own: whichever
+// of them times out first once its memory of L fades (on its slow clock,
+// the same moment second's pre-votes start to be granted) wins with the
+// others' votes, and nothing is overwritten; so the bystanders with the
+// longest logs (the likeliest to hold L's entry of its new term, which
+// would make them refuse second) are cut off with L, and second needs,
+// and gets, the votes of the others, whose logs end below its own. With
+// three nodes the one bystander stays.
+func finalSides(st map[string]NodeState, second string, bystanders []string, nodes int) (voters, away []string) {
+	keep := nodes/2 + 1 - 1 // a majority with second
+	byLog := slices.Clone(bystanders)
+	slices.SortStableFunc(byLog, func(a, b string) int { return cmp.Compare(st[a].LastIndex, st[b].LastIndex) })
+	if keep > len(byLog) {
+		keep = len(byLog)
+	}
+	return append([]string{second}, byLog[:keep]...), byLog[keep:]
 }
 
 // favourRate is the clock rate of the nodes that should not win the next

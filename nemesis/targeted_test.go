@@ -264,11 +264,27 @@ func TestTargetedFigure8(t *testing.T) {
 	assert.Equal(t, uint64(5), v["lone_entries"])
 	assert.Equal(t, uint64(6), v["reelected_term"])
 	assert.Equal(t, "n1", v["final_leader"])
+	assert.Equal(t, []string{"n5"}, v["cut_with_leader"], "n1 needs n2's and n4's votes, not a third bystander's")
 	assert.NotContains(t, v, "outcome")
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
 	netGolden(t, "targeted-figure8", b.String())
+}
+
+// Figure 8 (d): the new leader keeps just enough bystanders for a
+// majority, those with the shortest logs; the rest go with the old leader.
+func TestFigure8FinalSides(t *testing.T) {
+	st := map[string]NodeState{"n1": {LastIndex: 91}, "n2": {LastIndex: 97}, "n4": {LastIndex: 95}, "n5": {LastIndex: 96}}
+	voters, away := finalSides(st, "n1", []string{"n2", "n4", "n5"}, 5)
+	assert.Equal(t, []string{"n1", "n4", "n5"}, voters)
+	assert.Equal(t, []string{"n2"}, away, "the longest log, likeliest to hold the old leader's new entry")
+	voters, away = finalSides(st, "n1", []string{"n2"}, 3)
+	assert.Equal(t, []string{"n1", "n2"}, voters)
+	assert.Empty(t, away, "three nodes: the one bystander is needed")
+	voters, away = finalSides(st, "n1", []string{"n2", "n4", "n5", "n6", "n7"}, 7)
+	assert.Len(t, voters, 4)
+	assert.Len(t, away, 2)
 }
 
 // The targeted faults say what they lack: roles, event logs, hooks.
