@@ -27,7 +27,15 @@ func (r *run) nemesisCluster() *nemesis.Cluster {
 func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]string, error) {
 	names, explicit := r.o.Nemesis, true
 	if len(names) == 0 || slices.Contains(names, "all") {
-		names, explicit = nemesis.DefaultFamilyNames(), false
+		// all is the default mix, in the registry's order (seeds replay);
+		// an opt-in family named beside it joins at the end.
+		mix := nemesis.DefaultFamilyNames()
+		for _, n := range names {
+			if n != "all" && !slices.Contains(mix, n) {
+				mix = append(mix, n)
+			}
+		}
+		names, explicit = mix, false
 	}
 	if slices.Contains(names, "none") {
 		return nil, map[string]string{}, nil

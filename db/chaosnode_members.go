@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"chaos/control"
@@ -18,11 +19,11 @@ func (c *ChaosNode) client(n Node) *nodeapi.Client {
 	return nodeapi.NewClient(c.ClientAddr(n), &http.Client{Timeout: memberTimeout})
 }
 
-// Members asks via for GET /members.
+// Members asks for GET /members through via, as the leader sees it.
 func (c *ChaosNode) Members(ctx context.Context, via Node) (voters, learners []string, err error) {
-	resp, err := c.client(via).Members(ctx)
+	resp, _, err := c.leaderMembers(ctx, via)
 	if err != nil {
-		return nil, nil, wrap(via, "members", err)
+		return nil, nil, err
 	}
 	for _, m := range resp.Members {
 		if m.Role == nodeapi.RoleVoter {
@@ -34,11 +35,37 @@ func (c *ChaosNode) Members(ctx context.Context, via Node) (voters, learners []s
 	return voters, learners, nil
 }
 
-// member finds n among via's members.
-func (c *ChaosNode) member(ctx context.Context, via, n Node) (nodeapi.Member, bool, error) {
+// leaderMembers is the configuration the leader has in force, asked of
+// via and, when via does not lead, of the leader via names: a node answers
+// from its own log, and a lagging or removed one (which no longer hears of
+// changes) would tell an old story. It returns the leader too.
+func (c *ChaosNode) leaderMembers(ctx context.Context, via Node) (nodeapi.MembersResponse, Node, error) {
 	resp, err := c.client(via).Members(ctx)
 	if err != nil {
-		return nodeapi.Member{}, false, wrap(via, "members", err)
+		return resp, via, wrap(via, "members", err)
+	}
+	if resp.Leader == via.Name {
+		return resp, via, nil
+	}
+	i := slices.IndexFunc(c.Nodes, func(n Node) bool { return n.Name == resp.Leader })
+	if resp.Leader == "" || i < 0 {
+		return resp, via, fmt.Errorf("%s: members: it knows no leader (%q); the membership is the leader's to say", via.Name, resp.Leader)
+	}
+	leader := c.Nodes[i]
+	if resp, err = c.client(leader).Members(ctx); err != nil {
+		return resp, leader, wrap(leader, "members", err)
+	}
+	if resp.Leader != leader.Name {
+		return resp, leader, fmt.Errorf("%s: members: no longer leads (%q does)", leader.Name, resp.Leader)
+	}
+	return resp, leader, nil
+}
+
+// member finds n among the leader's members.
+func (c *ChaosNode) member(ctx context.Context, via, n Node) (nodeapi.Member, bool, error) {
+	resp, _, err := c.leaderMembers(ctx, via)
+	if err != nil {
+		return nodeapi.Member{}, false, err
 	}
 	m, ok := resp.Member(n.Name)
 	return m, ok, nil
@@ -79,28 +106,30 @@ func (c *ChaosNode) Rejoin(ctx context.Context, r control.Remote, n Node) error 
 // Promote sends POST /members/{id}/promote once n has applied what the
 // leader had committed when asked.
 func (c *ChaosNode) Promote(ctx context.Context, via, n Node) error {
-	m, ok, err := c.member(ctx, via, n)
-	switch {
-	case err != nil:
+	resp, leader, err := c.leaderMembers(ctx, via)
+	if err != nil {
 		return err
+	}
+	m, ok := resp.Member(n.Name)
+	switch {
 	case !ok:
 		return fmt.Errorf("%s: promote: not a member", n.Name)
 	case m.Role == nodeapi.RoleVoter:
 		return nil
 	}
-	lead, err := c.client(via).Status(ctx)
+	lead, err := c.client(leader).Status(ctx)
 	if err != nil {
-		return wrap(via, "status", err)
+		return wrap(leader, "status", err)
 	}
 	st, err := c.client(n).Status(ctx)
 	if err != nil {
 		return wrap(n, "status", err)
 	}
 	if st.Applied < lead.Commit {
-		return fmt.Errorf("%s: promote: applied %d of %s's commit %d; not caught up", n.Name, st.Applied, via.Name, lead.Commit)
+		return fmt.Errorf("%s: promote: applied %d of leader %s's commit %d; not caught up", n.Name, st.Applied, leader.Name, lead.Commit)
 	}
-	_, err = c.client(via).PromoteMember(ctx, m.ID)
-	return wrap(n, fmt.Sprintf("promote member %d through %s", m.ID, via.Name), err)
+	_, err = c.client(leader).PromoteMember(ctx, m.ID)
+	return wrap(n, fmt.Sprintf("promote member %d through %s", m.ID, leader.Name), err)
 }
 
 var _ Membership = (*ChaosNode)(nil)

@@ -80,8 +80,7 @@ func (d daemon) signalCmd(sig string) string {
 // killCmd sends SIGKILL to the daemon if it runs, and waits (5 s at most)
 // until it is gone, so that a Start right after finds no live process.
 func (d daemon) killCmd() string {
-	return fmt.Sprintf("if %s; then %s; i=0; while %s && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; fi",
-		d.alive(), d.kill("KILL", "\"$(cat "+control.ShellQuote(d.pidfile())+")\""), d.alive())
+	return fmt.Sprintf("%s; i=0; while %s && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done", d.signalCmd("KILL"), d.alive())
 }
 
 // stopCmd sends SIGTERM (and SIGCONT, in case it is paused), waits up to

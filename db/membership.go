@@ -12,8 +12,12 @@ import (
 // (via), which hands it to the leader.
 type Membership interface {
 	// Members returns the names of the voting members and of the learners,
-	// as via sees them. A member the system knows without a name yet (added,
-	// not started) is named by its node when its address is one of Nodes'.
+	// asked through via: as the leader has them in force where the system
+	// says who leads (chaos-node; an error when via knows no leader), else
+	// as via applied them (etcd, whose removed members stop). A member the
+	// system knows without a name yet (added, not started) is named by its
+	// node when its address is one of Nodes'. Callers that wipe a node act
+	// on this answer, so a lagging node's must not do.
 	Members(ctx context.Context, via Node) (voters, learners []string, err error)
 	// RemoveMember removes n from the cluster; n not a member is no error.
 	RemoveMember(ctx context.Context, via, n Node) error

@@ -263,7 +263,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 // and gets, the votes of the others, whose logs end below its own. With
 // three nodes the one bystander stays.
 func finalSides(st map[string]NodeState, second string, bystanders []string, nodes int) (voters, away []string) {
-	keep := nodes/2 + 1 - 1 // a majority with second
+	keep := nodes / 2 // with second, a majority
 	byLog := slices.Clone(bystanders)
 	slices.SortStableFunc(byLog, func(a, b string) int { return cmp.Compare(st[a].LastIndex, st[b].LastIndex) })
 	if keep > len(byLog) {

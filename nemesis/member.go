@@ -78,8 +78,6 @@ func (m *Member) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, err
 	err = m.cycle(ctx, c, victim, v)
 	if err == nil {
 		m.out = slices.DeleteFunc(m.out, func(n db.Node) bool { return n == victim })
-	} else {
-		v["error"] = err.Error()
 	}
 	return Op{F: "start-member", Value: v}, wrapFamily(MemberFamily, err)
 }
@@ -116,28 +114,31 @@ func (m *Member) cycle(ctx context.Context, c *Cluster, victim db.Node, v map[st
 }
 
 // rejoin adds n back as a new member and starts it, wiped, to join; kill
-// first says n may run (as a removed member) and must be stopped.
+// first says n may run (as a removed member) and must be stopped. n's data
+// is wiped only once the leader lists it as a learner: never a voter's.
 func (m *Member) rejoin(ctx context.Context, c *Cluster, n db.Node, kill bool) error {
 	ms := c.DB.(db.Membership)
-	r, err := nodeRemote(c, n)
-	if err != nil {
-		return err
-	}
 	if kill {
+		r, err := nodeRemote(c, n)
+		if err != nil {
+			return err
+		}
 		if err := c.DB.Kill(ctx, r, n); err != nil {
 			return err
 		}
 	}
-	err = m.retry(ctx, "add "+n.Name, func() error {
-		return m.ask(ctx, c, n, func(via db.Node) error { return ms.AddMember(ctx, via, n) })
+	err := m.retry(ctx, "add "+n.Name, func() error {
+		return m.ask(ctx, c, n, func(via db.Node) error {
+			if err := ms.AddMember(ctx, via, n); err != nil {
+				return err
+			}
+			return m.expect(ctx, ms, via, n, "learner")
+		})
 	})
 	if err != nil {
 		return err
 	}
-	if err := ms.Rejoin(ctx, r, n); err != nil {
-		return err
-	}
-	return waitUp(ctx, c.DB, n, m.UpTimeout)
+	return m.rejoinLearner(ctx, c, n)
 }
 
 // promote makes n a voter once it has caught up.
@@ -241,17 +242,19 @@ func (m *Member) Heal(ctx context.Context, c *Cluster) error {
 // membership to restore (it does not run: the next run deploys afresh).
 func (m *Member) restore(ctx context.Context, c *Cluster, nodes []db.Node) error {
 	ms := c.DB.(db.Membership)
-	var voters, learners []string
-	answered := false
-	for _, n := range c.Nodes {
-		var err error
-		if voters, learners, err = ms.Members(ctx, n); err == nil {
-			answered = true
-			break
-		}
-	}
-	if !answered {
+	if !slices.ContainsFunc(c.Nodes, func(n db.Node) bool { return c.DB.Up(ctx, n) == nil }) {
 		return nil
+	}
+	var voters, learners []string
+	err := m.retry(ctx, "the membership", func() error {
+		return m.ask(ctx, c, db.Node{}, func(via db.Node) error {
+			var err error
+			voters, learners, err = ms.Members(ctx, via)
+			return err
+		})
+	})
+	if err != nil {
+		return err
 	}
 	var errs []error
 	var failed []db.Node

@@ -32,10 +32,10 @@ func (s *Server) encodeImage(cs raft.ConfState) ([]byte, error) {
 func decodeImage(data []byte) (snapshotImage, error) {
 	var img snapshotImage
 	if err := json.Unmarshal(data, &img); err != nil {
-		return img, fmt.Errorf("snapshot data: %w", err)
+		return img, fmt.Errorf("snapshot data: %w (a snapshot of an older chaos-node? remove the data directory)", err)
 	}
 	if len(img.Voters) == 0 {
-		return img, fmt.Errorf("snapshot data: no voters")
+		return img, fmt.Errorf("snapshot data: no voters (a snapshot of an older chaos-node? remove the data directory)")
 	}
 	return img, nil
 }

@@ -85,9 +85,10 @@ func saveJoined(dataDir string, j joined) error {
 }
 
 // askToJoin asks the peers (every one in the flags but this node) for the
-// membership, and finds this node in it: it must have been added as a
-// learner (POST /members) under its name and peer address. The first peer
-// that answers decides.
+// membership, and finds this node in the leader's: it must have been added
+// as a learner (POST /members) under its name and peer address. A peer
+// that does not lead passes the question on to the leader it names: its
+// own view may lag, or it may have been removed.
 func askToJoin(ctx context.Context, c *Config) (joined, error) {
 	hc := &http.Client{Timeout: c.RequestTimeout}
 	var errs []string
@@ -96,22 +97,48 @@ func askToJoin(ctx context.Context, c *Config) (joined, error) {
 			continue
 		}
 		addr := c.clientAddrOf(name)
-		resp, err := nodeapi.NewClient(addr, hc).Members(ctx)
+		resp, err := leaderView(ctx, hc, addr)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s (%s): %v", name, addr, err))
 			continue
 		}
-		return findSelf(c, resp, name)
+		return findSelf(c, resp, resp.Leader)
 	}
-	return joined{}, fmt.Errorf("no member answered GET /members: %s", strings.Join(errs, "; "))
+	if len(errs) == 0 {
+		return joined{}, fmt.Errorf("--peers names no member but this node; name the members to ask")
+	}
+	return joined{}, fmt.Errorf("no leader answered GET /members: %s", strings.Join(errs, "; "))
 }
 
-// findSelf finds the joining node in a member list that peer sent.
+// leaderView asks the node at addr for GET /members, and its leader when
+// it does not lead.
+func leaderView(ctx context.Context, hc *http.Client, addr string) (nodeapi.MembersResponse, error) {
+	resp, err := nodeapi.NewClient(addr, hc).Members(ctx)
+	if err != nil {
+		return resp, err
+	}
+	if resp.Leader == "" {
+		return resp, fmt.Errorf("it knows no leader")
+	}
+	l, ok := resp.Member(resp.Leader)
+	if !ok || l.Client == addr {
+		return resp, nil // it leads (a leader removing itself is not listed: take its word)
+	}
+	if resp, err = nodeapi.NewClient(l.Client, hc).Members(ctx); err != nil {
+		return resp, fmt.Errorf("its leader %s (%s): %w", l.Name, l.Client, err)
+	}
+	if m, ok := resp.Member(resp.Leader); !ok || m.Client != l.Client {
+		return resp, fmt.Errorf("its leader %s no longer leads", l.Name)
+	}
+	return resp, nil
+}
+
+// findSelf finds the joining node in the member list of the leader peer.
 func findSelf(c *Config, resp nodeapi.MembersResponse, peer string) (joined, error) {
 	m, ok := resp.Member(c.Name)
 	switch {
 	case !ok:
-		return joined{}, fmt.Errorf("%w: %s does not know %s; add it first: POST /members {\"name\":%q,\"peer\":%q,\"client\":%q}",
+		return joined{}, fmt.Errorf("%w: the leader %s does not know %s; add it first: POST /members {\"name\":%q,\"peer\":%q,\"client\":%q}",
 			ErrNotMember, peer, c.Name, c.Name, c.PeerAddr, c.ClientAddr)
 	case m.Role != nodeapi.RoleLearner:
 		return joined{}, fmt.Errorf("%w: %s is a voter (id %d) at %s; a node with an empty log must not take a voter's place: remove it and add it again",
@@ -134,6 +161,9 @@ func (s *Server) identify() error {
 	switch {
 	case err != nil:
 		return err
+	case !ok && c.Join && hasState(c.DataDir):
+		return fmt.Errorf("%w: --join: %s holds a node's state but no %s: it is not a member that joined; remove it to join afresh",
+			ErrConfig, c.DataDir, joinFile)
 	case !ok && c.Join:
 		ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
 		defer cancel()
@@ -154,4 +184,14 @@ func (s *Server) identify() error {
 	s.id, s.joined, s.members = j.ID, true, newMemberTable(j.Members)
 	s.members.add(nodeapi.Member{ID: j.ID, Name: c.Name, Peer: c.PeerAddr, Client: c.ClientAddr})
 	return nil
+}
+
+// hasState reports whether dataDir holds a WAL or snapshots.
+func hasState(dataDir string) bool {
+	for _, sub := range []string{"wal", "snap"} {
+		if ents, err := os.ReadDir(filepath.Join(dataDir, sub)); err == nil && len(ents) > 0 {
+			return true
+		}
+	}
+	return false
 }

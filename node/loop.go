@@ -26,6 +26,7 @@ type loopState struct {
 	appendLimit nodeapi.AppendLimit   // the hook's append limit raft has (zero: none)
 	conf        raft.ConfState        // the configuration as of applied
 	peers       map[uint64]string     // the transport's peers: members in force but this node
+	synced      raft.ConfState        // the configuration syncPeers last added the peers of
 }
 
 type pendingProposal struct {
@@ -450,8 +451,8 @@ func (s *Server) apply(ls *loopState, ents []raft.Entry) error {
 func (s *Server) ackAppended(ls *loopState, ents []raft.Entry) {
 	for _, e := range ents {
 		w, ok := ls.waiting[e.Index]
-		if !ok || w.term != e.Term {
-			continue
+		if !ok || w.term != e.Term || e.Type != raft.EntryNormal {
+			continue // a membership change is answered once applied, bug or not
 		}
 		delete(ls.waiting, e.Index)
 		res := kv.Result{OK: true}

@@ -49,8 +49,19 @@ func (t *memberTable) add(m nodeapi.Member) bool {
 	m.Role = ""
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, known := t.byID[m.ID]
+	old, known := t.byID[m.ID]
 	t.byID[m.ID] = m
+	if known && old.Name != m.Name && t.newest[old.Name] == m.ID {
+		// An ID that changed hands (an entry that never committed, its ID
+		// given again by a later leader): old's name goes back to its
+		// previous ID, if any.
+		delete(t.newest, old.Name)
+		for id, e := range t.byID {
+			if e.Name == old.Name && id > t.newest[old.Name] {
+				t.newest[old.Name] = id
+			}
+		}
+	}
 	if m.ID > t.newest[m.Name] {
 		t.newest[m.Name] = m.ID
 	}
@@ -104,10 +115,10 @@ func (t *memberTable) nextID() uint64 {
 func (t *memberTable) all() []nodeapi.Member {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return slices.SortedFunc(maps.Values(t.byID), byID)
+	return slices.SortedFunc(maps.Values(t.byID), compareIDs)
 }
 
-func byID(a, b nodeapi.Member) int { return cmp.Compare(a.ID, b.ID) }
+func compareIDs(a, b nodeapi.Member) int { return cmp.Compare(a.ID, b.ID) }
 
 // view returns the members of cs with their roles, sorted by ID. A member
 // the table does not know (which a correct cluster never has) shows with
@@ -124,7 +135,7 @@ func (t *memberTable) view(cs raft.ConfState) []nodeapi.Member {
 			out = append(out, m)
 		}
 	}
-	slices.SortFunc(out, byID)
+	slices.SortFunc(out, compareIDs)
 	return out
 }
 

@@ -38,6 +38,19 @@ func TestMemberTable(t *testing.T) {
 	require.Equal(t, []nodeapi.Member{{ID: 3, Name: "n3", Peer: "10.0.0.3:1", Client: "10.0.0.3:7"}},
 		tb.former(raft.ConfState{Voters: []uint64{1, 2}, Learners: []uint64{4}}), "ID 3 left; n3 is back as 4")
 	require.Equal(t, "n1,n3", tb.names([]uint64{4, 1}))
+
+	// An ID given to an entry that never committed, then given again by a
+	// later leader to another node: the first name goes back to its own ID.
+	tb.add(nodeapi.Member{ID: 5, Name: "n9", Peer: "10.0.0.9:1"})
+	tb.add(nodeapi.Member{ID: 5, Name: "n8", Peer: "10.0.0.8:1"})
+	_, ok = tb.id("n9")
+	require.False(t, ok, "n9 never had another ID")
+	id, _ = tb.id("n8")
+	require.Equal(t, uint64(5), id)
+	tb.add(nodeapi.Member{ID: 6, Name: "n3", Peer: "10.0.0.3:1"})
+	tb.add(nodeapi.Member{ID: 6, Name: "n7", Peer: "10.0.0.7:1"})
+	id, _ = tb.id("n3")
+	require.Equal(t, uint64(4), id, "n3 back to its newest ID before 6")
 	require.Equal(t, "9,n1", tb.names([]uint64{9, 1}), "an unknown ID shows as a number")
 }
 

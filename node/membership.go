@@ -53,9 +53,9 @@ func (s *Server) proposeConf(ls *loopState, req *confRequest) {
 		req.p.done <- proposalResult{err: errNoLeader}
 		return
 	}
-	if req.add != nil {
-		s.members.add(*req.add)
-	}
+	// The new member enters the address book from the entry itself
+	// (learnEntries, before the Ready's messages go out), like on every
+	// other node: an entry that never commits leaves no trace here.
 	ls.waiting[index] = pendingProposal{term: st.Term, p: req.p}
 }
 
@@ -127,7 +127,12 @@ func (s *Server) peerAddrs(cs raft.ConfState) map[uint64]string {
 // when their removal is applied (applyConf): until the change commits, a
 // leader that removes itself still leads the others.
 func (s *Server) syncPeers(ls *loopState) {
-	for id, addr := range s.peerAddrs(s.rn.Status().Conf) {
+	cs := s.rn.Status().Conf
+	if sameConf(cs, ls.synced) && len(cs.Voters) > 0 {
+		return
+	}
+	ls.synced = cs
+	for id, addr := range s.peerAddrs(cs) {
 		if ls.peers[id] == addr {
 			continue
 		}

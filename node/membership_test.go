@@ -245,6 +245,14 @@ func TestIntegrationJoinRefused(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "a refused joiner must not write its data directory")
 	_, err = os.Stat(filepath.Join(dir, "n9", "events.jsonl"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+
+	// A data directory with a node's state but no record of a join is not
+	// a member that joined: --join refuses it rather than mix two lives.
+	require.NoError(t, os.MkdirAll(filepath.Join(p.dataDir, "wal"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(p.dataDir, "wal", "0000000000000001.wal"), []byte("x"), 0o644))
+	p.start()
+	require.Equal(t, 254, p.waitExit(15*time.Second))
+	require.Contains(t, p.logText(), "holds a node's state but no join.json")
 }
 
 const baseRemoveLeader = 180

@@ -31,8 +31,9 @@ const (
 	KindRestore  Kind = "restore"  // index, term (of the restored snapshot's last entry)
 	// KindConf is a membership configuration the node applied: at start,
 	// the one as of its snapshot (index 0 and the initial members when it
-	// has none; none at all for a node that joins with an empty log), then
-	// one per membership change it applies. Fields: index and term (of the
+	// has none; none for a node that joined and has no snapshot, whose log
+	// holds every configuration it knows), then one per membership change
+	// it applies. Fields: index and term (of the
 	// change's entry, or the snapshot's), change ("add-learner n4",
 	// "promote-voter n4", "remove-node n2"; "" at start), voters and learners
 	// (names, comma-separated, sorted).

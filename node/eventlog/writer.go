@@ -106,10 +106,6 @@ func (e Event) attrs() []slog.Attr {
 		entries = slog.Int("entries", e.Entries)
 		bugs    = slog.String("bugs", e.Bugs)
 	)
-	if e.Event == KindConf {
-		return []slog.Attr{index, term, slog.String("change", e.Change),
-			slog.String("voters", e.Voters), slog.String("learners", e.Learners)}
-	}
 	switch e.Event {
 	case KindStart:
 		return []slog.Attr{term, entries, bugs}
@@ -125,6 +121,9 @@ func (e Event) attrs() []slog.Attr {
 		return []slog.Attr{index, term, hash}
 	case KindSnapshot, KindRestore:
 		return []slog.Attr{index, term}
+	case KindConf:
+		return []slog.Attr{index, term, slog.String("change", e.Change),
+			slog.String("voters", e.Voters), slog.String("learners", e.Learners)}
 	}
 	var out []slog.Attr
 	for _, a := range []slog.Attr{role, leader, term, vote, index, hash, entries, bugs} {
