@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/node/eventlog"
 )
 
 // Seed 002, read by hand: every node replays its WAL from an empty
@@ -57,7 +59,7 @@ func TestChaosConfEvent(t *testing.T) {
 // conf builds a chaos-node conf event of node at second s.
 func conf(s int, node string, index int, change, voters, learners string) Event {
 	return Event{Time: time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC), Node: node, Kind: KindConf, Index: index,
-		Change: change, Voters: names(voters), Learners: names(learners)}
+		Change: change, Voters: eventlog.Members(voters), Learners: eventlog.Members(learners)}
 }
 
 // A chaos-node cluster grows from three voters to four and back, a

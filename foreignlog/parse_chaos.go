@@ -3,7 +3,6 @@ package foreignlog
 import (
 	"io"
 	"math"
-	"slices"
 	"strings"
 
 	"chaos/node/eventlog"
@@ -75,7 +74,7 @@ func FromEventLog(e eventlog.Event) (Event, bool) {
 	}
 	ev := Event{Time: e.Time, Node: e.Node, Kind: kind, Term: int(e.Term), For: e.For, Index: int(e.Index), Line: e.Line}
 	if kind == KindConf {
-		ev.Voters, ev.Learners, ev.Change = names(e.Voters), names(e.Learners), e.Change
+		ev.Voters, ev.Learners, ev.Change = eventlog.Members(e.Voters), eventlog.Members(e.Learners), e.Change
 	}
 	if kind == KindRole {
 		switch e.Role {
@@ -101,12 +100,4 @@ func (chaosParser) Parse(r io.Reader) ([]Event, Stats, error) {
 		return ok
 	})
 	return evs, st, err
-}
-
-// names splits a comma-separated list of member names, sorted, empty
-// names left out; nil for none.
-func names(list string) []string {
-	out := strings.FieldsFunc(list, func(r rune) bool { return r == ',' })
-	slices.Sort(out)
-	return out
 }

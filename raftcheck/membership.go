@@ -50,16 +50,8 @@ type Configuration struct {
 
 // configurationOf reads a conf event.
 func configurationOf(e eventlog.Event) Configuration {
-	return Configuration{Index: e.Index, Term: e.Term, Change: e.Change, Voters: memberNames(e.Voters),
-		Learners: memberNames(e.Learners), Node: e.Node, Time: e.Time, Line: e.Line}
-}
-
-// memberNames splits a conf event's comma-separated names, sorted, empty
-// names left out.
-func memberNames(list string) []string {
-	out := strings.FieldsFunc(list, func(r rune) bool { return r == ',' })
-	slices.Sort(out)
-	return out
+	return Configuration{Index: e.Index, Term: e.Term, Change: e.Change, Voters: eventlog.Members(e.Voters),
+		Learners: eventlog.Members(e.Learners), Node: e.Node, Time: e.Time, Line: e.Line}
 }
 
 // sameMembers reports whether c and o have the same voters and learners.
@@ -255,7 +247,7 @@ func placedConfigurations(events []eventlog.Event) []placedConf {
 			continue
 		}
 		if p, ok := byIndex[e.Index]; !ok || e.Time.Before(p.at) {
-			byIndex[e.Index] = placedConf{at: e.Time, voters: memberNames(e.Voters)}
+			byIndex[e.Index] = placedConf{at: e.Time, voters: eventlog.Members(e.Voters)}
 		}
 	}
 	var out []placedConf

@@ -9,7 +9,11 @@
 // on that beginning to tell a line torn by a killed node from a bad one.
 package eventlog
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // FileName is the event log's name in a node's log directory, and in
 // nodes/<node>/ of a run directory.
@@ -72,4 +76,12 @@ type Event struct {
 	// Line is the 1-based line of the file the event was read from (set by
 	// the reader; not part of the format).
 	Line int `json:"-"`
+}
+
+// Members returns the names of a conf event's Voters or Learners field,
+// sorted (none for "").
+func Members(list string) []string {
+	out := strings.FieldsFunc(list, func(r rune) bool { return r == ',' })
+	slices.Sort(out)
+	return out
 }
