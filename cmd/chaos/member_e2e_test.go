@@ -13,30 +13,34 @@ import (
 )
 
 // memberFaults are the faults of issue 17's end-to-end runs.
-var memberFaults = []string{"--nemesis", "member,kill,partition", "--nemesis-interval", "3s", "--time-limit", "30s"}
+var memberFaults = []string{"--nemesis", "member,kill,partition", "--nemesis-interval", "3s", "--time-limit", "20s"}
 
 // requireMemberCycles checks that the run in store changed the membership
-// (a member removed and added back) at least once, every cycle finishing.
+// (a member removed and added back) at least once, and that every cycle
+// finished but one the schedule's deadline cut short (the heal finishes
+// it: the run's verdict covers that).
 func requireMemberCycles(t *testing.T, store string) {
 	t.Helper()
 	h, err := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cycles int
+	var done int
 	for _, line := range bytes.Split(h, []byte("\n")) {
-		if !bytes.Contains(line, []byte(`"f":"start-member"`)) {
-			continue
-		}
-		cycles++
-		if bytes.Contains(line, []byte(`"error"`)) || !bytes.Contains(line, []byte(`"promoted_ms"`)) {
-			t.Errorf("a member cycle did not finish: %s", line)
+		switch {
+		case !bytes.Contains(line, []byte(`"f":"start-member"`)):
+		case bytes.Contains(line, []byte(`"error"`)):
+			if !bytes.Contains(line, []byte("the schedule's deadline passed")) {
+				t.Errorf("a member cycle failed: %s", line)
+			}
+		default:
+			done++
 		}
 	}
-	if cycles == 0 {
-		t.Errorf("no member cycle in the history")
+	if done == 0 {
+		t.Errorf("no member cycle finished")
 	}
-	t.Logf("%d member cycles", cycles)
+	t.Logf("%d member cycles finished", done)
 }
 
 // Issue 17: a correct chaos-node under membership changes, kills and
@@ -75,7 +79,10 @@ func TestRunMemberChangesOnTestbed(t *testing.T) {
 func TestEtcdMemberChangesOnTestbed(t *testing.T) {
 	flags := etcdOnTestbed(t, "10.77.238.0/24")
 	store := t.TempDir()
-	code, out, errOut := runChaos(t, 6*time.Minute, append(append(flags, "--store", store, "--seed", "5"), memberFaults...)...)
+	// etcd's cycle takes 6-11 s (it refuses a removal until its members
+	// have been connected for a while): 30 s leaves room for one or two.
+	args := append(append(append(flags, "--store", store, "--seed", "5"), memberFaults...), "--time-limit", "30s")
+	code, out, errOut := runChaos(t, 6*time.Minute, args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
