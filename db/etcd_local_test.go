@@ -2,8 +2,6 @@ package db
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,15 +12,7 @@ import (
 // A three-member etcd cluster through the local Remote: start, health,
 // kill and restart a member, logs, stop. Needs Debian's etcd-server.
 func TestEtcdLifecycleLocally(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real processes")
-	}
-	if _, err := exec.LookPath("etcd"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("etcd is missing; test.sh installs it with apt-get install -y etcd-server")
-		}
-		t.Skip("etcd is not installed (apt-get install -y etcd-server)")
-	}
+	needLocalEtcd(t)
 	nodes := []Node{{"n1", "127.0.0.65"}, {"n2", "127.0.0.66"}, {"n3", "127.0.0.67"}}
 	d := &Etcd{Layout: Layout{DataDir: t.TempDir()}, Nodes: nodes, ClientPort: 2479, PeerPort: 2480}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -13,6 +13,21 @@ import (
 	"chaos/testbed/bedtest"
 )
 
+// needLocalEtcd skips a test that starts real etcd processes under -short
+// or without etcd, and fails it in CI, where test.sh installs etcd.
+func needLocalEtcd(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	if _, err := exec.LookPath("etcd"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("etcd is missing; test.sh installs it with apt-get install -y etcd-server")
+		}
+		t.Skip("etcd is not installed (apt-get install -y etcd-server)")
+	}
+}
+
 // startLocally installs and starts nodes of d through local Remotes,
 // stopped when the test ends, and waits until each is ready.
 func startLocally(ctx context.Context, t *testing.T, d DB, nodes []Node) map[string]control.Remote {
@@ -86,15 +101,7 @@ func TestChaosNodeMembershipLocally(t *testing.T) {
 }
 
 func TestEtcdMembershipLocally(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real processes")
-	}
-	if _, err := exec.LookPath("etcd"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("etcd is missing; test.sh installs it with apt-get install -y etcd-server")
-		}
-		t.Skip("etcd is not installed (apt-get install -y etcd-server)")
-	}
+	needLocalEtcd(t)
 	nodes := []Node{{"n1", "127.0.0.75"}, {"n2", "127.0.0.76"}, {"n3", "127.0.0.77"}}
 	memberCycle(t, &Etcd{Layout: Layout{DataDir: t.TempDir()}, Nodes: nodes, ClientPort: 2479, PeerPort: 2480}, nodes)
 }
