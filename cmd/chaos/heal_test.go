@@ -108,8 +108,8 @@ func TestHealFaultsNeverSetTheSharedClock(t *testing.T) {
 	}
 	names, clocks := strategies(nemesis.HealFaults(true))
 	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook}, clocks)
-	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "figure8", "kill"}, names,
-		"every family (figure8 for its append limits), SIGCONT first so that the nodes answer the hooks")
+	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "figure8", "member", "kill"}, names,
+		"every family (figure8 for its append limits, member for the original membership), SIGCONT first so that the nodes answer the hooks")
 	_, clocks = strategies(nemesis.HealFaults(false))
 	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockSystem}, clocks)
 }
