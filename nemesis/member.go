@@ -68,7 +68,7 @@ func (m *Member) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, err
 	victim := c.Nodes[rng.IntN(len(c.Nodes))]
 	leader, err := c.Leader(ctx)
 	if rng.IntN(2) == 0 && err == nil {
-		if n, ok := nodeNamed(c, leader); ok {
+		if n, err := nodeByName(c, leader); err == nil {
 			victim = n
 		}
 	}
@@ -290,15 +290,6 @@ func (m *Member) rejoinLearner(ctx context.Context, c *Cluster, n db.Node) error
 		return err
 	}
 	return waitUp(ctx, c.DB, n, m.UpTimeout)
-}
-
-// nodeNamed is c's node called name.
-func nodeNamed(c *Cluster, name string) (db.Node, bool) {
-	i := slices.IndexFunc(c.Nodes, func(n db.Node) bool { return n.Name == name })
-	if i < 0 {
-		return db.Node{}, false
-	}
-	return c.Nodes[i], true
 }
 
 // OneShot: a cycle that succeeded leaves nothing for Stop.
