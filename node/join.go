@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"chaos/atomicfile"
 	"chaos/node/nodeapi"
 )
 
@@ -57,31 +58,7 @@ func saveJoined(dataDir string, j joined) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dataDir, joinFile+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dataDir, joinFile)); err != nil {
-		return err
-	}
-	d, err := os.Open(dataDir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.WriteFile(filepath.Join(dataDir, joinFile), b, 0o644)
 }
 
 // askToJoin asks the peers (every one in the flags but this node) for the
