@@ -87,11 +87,7 @@ func TestLogsHTML(t *testing.T) {
 // n3 also claims term 2.
 func TestLogsChaosEventLogsTogether(t *testing.T) {
 	dir := t.TempDir()
-	write := func(node string, lines ...string) string {
-		p := filepath.Join(dir, node+".jsonl")
-		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-		return p
-	}
+	write := func(node string, lines ...string) string { return writeEventLog(t, dir, node, lines...) }
 	line := func(sec, node, rest string) string {
 		return `{"time":"2026-01-02T10:00:0` + sec + `Z","node":"` + node + `",` + rest + `}`
 	}
@@ -222,11 +218,7 @@ func TestLogsSeed002Membership(t *testing.T) {
 // lists the configurations by index, the timeline shows who switched when.
 func TestLogsChaosMembership(t *testing.T) {
 	dir := t.TempDir()
-	write := func(node string, lines ...string) string {
-		p := filepath.Join(dir, node+".jsonl")
-		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-		return p
-	}
+	write := func(node string, lines ...string) string { return writeEventLog(t, dir, node, lines...) }
 	line := func(sec, node, rest string) string {
 		return `{"time":"2026-01-02T10:00:0` + sec + `Z","event":` + rest + `,"node":"` + node + `"}`
 	}
@@ -266,4 +258,12 @@ func TestLogsChaosMembership(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "<th>members</th>")
 	assert.Contains(t, out, "<td>#2 voters=(n1 n2 n3) learners=(n4), add-learner n4 at index 3</td>")
+}
+
+// writeEventLog writes lines as dir/<node>.jsonl and returns its path.
+func writeEventLog(t *testing.T, dir, node string, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(dir, node+".jsonl")
+	require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	return p
 }
