@@ -27,8 +27,11 @@ import (
 // Op "start-lease": {"leader", "rate", "effect", "new_leader", "held_ms",
 // "cut": the grudge and its mechanism, "outcome"}.
 type Lease struct {
-	// Rates are the clock rates Start picks among (default 0.05, 0.1 and
-	// 0.2): at 0.1 a 500 ms lease lasts 5 s of true time.
+	// Rates are the clock rates Start picks among (default 0.05 and 0.1):
+	// at 0.1 a 500 ms lease lasts 5 s of true time, so the cut holds for
+	// leaseHold. (At 0.2 it held 2.5 s from the cut, about 1.5 s past the
+	// next election: too short a window for the clients' reads to find the
+	// stale ones in a default run, which found lease-read 2 times in 4.)
 	Rates []float64
 	// Election is the cluster's election timeout (default 500ms).
 	Election time.Duration
@@ -76,7 +79,7 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	}
 	rates := l.Rates
 	if len(rates) == 0 {
-		rates = []float64{0.05, 0.1, 0.2}
+		rates = []float64{0.05, 0.1}
 	}
 	rate := rates[rng.IntN(len(rates))]
 	v["leader"], v["rate"] = leader, rate

@@ -40,7 +40,7 @@ func TestTargetedLease(t *testing.T) {
 	v := op.Value.(map[string]any)
 	assert.Equal(t, "n3", v["leader"])
 	assert.Equal(t, "n1", v["new_leader"])
-	assert.Equal(t, int64(700+2500), v["held_ms"], "a 500ms lease at rate 0.2")
+	assert.Equal(t, int64(700+4000), v["held_ms"], "a 500ms lease at rate 0.1 or 0.05 lasts 5 s or more: held for leaseHold")
 	_, err = l.Start(ctx, fx.c, seeded(1))
 	require.EqualError(t, err, "lease: a fault is active already; stop it first")
 	op, err = l.Stop(ctx, fx.c)
