@@ -244,7 +244,14 @@ func (s *Server) dirtyRead(ls *loopState, key string) readResult {
 	return readResult{value: v, found: ok}
 }
 
-// handleReady persists, sends, applies and advances, in that order.
+// handleReady persists, sends, applies and advances, in that order, with
+// one shortcut: committed entries this node already made durable in an
+// earlier Ready (all of a leader's: it counts its own copy only once
+// durable) are applied, and their writers and the reads waiting on them
+// answered, before this Ready's new entries are written, so that a write
+// is answered one fsync sooner. Only entries of this Ready wait for its
+// fsync (a follower can learn that they committed in the append that
+// brings them), and nothing is applied before a snapshot is installed.
 func (s *Server) handleReady(ls *loopState) error {
 	rd := s.rn.Ready()
 	s.noteSoftState(ls, rd.SoftState)
@@ -268,19 +275,22 @@ func (s *Server) handleReady(ls *loopState) error {
 		s.trans.Send(rd.Messages)
 		rd.Messages = nil
 	}
-	start := time.Now()
-	if rd.Snapshot != nil {
-		if err := s.disk.saveSnapshot(*rd.Snapshot); err != nil {
-			return fmt.Errorf("persist snapshot: %w", err)
+	committed := rd.CommittedEntries
+	if rd.Snapshot == nil {
+		s.placeForwarded(ls, rd.ProposalResults)
+		s.noteCommit(ls, rd.HardState)
+		n := durablePrefix(committed, rd.Entries)
+		if err := s.apply(ls, committed[:n]); err != nil {
+			return err
 		}
+		committed = committed[n:]
+		s.takeReadStates(ls, rd.ReadStates)
+		s.serveReads(ls)
 	}
-	if err := s.disk.save(rd.HardState, rd.Entries); err != nil {
-		return fmt.Errorf("persist: %w", err)
+	if err := s.persist(rd); err != nil {
+		return err
 	}
-	if len(rd.Entries) > 0 || !rd.HardState.IsEmpty() {
-		s.metrics.fsync.Observe(time.Since(start).Seconds())
-	}
-	if voted := s.noteHardState(ls, rd.HardState); voted || rd.SoftState != nil {
+	if voted := s.noteVote(ls); voted || rd.SoftState != nil {
 		// A vote or a role change reaches the event log before any message
 		// that shows it to a peer, so that a node killed right after cannot
 		// lose the evidence the raft check needs (other events are written
@@ -295,21 +305,61 @@ func (s *Server) handleReady(ls *loopState) error {
 		if err := s.restoreSnapshot(ls, rd.Snapshot, img); err != nil {
 			return err
 		}
+		s.placeForwarded(ls, rd.ProposalResults)
+		s.noteCommit(ls, rd.HardState)
+		s.takeReadStates(ls, rd.ReadStates)
 	}
-	s.placeForwarded(ls, rd.ProposalResults)
-	if err := s.apply(ls, rd.CommittedEntries); err != nil {
+	if err := s.apply(ls, committed); err != nil {
 		return err
-	}
-	for _, rs := range rd.ReadStates {
-		if r, ok := ls.reads[rs.Ctx]; ok {
-			delete(ls.reads, rs.Ctx)
-			ls.readReady = append(ls.readReady, indexedRead{index: rs.Index, r: r})
-		}
 	}
 	s.serveReads(ls)
 	s.rn.Advance()
 	s.publishStatus()
 	return s.maybeSnapshot(ls)
+}
+
+// durablePrefix is how many of committed are durable here before this
+// Ready's fsync: those below its first new entry (all when it has none; a
+// new entry's index is never below a committed one's but the entry may
+// not be durable yet).
+func durablePrefix(committed, entries []raft.Entry) int {
+	if len(entries) == 0 {
+		return len(committed)
+	}
+	first := entries[0].Index
+	n := 0
+	for n < len(committed) && committed[n].Index < first {
+		n++
+	}
+	return n
+}
+
+// persist writes a Ready's snapshot, hard state and entries durably.
+func (s *Server) persist(rd raft.Ready) error {
+	start := time.Now()
+	if rd.Snapshot != nil {
+		if err := s.disk.saveSnapshot(*rd.Snapshot); err != nil {
+			return fmt.Errorf("persist snapshot: %w", err)
+		}
+	}
+	if err := s.disk.save(rd.HardState, rd.Entries); err != nil {
+		return fmt.Errorf("persist: %w", err)
+	}
+	if len(rd.Entries) > 0 || !rd.HardState.IsEmpty() {
+		s.metrics.fsync.Observe(time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// takeReadStates moves the reads whose read index raft confirmed to
+// readReady, where serveReads answers them once applied.
+func (s *Server) takeReadStates(ls *loopState, states []raft.ReadState) {
+	for _, rs := range states {
+		if r, ok := ls.reads[rs.Ctx]; ok {
+			delete(ls.reads, rs.Ctx)
+			ls.readReady = append(ls.readReady, indexedRead{index: rs.Index, r: r})
+		}
+	}
 }
 
 // placeForwarded learns where the leader appended writes this node
@@ -394,21 +444,26 @@ func roleName(r raft.Role) eventlog.Role {
 	return eventlog.Role(r.String())
 }
 
-// noteHardState logs votes and commits, and reports whether it logged a
-// vote.
-func (s *Server) noteHardState(ls *loopState, hs raft.HardState) (voted bool) {
+// noteVote logs this node's vote when it changed, once durable, and
+// reports whether it logged one.
+func (s *Server) noteVote(ls *loopState) (voted bool) {
 	st := s.rn.Status()
 	if v := [2]uint64{st.Term, st.Vote}; st.Vote != 0 && v != ls.lastVote {
 		s.events.Emit(eventlog.Event{Event: eventlog.KindVote, Term: st.Term, For: s.name(st.Vote)})
 		ls.lastVote = v
-		voted = true
+		return true
 	}
+	return false
+}
+
+// noteCommit logs a rise of the commit index, before any entry it covers
+// is applied.
+func (s *Server) noteCommit(ls *loopState, hs raft.HardState) {
 	if hs.Commit > ls.commit {
 		ls.commit = hs.Commit
 		s.events.Emit(eventlog.Event{Event: eventlog.KindCommit, Index: hs.Commit})
 		s.metrics.commitIndex.Set(float64(hs.Commit))
 	}
-	return voted
 }
 
 // apply applies committed entries in order and answers their writers.

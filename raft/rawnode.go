@@ -17,9 +17,12 @@ import "fmt"
 // promises that the state behind it survives a crash. The one exception is
 // SendFirst: a leader's appends promise nothing, so it may send them while
 // (or before) it writes the same entries (Raft thesis, section 10.2.1).
-// Step 3 may overlap step 2 but not precede step 1: CommittedEntries may
-// include entries of this same Ready. No other RawNode method may be called
-// between Ready and Advance.
+// Step 3 may overlap step 2, and may precede step 1 for the committed
+// entries below Entries[0].Index (all of them when Entries is empty), which
+// earlier Readys made durable; the others are entries of this same Ready
+// (a follower learns the commit with the append), applied only after step
+// 1. With a Snapshot, step 3 follows step 1 entirely. No other RawNode
+// method may be called between Ready and Advance.
 type Ready struct {
 	// SoftState is non-nil when the leader or this node's role changed.
 	SoftState *SoftState
