@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,8 @@ type loopState struct {
 	conf        raft.ConfState        // the configuration as of applied
 	peers       map[uint64]string     // the transport's peers: members in force but this node
 	synced      raft.ConfState        // the configuration syncPeers last added the peers of
+	writer      *diskWriter
+	appending   []raft.Entry // ack-before-commit bug: appended entries not yet durable
 }
 
 type pendingProposal struct {
@@ -54,7 +57,9 @@ const maxBatch = 1024
 func (s *Server) loop() {
 	defer s.loopWG.Done()
 	ls := &loopState{waiting: map[uint64]pendingProposal{}, forwarded: map[uint64][]*proposal{},
-		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf}
+		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf,
+		writer: newDiskWriter(s.disk, s.metrics)}
+	defer ls.writer.close()
 	st := s.rn.Status()
 	ls.peers = s.peerAddrs(st.Conf) // what the transport started with
 	ls.applied, ls.snapIndex, ls.lastRole = st.Applied, st.Applied, st.Role
@@ -84,6 +89,12 @@ func (s *Server) loop() {
 			s.readBatch(ls, r)
 		case req := <-s.confC:
 			s.proposeConf(ls, req)
+		case <-ls.writer.notify:
+			s.persisted(ls)
+		case err := <-ls.writer.failed:
+			s.log.Error("fatal: event loop stopped", "err", err)
+			s.failed <- err
+			return
 		}
 		s.drainInputs(ls)
 		if s.rn.HasReady() {
@@ -245,13 +256,16 @@ func (s *Server) dirtyRead(ls *loopState, key string) readResult {
 }
 
 // handleReady persists, sends, applies and advances, in that order, with
-// one shortcut: committed entries this node already made durable in an
-// earlier Ready (all of a leader's: it counts its own copy only once
-// durable) are applied, and their writers and the reads waiting on them
-// answered, before this Ready's new entries are written, so that a write
-// is answered one fsync sooner. Only entries of this Ready wait for its
-// fsync (a follower can learn that they committed in the append that
-// brings them), and nothing is applied before a snapshot is installed.
+// two shortcuts. Committed entries this node already made durable in an
+// earlier Ready (all of a leader's) are applied, and their writers and the
+// reads waiting on them answered, before this Ready's new entries are
+// written, so that a write is answered one fsync sooner; only entries of
+// this Ready wait for its fsync (a follower can learn that they committed
+// in the append that brings them), and nothing is applied before a
+// snapshot is installed. And a leader's appends (raft.Ready.SendFirst)
+// are written by the disk writer while the loop goes on
+// (raft.RawNode.AdvanceAsync): its own copy counts toward a quorum once
+// durable (persisted).
 func (s *Server) handleReady(ls *loopState) error {
 	rd := s.rn.Ready()
 	s.noteSoftState(ls, rd.SoftState)
@@ -280,6 +294,9 @@ func (s *Server) handleReady(ls *loopState) error {
 		s.placeForwarded(ls, rd.ProposalResults)
 		s.noteCommit(ls, rd.HardState)
 		n := durablePrefix(committed, rd.Entries)
+		if rd.SendFirst {
+			n = len(committed) // a leader commits only what a quorum made durable
+		}
 		if err := s.apply(ls, committed[:n]); err != nil {
 			return err
 		}
@@ -287,7 +304,16 @@ func (s *Server) handleReady(ls *loopState) error {
 		s.takeReadStates(ls, rd.ReadStates)
 		s.serveReads(ls)
 	}
-	if err := s.persist(rd); err != nil {
+	if rd.SendFirst && rd.Snapshot == nil {
+		ls.writer.append(rd.HardState, rd.Entries)
+		if s.bugs.ackBeforeCommit {
+			ls.appending = append(ls.appending, rd.Entries...)
+		}
+		s.rn.AdvanceAsync()
+		s.publishStatus()
+		return s.maybeSnapshot(ls)
+	}
+	if err := ls.writer.do(func() error { return s.persist(rd) }); err != nil {
 		return err
 	}
 	if voted := s.noteVote(ls); voted || rd.SoftState != nil {
@@ -299,7 +325,8 @@ func (s *Server) handleReady(ls *loopState) error {
 	}
 	s.trans.Send(rd.Messages)
 	if s.bugs.ackBeforeCommit {
-		s.ackAppended(ls, rd.Entries)
+		s.ackAppended(ls, append(ls.appending, rd.Entries...))
+		ls.appending = nil
 	}
 	if rd.Snapshot != nil {
 		if err := s.restoreSnapshot(ls, rd.Snapshot, img); err != nil {
@@ -316,6 +343,21 @@ func (s *Server) handleReady(ls *loopState) error {
 	s.rn.Advance()
 	s.publishStatus()
 	return s.maybeSnapshot(ls)
+}
+
+// persisted tells raft how far the disk writer got with the leader's
+// appends (and, with the ack-before-commit bug, answers their writers).
+func (s *Server) persisted(ls *loopState) {
+	d := ls.writer.lastDurable()
+	s.rn.Persisted(d.index, d.term)
+	if s.bugs.ackBeforeCommit {
+		n := 0
+		for n < len(ls.appending) && ls.appending[n].Index <= d.index {
+			n++
+		}
+		s.ackAppended(ls, ls.appending[:n])
+		ls.appending = ls.appending[n:]
+	}
 }
 
 // durablePrefix is how many of committed are durable here before this
@@ -562,10 +604,13 @@ func (s *Server) maybeSnapshot(ls *loopState) error {
 		return err
 	}
 	sn, err := s.rn.Compact(ls.applied, data)
+	if errors.Is(err, raft.ErrUnavailable) {
+		return nil // applied past this leader's own durable log: at a later Ready
+	}
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	if err := s.disk.saveSnapshot(sn); err != nil {
+	if err := ls.writer.do(func() error { return s.disk.saveSnapshot(sn) }); err != nil {
 		return fmt.Errorf("persist snapshot: %w", err)
 	}
 	ls.snapIndex = sn.Meta.Index

@@ -20,7 +20,8 @@ const (
 )
 
 // storage is the node's durable state: the WAL and the snapshot files. It
-// is used by the event loop goroutine only.
+// is used by one goroutine at a time: the event loop's disk writer once the
+// loop runs (diskWriter), the server before.
 type storage struct {
 	wal   *wal.WAL
 	snaps *snap.Snapshotter

@@ -60,6 +60,7 @@ type handedOut struct {
 	hard        HardState
 	hardSet     bool
 	soft        SoftState
+	async       bool // SendFirst without a snapshot: AdvanceAsync allowed
 }
 
 // RawNode is the deterministic Raft core: no goroutines, no clock, no I/O.
@@ -251,6 +252,11 @@ func (rn *RawNode) Compact(index uint64, data []byte) (Snapshot, error) {
 	if index > l.applied {
 		return Snapshot{}, fmt.Errorf("raft: compact %d: past the applied index %d", index, l.applied)
 	}
+	if index > l.stable {
+		// A leader may apply entries a quorum of followers made durable
+		// before its own write of them ends (AdvanceAsync).
+		return Snapshot{}, fmt.Errorf("raft: compact %d: %w: past the durable index %d", index, ErrUnavailable, l.stable)
+	}
 	term, _ := l.term(index)
 	s := &Snapshot{Meta: SnapshotMeta{Index: index, Term: term, ConfState: rn.r.conf.at(index).clone()}, Data: data}
 	l.compact(s)
@@ -304,6 +310,7 @@ func (rn *RawNode) Ready() Ready {
 	}
 	rd.MustSync = termOrVote || len(rd.Entries) > 0 || rd.Snapshot != nil
 	rd.SendFirst = r.role == Leader && !termOrVote && rd.Snapshot == nil
+	h.async = rd.SendFirst
 	rn.pending = h
 	return rd
 }
@@ -311,18 +318,60 @@ func (rn *RawNode) Ready() Ready {
 // Advance acknowledges that the last Ready was fully handled: its state is
 // durable, its messages sent and its committed entries applied.
 func (rn *RawNode) Advance() {
+	h := rn.advance()
+	rn.persisted(h.lastIndex)
+}
+
+// AdvanceAsync acknowledges a SendFirst Ready (without a Snapshot) whose
+// writing the application started but has not finished: as Advance, but
+// its Entries count as durable, and as this node's toward a quorum, only
+// once Persisted says so. Meanwhile the node goes on (steps, proposes,
+// hands out further Readys), so a leader's next batch builds while its
+// disk writes the last: the application must write Readys in the order it
+// was handed them, and call Persisted with each's last entry once written.
+// A Ready that is not SendFirst, or has a Snapshot, must be Advanced, and
+// only once every earlier write is durable too.
+func (rn *RawNode) AdvanceAsync() {
+	if rn.pending != nil && !rn.pending.async {
+		panic("raft: AdvanceAsync of a Ready that is not SendFirst or holds a snapshot")
+	}
+	rn.advance()
+}
+
+// Persisted reports that every entry up to index, whose term is term, is
+// durable: the writes of Readys acknowledged with AdvanceAsync. A report
+// about entries since replaced (the term at index differs) is ignored.
+func (rn *RawNode) Persisted(index, term uint64) {
+	rn.mustNotBePending("Persisted")
+	l := &rn.r.log
+	if index <= l.stable || index > l.handed || !l.matchTerm(index, term) {
+		return
+	}
+	rn.persisted(index)
+}
+
+// advance ends the pending Ready: it was handed out, its committed entries
+// applied, its messages sent.
+func (rn *RawNode) advance() *handedOut {
 	h := rn.pending
 	if h == nil {
 		panic("raft: Advance called without a Ready")
 	}
 	rn.pending = nil
-	r := rn.r
 	rn.prevSoft = h.soft
 	if h.hardSet {
 		rn.prevHard = h.hard
 	}
-	r.log.stable = max(r.log.stable, h.lastIndex)
-	r.log.applied = max(r.log.applied, h.lastApplied)
+	l := &rn.r.log
+	l.handed = max(l.handed, h.lastIndex)
+	l.applied = max(l.applied, h.lastApplied)
+	return h
+}
+
+// persisted records the log durable through index.
+func (rn *RawNode) persisted(index uint64) {
+	r := rn.r
+	r.log.stable = max(r.log.stable, index)
 	if r.role == Leader {
 		// The leader's own copy counts toward a quorum only once durable.
 		if r.prs[r.id].maybeUpdate(r.log.stable) && r.maybeCommit() {

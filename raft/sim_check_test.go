@@ -3,6 +3,7 @@ package raft
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"slices"
 )
 
@@ -96,6 +97,12 @@ func (s *simulation) handleReady(n *simNode) {
 			s.checkLeader(n)
 		}
 	}
+	if s.cfg.asyncWrites && rd.SendFirst && rd.Snapshot == nil {
+		s.handleReadyAsync(n, rd)
+		return
+	}
+	// Every earlier write lands first; Advance then covers them.
+	s.landWrites(n, -1)
 	if rd.SendFirst && s.orderRng.IntN(2) == 0 {
 		// A leader sends before it writes, and may crash in between.
 		for _, m := range rd.Messages {
@@ -137,6 +144,50 @@ func (s *simulation) handleReady(n *simNode) {
 		s.crashed(n)
 		n.downUntil = s.now + 1 + s.rng.IntN(3)
 		s.logf("crash n%d right after voting, until tick %d", n.id, n.downUntil)
+	}
+}
+
+// handleReadyAsync sends a leader's Ready, applies it and acknowledges it
+// with AdvanceAsync, leaving its write for landWrites, 0 to 5 ticks later.
+func (s *simulation) handleReadyAsync(n *simNode, rd Ready) {
+	for _, m := range rd.Messages {
+		s.net.send(s.now, m)
+	}
+	if len(rd.Entries) > 0 || !rd.HardState.IsEmpty() {
+		n.writes = append(n.writes, simWrite{hs: rd.HardState, ents: rd.Entries, at: s.now + s.writeRng.IntN(6)})
+	}
+	for _, e := range rd.CommittedEntries {
+		s.apply(n, e)
+	}
+	for _, rs := range rd.ReadStates {
+		s.checkRead(n, rs)
+	}
+	n.rn.AdvanceAsync()
+	s.async.readys++
+	if l := n.rn.r.log; l.applied > l.stable {
+		s.async.appliedAhead++
+	}
+	s.maybeCompact(n)
+}
+
+// landWrites puts n's asynchronous writes due by tick now (every one when
+// now < 0) on its disk, in order, and reports each to n's core, unless a
+// Ready is pending (the Advance that follows covers them).
+func (s *simulation) landWrites(n *simNode, now int) {
+	for len(n.writes) > 0 && (now < 0 || n.writes[0].at <= now) {
+		w := n.writes[0]
+		n.writes = n.writes[1:]
+		if !w.hs.IsEmpty() {
+			n.disk.hs = w.hs
+		}
+		if len(w.ents) == 0 {
+			continue
+		}
+		s.persistEntries(n, w.ents)
+		if now >= 0 {
+			last := w.ents[len(w.ents)-1]
+			n.rn.Persisted(last.Index, last.Term)
+		}
 	}
 }
 
@@ -272,6 +323,9 @@ func (s *simulation) maybeCompact(n *simNode) {
 		return
 	}
 	snap, err := n.rn.Compact(n.smIndex, encodeSimSnapshot(n.smIndex, n.smChain))
+	if errors.Is(err, ErrUnavailable) {
+		return // applied past its own durable log (asyncWrites): later
+	}
 	if err != nil {
 		s.failf("n%d compact at %d: %v", n.id, n.smIndex, err)
 		return
