@@ -11,7 +11,8 @@ import "fmt"
 //  3. restore the state machine from Snapshot (when not nil), then apply
 //     CommittedEntries in order, skipping EntryNoop entries;
 //  4. serve each ReadState once the applied index reaches its Index;
-//  5. call Advance.
+//  5. call Advance (or, for a SendFirst Ready without a Snapshot, once
+//     step 1 has started, AdvanceAsync, then Persisted when it ends).
 //
 // Step 1 must complete before step 2: a vote or an append acknowledgement
 // promises that the state behind it survives a crash. The one exception is
@@ -22,7 +23,7 @@ import "fmt"
 // earlier Readys made durable; the others are entries of this same Ready
 // (a follower learns the commit with the append), applied only after step
 // 1. With a Snapshot, step 3 follows step 1 entirely. No other RawNode
-// method may be called between Ready and Advance.
+// method may be called between Ready and Advance (or AdvanceAsync).
 type Ready struct {
 	// SoftState is non-nil when the leader or this node's role changed.
 	SoftState *SoftState
