@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -30,6 +29,7 @@ type loopState struct {
 	synced      raft.ConfState        // the configuration syncPeers last added the peers of
 	writer      *diskWriter
 	appending   []raft.Entry // ack-before-commit bug: appended entries not yet durable
+	durableTerm uint64       // the term of the hard state last made durable
 }
 
 type pendingProposal struct {
@@ -62,7 +62,7 @@ func (s *Server) loop() {
 	defer ls.writer.close()
 	st := s.rn.Status()
 	ls.peers = s.peerAddrs(st.Conf) // what the transport started with
-	ls.applied, ls.snapIndex, ls.lastRole = st.Applied, st.Applied, st.Role
+	ls.applied, ls.snapIndex, ls.lastRole, ls.durableTerm = st.Applied, st.Applied, st.Role, st.Term
 	tk := &ticker{clock: s.clock, interval: s.cfg.HeartbeatInterval}
 	poll := time.NewTicker(s.cfg.HeartbeatInterval / 4)
 	defer poll.Stop()
@@ -290,7 +290,11 @@ func (s *Server) handleReady(ls *loopState) error {
 		rd.Messages = nil
 	}
 	committed := rd.CommittedEntries
-	if rd.Snapshot == nil {
+	// Not ahead of a new term's write: a role event of that term is in the
+	// event log already, and the raft check excuses it after a crash only
+	// as the last event of that life.
+	early := rd.Snapshot == nil && (rd.HardState.IsEmpty() || rd.HardState.Term == ls.durableTerm)
+	if early {
 		s.placeForwarded(ls, rd.ProposalResults)
 		s.noteCommit(ls, rd.HardState)
 		n := durablePrefix(committed, rd.Entries)
@@ -304,7 +308,7 @@ func (s *Server) handleReady(ls *loopState) error {
 		s.takeReadStates(ls, rd.ReadStates)
 		s.serveReads(ls)
 	}
-	if rd.SendFirst && rd.Snapshot == nil {
+	if rd.SendFirst && early {
 		ls.writer.append(rd.HardState, rd.Entries)
 		if s.bugs.ackBeforeCommit {
 			ls.appending = append(ls.appending, rd.Entries...)
@@ -315,6 +319,9 @@ func (s *Server) handleReady(ls *loopState) error {
 	}
 	if err := ls.writer.do(func() error { return s.persist(rd) }); err != nil {
 		return err
+	}
+	if !rd.HardState.IsEmpty() {
+		ls.durableTerm = rd.HardState.Term
 	}
 	if voted := s.noteVote(ls); voted || rd.SoftState != nil {
 		// A vote or a role change reaches the event log before any message
@@ -332,6 +339,8 @@ func (s *Server) handleReady(ls *loopState) error {
 		if err := s.restoreSnapshot(ls, rd.Snapshot, img); err != nil {
 			return err
 		}
+	}
+	if !early {
 		s.placeForwarded(ls, rd.ProposalResults)
 		s.noteCommit(ls, rd.HardState)
 		s.takeReadStates(ls, rd.ReadStates)
@@ -351,8 +360,10 @@ func (s *Server) persisted(ls *loopState) {
 	d := ls.writer.lastDurable()
 	s.rn.Persisted(d.index, d.term)
 	if s.bugs.ackBeforeCommit {
+		// The entries appending holds are of one term (a Ready of another
+		// term empties it): durable through d only if d is of that term.
 		n := 0
-		for n < len(ls.appending) && ls.appending[n].Index <= d.index {
+		for n < len(ls.appending) && ls.appending[n].Index <= d.index && ls.appending[n].Term == d.term {
 			n++
 		}
 		s.ackAppended(ls, ls.appending[:n])
@@ -599,14 +610,21 @@ func (s *Server) maybeSnapshot(ls *loopState) error {
 	if ls.applied < ls.snapIndex+s.cfg.SnapshotEntries {
 		return nil
 	}
+	if s.rn.Durable() < ls.applied {
+		// A leader applied entries its followers made durable before its
+		// own write of them ended: wait for the writes queued (they hold
+		// every entry up to applied), so that the snapshot does not wait
+		// for a Ready that may not come.
+		if err := ls.writer.do(func() error { return nil }); err != nil {
+			return fmt.Errorf("persist snapshot: %w", err)
+		}
+		s.persisted(ls)
+	}
 	data, err := s.encodeImage(ls.conf)
 	if err != nil {
 		return err
 	}
 	sn, err := s.rn.Compact(ls.applied, data)
-	if errors.Is(err, raft.ErrUnavailable) {
-		return nil // applied past this leader's own durable log: at a later Ready
-	}
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}

@@ -79,9 +79,16 @@ func (s *storage) recover() (raft.State, wal.RecoveryInfo, error) {
 	if st.Snapshot != nil {
 		st.Entries = dropThrough(st.Entries, st.Snapshot.Meta.Index)
 	}
-	if n := len(st.Entries); n > 0 && st.HardState.Commit > st.Entries[n-1].Index {
-		st.HardState.Commit = st.Entries[n-1].Index
+	// The commit index may be ahead of the entries a torn write left (a
+	// batch writes its hard state first): it is only a hint.
+	var last uint64
+	if st.Snapshot != nil {
+		last = st.Snapshot.Meta.Index
 	}
+	if n := len(st.Entries); n > 0 {
+		last = st.Entries[n-1].Index
+	}
+	st.HardState.Commit = min(st.HardState.Commit, last)
 	return st, info, nil
 }
 

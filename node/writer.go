@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -119,7 +120,7 @@ func (w *diskWriter) run() {
 		}
 		if err := w.write(batch); err != nil {
 			w.failed <- err
-			w.drain(next)
+			w.drain(next, fmt.Errorf("%w: %w", errWriterFailed, err))
 			return
 		}
 	}
@@ -164,15 +165,15 @@ func (w *diskWriter) write(batch []writeJob) error {
 	return nil
 }
 
-// drain fails the steps still queued after a write failed, so that the
-// loop waiting on one learns it, and discards the appends.
-func (w *diskWriter) drain(next *writeJob) {
+// drain fails the steps still queued after a write failed with err, so
+// that the loop waiting on one learns it, and discards the appends.
+func (w *diskWriter) drain(next *writeJob, err error) {
 	if next != nil && next.step != nil {
-		next.out <- errWriterFailed
+		next.out <- err
 	}
 	for j := range w.work {
 		if j.step != nil {
-			j.out <- errWriterFailed
+			j.out <- err
 		}
 	}
 }

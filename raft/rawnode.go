@@ -19,10 +19,10 @@ import "fmt"
 // SendFirst: a leader's appends promise nothing, so it may send them while
 // (or before) it writes the same entries (Raft thesis, section 10.2.1).
 // Step 3 may overlap step 2, and may precede step 1 for the committed
-// entries below Entries[0].Index (all of them when Entries is empty), which
-// earlier Readys made durable; the others are entries of this same Ready
-// (a follower learns the commit with the append), applied only after step
-// 1. With a Snapshot, step 3 follows step 1 entirely. No other RawNode
+// entries below Entries[0].Index (all of them when Entries is empty):
+// committed, they are durable on a quorum, and earlier Readys handed them
+// out; the others are entries of this same Ready (a follower learns the
+// commit with the append), applied only after step 1. With a Snapshot, step 3 follows step 1 entirely. No other RawNode
 // method may be called between Ready and Advance (or AdvanceAsync).
 type Ready struct {
 	// SoftState is non-nil when the leader or this node's role changed.
@@ -49,7 +49,7 @@ type Ready struct {
 	// Messages (appends, heartbeats, answers to reads and stale messages)
 	// depend on nothing that step 1 makes durable, and may be sent before
 	// it. The leader's own entries still count toward a quorum only after
-	// Advance, which must follow step 1.
+	// Advance, which must follow step 1 (or Persisted, after AdvanceAsync).
 	SendFirst bool
 }
 
@@ -254,9 +254,7 @@ func (rn *RawNode) Compact(index uint64, data []byte) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("raft: compact %d: past the applied index %d", index, l.applied)
 	}
 	if index > l.stable {
-		// A leader may apply entries a quorum of followers made durable
-		// before its own write of them ends (AdvanceAsync).
-		return Snapshot{}, fmt.Errorf("raft: compact %d: %w: past the durable index %d", index, ErrUnavailable, l.stable)
+		return Snapshot{}, fmt.Errorf("raft: compact %d: %w (durable through %d)", index, ErrNotDurable, l.stable)
 	}
 	term, _ := l.term(index)
 	s := &Snapshot{Meta: SnapshotMeta{Index: index, Term: term, ConfState: rn.r.conf.at(index).clone()}, Data: data}
@@ -380,6 +378,10 @@ func (rn *RawNode) persisted(index uint64) {
 		}
 	}
 }
+
+// Durable is the last index this node's application reported durable
+// (by Advance or Persisted); Compact refuses to go past it.
+func (rn *RawNode) Durable() uint64 { return rn.r.log.stable }
 
 // Status is a snapshot of a node's state for monitoring.
 type Status struct {

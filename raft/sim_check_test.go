@@ -101,6 +101,18 @@ func (s *simulation) handleReady(n *simNode) {
 		s.handleReadyAsync(n, rd)
 		return
 	}
+	committed := rd.CommittedEntries
+	if s.cfg.asyncWrites && rd.Snapshot == nil {
+		// As chaos-node does: the committed entries below this Ready's new
+		// ones are applied before anything is written, even the earlier
+		// asynchronous writes (committed, a quorum holds them).
+		k := 0
+		for k < len(committed) && (len(rd.Entries) == 0 || committed[k].Index < rd.Entries[0].Index) {
+			s.apply(n, committed[k])
+			k++
+		}
+		committed = committed[k:]
+	}
 	// Every earlier write lands first; Advance then covers them.
 	s.landWrites(n, -1)
 	if rd.SendFirst && s.orderRng.IntN(2) == 0 {
@@ -131,13 +143,14 @@ func (s *simulation) handleReady(n *simNode) {
 	if rd.Snapshot != nil {
 		n.smIndex, n.smChain = rd.Snapshot.Meta.Index, n.disk.snapChain
 	}
-	for _, e := range rd.CommittedEntries {
+	for _, e := range committed {
 		s.apply(n, e)
 	}
 	for _, rs := range rd.ReadStates {
 		s.checkRead(n, rs)
 	}
 	n.rn.Advance()
+	s.checkCommitDurable(n)
 	s.maybeCompact(n)
 	if s.cfg.voteCrashRate > 0 && !s.healed && grantsVote(rd.Messages) && s.rng.Float64() < s.cfg.voteCrashRate {
 		// Power fails right after a vote went out: the vote must survive.
@@ -163,6 +176,7 @@ func (s *simulation) handleReadyAsync(n *simNode, rd Ready) {
 		s.checkRead(n, rs)
 	}
 	n.rn.AdvanceAsync()
+	s.checkCommitDurable(n)
 	s.async.readys++
 	if l := n.rn.r.log; l.applied > l.stable {
 		s.async.appliedAhead++
@@ -187,8 +201,58 @@ func (s *simulation) landWrites(n *simNode, now int) {
 		if now >= 0 {
 			last := w.ents[len(w.ents)-1]
 			n.rn.Persisted(last.Index, last.Term)
+			s.checkCommitDurable(n)
 		}
 	}
+}
+
+// checkCommitDurable checks that a leader's commit index is on the disks
+// of a majority of its voters (a crash loses nothing else): with
+// asynchronous writes, a leader that counted its own copy before its write
+// landed would commit on fewer. It runs wherever the commit index can rise
+// (a step, Advance, Persisted), before a configuration change can be
+// proposed: the majority is of the voters maybeCommit counted.
+func (s *simulation) checkCommitDurable(n *simNode) {
+	r := n.rn.r
+	c := r.log.committed
+	if r.role != Leader {
+		return
+	}
+	if r.term != n.commitTerm {
+		// What it committed before it led was counted by another leader,
+		// on the voters of its time.
+		n.commitTerm, n.commitChecked = r.term, c
+		return
+	}
+	if c <= n.commitChecked || c <= r.log.snapIndex {
+		return
+	}
+	n.commitChecked = c
+	term, _ := r.log.term(c)
+	voters := r.conf.current().Voters
+	holding := 0
+	for _, id := range voters {
+		if s.nodes[id-1].disk.holds(c, term) {
+			holding++
+		}
+	}
+	if holding <= len(voters)/2 {
+		s.failf("n%d committed %d (term %d), which only %d of its %d voters hold on disk", n.id, c, term, holding, len(voters))
+	}
+}
+
+// holds reports whether the disk holds the entry at index of term, or a
+// snapshot past it.
+func (d *simDisk) holds(index, term uint64) bool {
+	var base uint64
+	if d.snap != nil {
+		base = d.snap.Meta.Index
+	}
+	if index <= base {
+		return true
+	}
+	i := index - base - 1
+	return i < uint64(len(d.ents)) && d.ents[i].Term == term
 }
 
 func grantsVote(msgs []Message) bool {
@@ -323,7 +387,7 @@ func (s *simulation) maybeCompact(n *simNode) {
 		return
 	}
 	snap, err := n.rn.Compact(n.smIndex, encodeSimSnapshot(n.smIndex, n.smChain))
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, ErrNotDurable) {
 		return // applied past its own durable log (asyncWrites): later
 	}
 	if err != nil {

@@ -145,6 +145,9 @@ type simNode struct {
 	smChain uint64
 	// writes are the AdvanceAsync Readys not yet on disk, oldest first.
 	writes []simWrite
+	// commitChecked is the highest commit index of this node's leadership
+	// of commitTerm that checkCommitDurable verified.
+	commitChecked, commitTerm uint64
 }
 
 // simWrite is one Ready's state on its way to disk (asyncWrites).
@@ -402,6 +405,7 @@ func (s *simulation) step() {
 			s.failf("node %d rejected %v: %v", n.id, m, err)
 			return
 		}
+		s.checkCommitDurable(n)
 	}
 	s.deliverLost()
 	for _, n := range s.nodes {
