@@ -27,9 +27,7 @@ type loopState struct {
 	conf        raft.ConfState        // the configuration as of applied
 	peers       map[uint64]string     // the transport's peers: members in force but this node
 	synced      raft.ConfState        // the configuration syncPeers last added the peers of
-	writer      *diskWriter
-	appending   []raft.Entry // ack-before-commit bug: appended entries not yet durable
-	durableTerm uint64       // the term of the hard state last made durable
+	durableTerm uint64                // the term of the hard state last made durable
 }
 
 type pendingProposal struct {
@@ -57,9 +55,7 @@ const maxBatch = 1024
 func (s *Server) loop() {
 	defer s.loopWG.Done()
 	ls := &loopState{waiting: map[uint64]pendingProposal{}, forwarded: map[uint64][]*proposal{},
-		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf,
-		writer: newDiskWriter(s.disk, s.metrics)}
-	defer ls.writer.close()
+		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf}
 	st := s.rn.Status()
 	ls.peers = s.peerAddrs(st.Conf) // what the transport started with
 	ls.applied, ls.snapIndex, ls.lastRole, ls.durableTerm = st.Applied, st.Applied, st.Role, st.Term
@@ -89,12 +85,6 @@ func (s *Server) loop() {
 			s.readBatch(ls, r)
 		case req := <-s.confC:
 			s.proposeConf(ls, req)
-		case <-ls.writer.notify:
-			s.persisted(ls)
-		case err := <-ls.writer.failed:
-			s.log.Error("fatal: event loop stopped", "err", err)
-			s.failed <- err
-			return
 		}
 		s.drainInputs(ls)
 		if s.rn.HasReady() {
@@ -256,16 +246,14 @@ func (s *Server) dirtyRead(ls *loopState, key string) readResult {
 }
 
 // handleReady persists, sends, applies and advances, in that order, with
-// two shortcuts. Committed entries this node already made durable in an
-// earlier Ready (all of a leader's) are applied, and their writers and the
-// reads waiting on them answered, before this Ready's new entries are
-// written, so that a write is answered one fsync sooner; only entries of
-// this Ready wait for its fsync (a follower can learn that they committed
-// in the append that brings them), and nothing is applied before a
-// snapshot is installed. And a leader's appends (raft.Ready.SendFirst)
-// are written by the disk writer while the loop goes on
-// (raft.RawNode.AdvanceAsync): its own copy counts toward a quorum once
-// durable (persisted).
+// one shortcut: committed entries this node already made durable in an
+// earlier Ready (all of a leader's: it counts its own copy only once
+// durable) are applied, and their writers and the reads waiting on them
+// answered, before this Ready's new entries are written, so that a write
+// is answered one fsync sooner. Only entries of this Ready wait for its
+// fsync (a follower can learn that they committed in the append that
+// brings them), and nothing is applied before a snapshot is installed or
+// a new term is durable.
 func (s *Server) handleReady(ls *loopState) error {
 	rd := s.rn.Ready()
 	s.noteSoftState(ls, rd.SoftState)
@@ -298,9 +286,6 @@ func (s *Server) handleReady(ls *loopState) error {
 		s.placeForwarded(ls, rd.ProposalResults)
 		s.noteCommit(ls, rd.HardState)
 		n := durablePrefix(committed, rd.Entries)
-		if rd.SendFirst {
-			n = len(committed) // a leader commits only what a quorum made durable
-		}
 		if err := s.apply(ls, committed[:n]); err != nil {
 			return err
 		}
@@ -308,16 +293,7 @@ func (s *Server) handleReady(ls *loopState) error {
 		s.takeReadStates(ls, rd.ReadStates)
 		s.serveReads(ls)
 	}
-	if rd.SendFirst && early {
-		ls.writer.append(rd.HardState, rd.Entries)
-		if s.bugs.ackBeforeCommit {
-			ls.appending = append(ls.appending, rd.Entries...)
-		}
-		s.rn.AdvanceAsync()
-		s.publishStatus()
-		return s.maybeSnapshot(ls)
-	}
-	if err := ls.writer.do(func() error { return s.persist(rd) }); err != nil {
+	if err := s.persist(rd); err != nil {
 		return err
 	}
 	if !rd.HardState.IsEmpty() {
@@ -332,8 +308,7 @@ func (s *Server) handleReady(ls *loopState) error {
 	}
 	s.trans.Send(rd.Messages)
 	if s.bugs.ackBeforeCommit {
-		s.ackAppended(ls, append(ls.appending, rd.Entries...))
-		ls.appending = nil
+		s.ackAppended(ls, rd.Entries)
 	}
 	if rd.Snapshot != nil {
 		if err := s.restoreSnapshot(ls, rd.Snapshot, img); err != nil {
@@ -352,23 +327,6 @@ func (s *Server) handleReady(ls *loopState) error {
 	s.rn.Advance()
 	s.publishStatus()
 	return s.maybeSnapshot(ls)
-}
-
-// persisted tells raft how far the disk writer got with the leader's
-// appends (and, with the ack-before-commit bug, answers their writers).
-func (s *Server) persisted(ls *loopState) {
-	d := ls.writer.lastDurable()
-	s.rn.Persisted(d.index, d.term)
-	if s.bugs.ackBeforeCommit {
-		// The entries appending holds are of one term (a Ready of another
-		// term empties it): durable through d only if d is of that term.
-		n := 0
-		for n < len(ls.appending) && ls.appending[n].Index <= d.index && ls.appending[n].Term == d.term {
-			n++
-		}
-		s.ackAppended(ls, ls.appending[:n])
-		ls.appending = ls.appending[n:]
-	}
 }
 
 // durablePrefix is how many of committed are durable here before this
@@ -610,16 +568,6 @@ func (s *Server) maybeSnapshot(ls *loopState) error {
 	if ls.applied < ls.snapIndex+s.cfg.SnapshotEntries {
 		return nil
 	}
-	if s.rn.Durable() < ls.applied {
-		// A leader applied entries its followers made durable before its
-		// own write of them ended: wait for the writes queued (they hold
-		// every entry up to applied), so that the snapshot does not wait
-		// for a Ready that may not come.
-		if err := ls.writer.do(func() error { return nil }); err != nil {
-			return fmt.Errorf("persist snapshot: %w", err)
-		}
-		s.persisted(ls)
-	}
 	data, err := s.encodeImage(ls.conf)
 	if err != nil {
 		return err
@@ -628,7 +576,7 @@ func (s *Server) maybeSnapshot(ls *loopState) error {
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	if err := ls.writer.do(func() error { return s.disk.saveSnapshot(sn) }); err != nil {
+	if err := s.disk.saveSnapshot(sn); err != nil {
 		return fmt.Errorf("persist snapshot: %w", err)
 	}
 	ls.snapIndex = sn.Meta.Index

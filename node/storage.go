@@ -20,8 +20,7 @@ const (
 )
 
 // storage is the node's durable state: the WAL and the snapshot files. It
-// is used by one goroutine at a time: the event loop's disk writer once the
-// loop runs (diskWriter), the server before.
+// is used by the event loop goroutine only.
 type storage struct {
 	wal   *wal.WAL
 	snaps *snap.Snapshotter
@@ -80,7 +79,7 @@ func (s *storage) recover() (raft.State, wal.RecoveryInfo, error) {
 		st.Entries = dropThrough(st.Entries, st.Snapshot.Meta.Index)
 	}
 	// The commit index may be ahead of the entries a torn write left (a
-	// batch writes its hard state first): it is only a hint.
+	// Ready's hard state is written before its entries): it is only a hint.
 	var last uint64
 	if st.Snapshot != nil {
 		last = st.Snapshot.Meta.Index

@@ -43,8 +43,7 @@
 //     elect two leaders (the forget-vote planted bug does exactly this).
 //   - Entries must be durable before the MsgAppResp that acknowledges them
 //     is sent: the leader counts that answer toward committing them. The
-//     leader's own entries count toward a quorum only after Advance (or
-//     Persisted).
+//     leader's own entries count toward a quorum only after Advance.
 //   - A snapshot received from the leader must be durable before its
 //     acknowledgement is sent.
 //   - Entries handed out earlier at indexes >= Entries[0].Index must be
@@ -61,14 +60,6 @@
 // disk write overlaps its followers' (Raft thesis, section 10.2.1). A
 // leader that crashes after sending and before its write loses entries
 // nobody could have committed: its own copy counts only after Advance.
-//
-// A leader may also go on before its write ends: it acknowledges a
-// SendFirst Ready with AdvanceAsync, writes in the background in order, and
-// reports with Persisted. Meanwhile it steps, proposes and hands out
-// further Readys; its followers may commit entries its own disk does not
-// hold yet, which it applies (committed means a quorum holds them). Any
-// other Ready waits until the earlier writes are durable. The simulator
-// runs half of its seeds this way.
 //
 // # Proposals
 //

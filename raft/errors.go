@@ -15,10 +15,6 @@ var (
 	ErrCompacted = errors.New("raft: index compacted")
 	// ErrUnavailable: the requested index is past the end of the log.
 	ErrUnavailable = errors.New("raft: index unavailable")
-	// ErrNotDurable: the requested index is past what this node has made
-	// durable (a leader applies entries a quorum of followers holds before
-	// its own write of them ends: RawNode.AdvanceAsync).
-	ErrNotDurable = errors.New("raft: index not durable here yet")
 	// ErrUnknownPeer: a message or request names a node outside the cluster.
 	ErrUnknownPeer = errors.New("raft: unknown peer")
 )

@@ -9,7 +9,7 @@ import "fmt"
 // Invariants:
 //
 //	snapIndex <= applied <= committed <= lastIndex()
-//	snapIndex <= stable <= handed <= lastIndex()
+//	snapIndex <= stable <= lastIndex()
 //	entries[i].Index == snapIndex+1+i
 //
 // Entries are never modified in place: a truncation copies, so slices handed
@@ -29,9 +29,6 @@ type raftLog struct {
 	applied   uint64
 	// stable is the last index the application has made durable.
 	stable uint64
-	// handed is the last index the application was handed in a Ready: the
-	// entries after stable up to it are being written (RawNode.AdvanceAsync).
-	handed uint64
 }
 
 func (l *raftLog) firstIndex() uint64 { return l.snapIndex + 1 }
@@ -144,7 +141,7 @@ func (l *raftLog) truncateAndAppend(ents []Entry) {
 		kept := make([]Entry, 0, int(after-l.snapIndex)+len(ents))
 		kept = append(kept, l.entries[:after-l.snapIndex]...)
 		l.entries = append(kept, ents...)
-		l.stable, l.handed = min(l.stable, after), min(l.handed, after)
+		l.stable = min(l.stable, after)
 	}
 }
 
@@ -192,13 +189,12 @@ func (l *raftLog) commitTo(c uint64) {
 	}
 }
 
-// unstable returns the entries the application has not yet been handed
-// to make durable.
+// unstable returns the entries the application has not yet made durable.
 func (l *raftLog) unstable() []Entry {
-	if l.handed >= l.lastIndex() {
+	if l.stable >= l.lastIndex() {
 		return nil
 	}
-	return l.slice(l.handed+1, l.lastIndex()+1)
+	return l.slice(l.stable+1, l.lastIndex()+1)
 }
 
 // nextCommitted returns committed entries not yet handed to the application.
@@ -214,7 +210,7 @@ func (l *raftLog) restore(s *Snapshot) {
 	l.snapIndex, l.snapTerm = s.Meta.Index, s.Meta.Term
 	l.snapshot, l.pendingSnapshot = s, s
 	l.entries = nil
-	l.committed, l.applied, l.stable, l.handed = s.Meta.Index, s.Meta.Index, s.Meta.Index, s.Meta.Index
+	l.committed, l.applied, l.stable = s.Meta.Index, s.Meta.Index, s.Meta.Index
 }
 
 // compact drops the entries covered by a snapshot the application took.

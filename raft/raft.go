@@ -131,7 +131,7 @@ func (r *raft) loadState(st State) error {
 	r.term, r.vote = max(hs.Term, r.log.lastTerm()), hs.Vote
 	r.log.committed = max(hs.Commit, r.log.snapIndex)
 	r.log.applied = r.log.snapIndex
-	r.log.stable, r.log.handed = r.log.lastIndex(), r.log.lastIndex()
+	r.log.stable = r.log.lastIndex()
 	return nil
 }
 

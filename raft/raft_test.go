@@ -252,44 +252,6 @@ func TestReadyContractIsEnforced(t *testing.T) {
 	rn.Advance()
 }
 
-// A leader that acknowledges its Ready with AdvanceAsync does not count its
-// own copy until Persisted reports it, for the entry's term; and a Ready
-// that changes its term or vote cannot be acknowledged that way. (Compact
-// past what is durable: the simulator's leaders that apply ahead.)
-func TestAdvanceAsyncWaitsForPersisted(t *testing.T) {
-	rn, err := NewRawNode(Config{ID: 1, Peers: []uint64{1}, ElectionTick: 10, HeartbeatTick: 1}, State{})
-	require.NoError(t, err)
-	rn.Campaign()
-	rd := rn.Ready()
-	require.False(t, rd.SendFirst, "the term changed: the vote must be durable first")
-	require.Panics(t, func() { rn.AdvanceAsync() })
-	rn.Advance()
-	rd = rn.Ready() // the empty entry of the term commits: the node is alone
-	rn.Advance()
-
-	index, err := rn.Propose([]byte("x"))
-	require.NoError(t, err)
-	rd = rn.Ready()
-	require.True(t, rd.SendFirst)
-	require.Len(t, rd.Entries, 1)
-	rn.AdvanceAsync()
-	require.False(t, rn.HasReady(), "handed out: the entry is not handed out again, nor committed")
-	require.Equal(t, index-1, rn.Durable())
-	require.Equal(t, index-1, rn.Status().Commit)
-
-	rn.Persisted(index, rd.Entries[0].Term+1)
-	require.Equal(t, index-1, rn.Durable(), "a report for another term's entry is ignored")
-
-	rn.Persisted(index, rd.Entries[0].Term)
-	require.Equal(t, index, rn.Durable())
-	require.Equal(t, index, rn.Status().Commit, "alone, its own durable copy commits the entry")
-	rd = rn.Ready()
-	require.Len(t, rd.CommittedEntries, 1)
-	rn.AdvanceAsync()
-	_, err = rn.Compact(index, nil)
-	require.NoError(t, err)
-}
-
 func TestPlantedBugsAreAnnouncedAndParsed(t *testing.T) {
 	var b Bugs
 	for _, name := range BugNames() {

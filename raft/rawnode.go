@@ -11,8 +11,7 @@ import "fmt"
 //  3. restore the state machine from Snapshot (when not nil), then apply
 //     CommittedEntries in order, skipping EntryNoop entries;
 //  4. serve each ReadState once the applied index reaches its Index;
-//  5. call Advance (or, for a SendFirst Ready without a Snapshot, once
-//     step 1 has started, AdvanceAsync, then Persisted when it ends).
+//  5. call Advance.
 //
 // Step 1 must complete before step 2: a vote or an append acknowledgement
 // promises that the state behind it survives a crash. The one exception is
@@ -23,7 +22,7 @@ import "fmt"
 // committed, they are durable on a quorum, and earlier Readys handed them
 // out; the others are entries of this same Ready (a follower learns the
 // commit with the append), applied only after step 1. With a Snapshot, step 3 follows step 1 entirely. No other RawNode
-// method may be called between Ready and Advance (or AdvanceAsync).
+// method may be called between Ready and Advance.
 type Ready struct {
 	// SoftState is non-nil when the leader or this node's role changed.
 	SoftState *SoftState
@@ -49,7 +48,7 @@ type Ready struct {
 	// Messages (appends, heartbeats, answers to reads and stale messages)
 	// depend on nothing that step 1 makes durable, and may be sent before
 	// it. The leader's own entries still count toward a quorum only after
-	// Advance, which must follow step 1 (or Persisted, after AdvanceAsync).
+	// Advance, which must follow step 1.
 	SendFirst bool
 }
 
@@ -61,7 +60,6 @@ type handedOut struct {
 	hard        HardState
 	hardSet     bool
 	soft        SoftState
-	async       bool // SendFirst without a snapshot: AdvanceAsync allowed
 }
 
 // RawNode is the deterministic Raft core: no goroutines, no clock, no I/O.
@@ -253,9 +251,6 @@ func (rn *RawNode) Compact(index uint64, data []byte) (Snapshot, error) {
 	if index > l.applied {
 		return Snapshot{}, fmt.Errorf("raft: compact %d: past the applied index %d", index, l.applied)
 	}
-	if index > l.stable {
-		return Snapshot{}, fmt.Errorf("raft: compact %d: %w (durable through %d)", index, ErrNotDurable, l.stable)
-	}
 	term, _ := l.term(index)
 	s := &Snapshot{Meta: SnapshotMeta{Index: index, Term: term, ConfState: rn.r.conf.at(index).clone()}, Data: data}
 	l.compact(s)
@@ -309,7 +304,6 @@ func (rn *RawNode) Ready() Ready {
 	}
 	rd.MustSync = termOrVote || len(rd.Entries) > 0 || rd.Snapshot != nil
 	rd.SendFirst = r.role == Leader && !termOrVote && rd.Snapshot == nil
-	h.async = rd.SendFirst
 	rn.pending = h
 	return rd
 }
@@ -317,60 +311,18 @@ func (rn *RawNode) Ready() Ready {
 // Advance acknowledges that the last Ready was fully handled: its state is
 // durable, its messages sent and its committed entries applied.
 func (rn *RawNode) Advance() {
-	h := rn.advance()
-	rn.persisted(h.lastIndex)
-}
-
-// AdvanceAsync acknowledges a SendFirst Ready (without a Snapshot) whose
-// writing the application started but has not finished: as Advance, but
-// its Entries count as durable, and as this node's toward a quorum, only
-// once Persisted says so. Meanwhile the node goes on (steps, proposes,
-// hands out further Readys), so a leader's next batch builds while its
-// disk writes the last: the application must write Readys in the order it
-// was handed them, and call Persisted with each's last entry once written.
-// A Ready that is not SendFirst, or has a Snapshot, must be Advanced, and
-// only once every earlier write is durable too.
-func (rn *RawNode) AdvanceAsync() {
-	if rn.pending != nil && !rn.pending.async {
-		panic("raft: AdvanceAsync of a Ready that is not SendFirst or holds a snapshot")
-	}
-	rn.advance()
-}
-
-// Persisted reports that every entry up to index, whose term is term, is
-// durable: the writes of Readys acknowledged with AdvanceAsync. A report
-// about entries since replaced (the term at index differs) is ignored.
-func (rn *RawNode) Persisted(index, term uint64) {
-	rn.mustNotBePending("Persisted")
-	l := &rn.r.log
-	if index <= l.stable || index > l.handed || !l.matchTerm(index, term) {
-		return
-	}
-	rn.persisted(index)
-}
-
-// advance ends the pending Ready: it was handed out, its committed entries
-// applied, its messages sent.
-func (rn *RawNode) advance() *handedOut {
 	h := rn.pending
 	if h == nil {
 		panic("raft: Advance called without a Ready")
 	}
 	rn.pending = nil
+	r := rn.r
 	rn.prevSoft = h.soft
 	if h.hardSet {
 		rn.prevHard = h.hard
 	}
-	l := &rn.r.log
-	l.handed = max(l.handed, h.lastIndex)
-	l.applied = max(l.applied, h.lastApplied)
-	return h
-}
-
-// persisted records the log durable through index.
-func (rn *RawNode) persisted(index uint64) {
-	r := rn.r
-	r.log.stable = max(r.log.stable, index)
+	r.log.stable = max(r.log.stable, h.lastIndex)
+	r.log.applied = max(r.log.applied, h.lastApplied)
 	if r.role == Leader {
 		// The leader's own copy counts toward a quorum only once durable.
 		if r.prs[r.id].maybeUpdate(r.log.stable) && r.maybeCommit() {
@@ -378,10 +330,6 @@ func (rn *RawNode) persisted(index uint64) {
 		}
 	}
 }
-
-// Durable is the last index this node's application reported durable
-// (by Advance or Persisted); Compact refuses to go past it.
-func (rn *RawNode) Durable() uint64 { return rn.r.log.stable }
 
 // Status is a snapshot of a node's state for monitoring.
 type Status struct {

@@ -3,7 +3,6 @@ package raft
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"slices"
 )
 
@@ -97,15 +96,8 @@ func (s *simulation) handleReady(n *simNode) {
 			s.checkLeader(n)
 		}
 	}
-	if s.cfg.asyncWrites && rd.SendFirst && rd.Snapshot == nil {
-		s.handleReadyAsync(n, rd)
-		return
-	}
 	committed := rd.CommittedEntries
-	if s.cfg.asyncWrites && rd.Snapshot == nil {
-		// As chaos-node does: the committed entries below this Ready's new
-		// ones are applied before anything is written, even the earlier
-		// asynchronous writes (committed, a quorum holds them).
+	if s.cfg.applyEarly && rd.Snapshot == nil {
 		k := 0
 		for k < len(committed) && (len(rd.Entries) == 0 || committed[k].Index < rd.Entries[0].Index) {
 			s.apply(n, committed[k])
@@ -113,8 +105,6 @@ func (s *simulation) handleReady(n *simNode) {
 		}
 		committed = committed[k:]
 	}
-	// Every earlier write lands first; Advance then covers them.
-	s.landWrites(n, -1)
 	if rd.SendFirst && s.orderRng.IntN(2) == 0 {
 		// A leader sends before it writes, and may crash in between.
 		for _, m := range rd.Messages {
@@ -160,58 +150,12 @@ func (s *simulation) handleReady(n *simNode) {
 	}
 }
 
-// handleReadyAsync sends a leader's Ready, applies it and acknowledges it
-// with AdvanceAsync, leaving its write for landWrites, 0 to 5 ticks later.
-func (s *simulation) handleReadyAsync(n *simNode, rd Ready) {
-	for _, m := range rd.Messages {
-		s.net.send(s.now, m)
-	}
-	if len(rd.Entries) > 0 || !rd.HardState.IsEmpty() {
-		n.writes = append(n.writes, simWrite{hs: rd.HardState, ents: rd.Entries, at: s.now + s.writeRng.IntN(6)})
-	}
-	for _, e := range rd.CommittedEntries {
-		s.apply(n, e)
-	}
-	for _, rs := range rd.ReadStates {
-		s.checkRead(n, rs)
-	}
-	n.rn.AdvanceAsync()
-	s.checkCommitDurable(n)
-	s.async.readys++
-	if l := n.rn.r.log; l.applied > l.stable {
-		s.async.appliedAhead++
-	}
-	s.maybeCompact(n)
-}
-
-// landWrites puts n's asynchronous writes due by tick now (every one when
-// now < 0) on its disk, in order, and reports each to n's core, unless a
-// Ready is pending (the Advance that follows covers them).
-func (s *simulation) landWrites(n *simNode, now int) {
-	for len(n.writes) > 0 && (now < 0 || n.writes[0].at <= now) {
-		w := n.writes[0]
-		n.writes = n.writes[1:]
-		if !w.hs.IsEmpty() {
-			n.disk.hs = w.hs
-		}
-		if len(w.ents) == 0 {
-			continue
-		}
-		s.persistEntries(n, w.ents)
-		if now >= 0 {
-			last := w.ents[len(w.ents)-1]
-			n.rn.Persisted(last.Index, last.Term)
-			s.checkCommitDurable(n)
-		}
-	}
-}
-
 // checkCommitDurable checks that a leader's commit index is on the disks
-// of a majority of its voters (a crash loses nothing else): with
-// asynchronous writes, a leader that counted its own copy before its write
-// landed would commit on fewer. It runs wherever the commit index can rise
-// (a step, Advance, Persisted), before a configuration change can be
-// proposed: the majority is of the voters maybeCommit counted.
+// of a majority of its voters: a crash loses nothing else, so a leader
+// that counted a copy not yet written (its own before Advance, say) would
+// show here. It runs wherever the commit index can rise (a step, Advance),
+// before a configuration change can be proposed: the majority is of the
+// voters maybeCommit counted.
 func (s *simulation) checkCommitDurable(n *simNode) {
 	r := n.rn.r
 	c := r.log.committed
@@ -387,9 +331,6 @@ func (s *simulation) maybeCompact(n *simNode) {
 		return
 	}
 	snap, err := n.rn.Compact(n.smIndex, encodeSimSnapshot(n.smIndex, n.smChain))
-	if errors.Is(err, ErrNotDurable) {
-		return // applied past its own durable log (asyncWrites): later
-	}
 	if err != nil {
 		s.failf("n%d compact at %d: %v", n.id, n.smIndex, err)
 		return

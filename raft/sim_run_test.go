@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 )
 
 var (
@@ -104,31 +102,6 @@ func TestSimulation(t *testing.T) {
 		t.Errorf("seed %d (%v): %v\n  replay: %s", f.seed, f.cfg, f.err, replayCommand("TestSimulation", f.seed, Bugs{}))
 	}
 	t.Logf("%d seeds from %d, %d failed", ran, *simFirst, len(failures))
-}
-
-// Leaders that write their Readys after AdvanceAsync (half of the seeds)
-// keep every safety check while they apply entries a quorum of followers
-// made durable before their own write of them lands, and while crashes
-// lose the writes not landed yet: the seeds exercise both, not only the
-// happy path.
-func TestSimulationAsyncWrites(t *testing.T) {
-	var seeds, readys, ahead, lost int
-	for seed := uint64(0); seed < 300; seed++ {
-		cfg := randomSimConfig(seed, Bugs{})
-		if !cfg.asyncWrites {
-			continue
-		}
-		sim := newSimulation(cfg)
-		if err := sim.run(); err != nil {
-			t.Errorf("seed %d (%v): %v\n  replay: %s", seed, cfg, err, replayCommand("TestSimulation", seed, Bugs{}))
-		}
-		seeds++
-		readys, ahead, lost = readys+sim.async.readys, ahead+sim.async.appliedAhead, lost+sim.async.lost
-	}
-	t.Logf("%d seeds with asynchronous writes: %d Readys, %d applied ahead of the leader's write, %d crashes lost writes", seeds, readys, ahead, lost)
-	assert.Greater(t, seeds, 100)
-	assert.Positive(t, ahead, "no leader applied an entry before its own write of it landed")
-	assert.Positive(t, lost, "no crash lost a write")
 }
 
 // replaySeed runs one seed with its trace printed.

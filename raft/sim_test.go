@@ -45,11 +45,10 @@ type simConfig struct {
 	// voter. A removed node stays out, running, and is never added again.
 	spares         int
 	confChangeRate float64
-	// asyncWrites: a leader acknowledges its SendFirst Readys with
-	// AdvanceAsync and writes them 0 to 5 ticks later (a slow disk: a quorum of followers may ack first), in order (a crash
-	// loses what is not written yet), reporting each with Persisted.
-	asyncWrites bool
-	bugs        Bugs
+	// applyEarly: committed entries below a Ready's new ones are applied
+	// before it is persisted, as chaos-node does (see Ready).
+	applyEarly bool
+	bugs       Bugs
 }
 
 // randomSimConfig draws a fault profile from seed.
@@ -99,7 +98,7 @@ func randomSimConfig(seed uint64, bugs Bugs) simConfig {
 	// Membership churn, also from a stream of its own. A node removed
 	// before it learns of it campaigns on: only PreVote or CheckQuorum keep
 	// it from deposing leader after leader (doc.go), so churn needs one.
-	c.asyncWrites = rand.New(rand.NewPCG(seed, 0xa5c)).IntN(2) == 0
+	c.applyEarly = rand.New(rand.NewPCG(seed, 0xa5c)).IntN(2) == 0
 	churn := rand.New(rand.NewPCG(seed, 0xc4a9))
 	if (bugs.ConfChangeEarly || churn.IntN(2) == 0) && (c.preVote || c.checkQuorum) {
 		c.spares = 1 + churn.IntN(3)
@@ -113,10 +112,10 @@ func randomSimConfig(seed uint64, bugs Bugs) simConfig {
 }
 
 func (c simConfig) String() string {
-	return fmt.Sprintf("nodes=%d ticks=%d prevote=%v checkquorum=%v read=%d maxmsg=%d compact=%d drop=%.2f dup=%.2f delay<=%d crash=%.3f partition=%.3f fast=%v/%.2f spares=%d/%.2f async=%v bugs=%v",
+	return fmt.Sprintf("nodes=%d ticks=%d prevote=%v checkquorum=%v read=%d maxmsg=%d compact=%d drop=%.2f dup=%.2f delay<=%d crash=%.3f partition=%.3f fast=%v/%.2f spares=%d/%.2f early=%v bugs=%v",
 		c.nodes, c.faultTicks, c.preVote, c.checkQuorum, c.readMode, c.maxMsgBytes, c.compactEvery,
 		c.dropRate, c.dupRate, c.maxDelay, c.crashRate, c.partitionRate, c.fastFailover, c.spuriousLostRate,
-		c.spares, c.confChangeRate, c.asyncWrites, c.bugs.Names())
+		c.spares, c.confChangeRate, c.applyEarly, c.bugs.Names())
 }
 
 // simDisk is what a node made durable: its hard state, newest snapshot and
@@ -143,18 +142,9 @@ type simNode struct {
 	// applied the same commands up to index exactly when their chains match.
 	smIndex uint64
 	smChain uint64
-	// writes are the AdvanceAsync Readys not yet on disk, oldest first.
-	writes []simWrite
 	// commitChecked is the highest commit index of this node's leadership
 	// of commitTerm that checkCommitDurable verified.
 	commitChecked, commitTerm uint64
-}
-
-// simWrite is one Ready's state on its way to disk (asyncWrites).
-type simWrite struct {
-	hs   HardState
-	ents []Entry
-	at   int // the tick it lands
 }
 
 type appliedEntry struct {
@@ -189,18 +179,13 @@ type simulation struct {
 	lost           []lostConn // PeerLost notices not yet delivered
 	lostRng        *rand.Rand // draws the notices' delays and victims
 	orderRng       *rand.Rand // draws whether a leader sends before it writes, and crashes between
-	writeRng       *rand.Rand // draws when an asynchronous write lands
-	// async counts what asyncWrites exercised: Readys written after their
-	// AdvanceAsync, leaders that applied entries before their own write of
-	// them landed, and crashes that lost writes.
-	async       struct{ readys, appliedAhead, lost int }
-	healed      bool
-	marker      []byte          // the liveness probe command, once faults stopped
-	markerRetry int             // no new proposal of the probe before this tick
-	markerIndex uint64          // where the probe committed; 0 until applied somewhere
-	everMember  map[uint64]bool // nodes that were ever in a configuration
-	churnRng    *rand.Rand      // draws the membership changes
-	fwdRng      *rand.Rand      // draws which followers' proposals are forwarded
+	healed         bool
+	marker         []byte          // the liveness probe command, once faults stopped
+	markerRetry    int             // no new proposal of the probe before this tick
+	markerIndex    uint64          // where the probe committed; 0 until applied somewhere
+	everMember     map[uint64]bool // nodes that were ever in a configuration
+	churnRng       *rand.Rand      // draws the membership changes
+	fwdRng         *rand.Rand      // draws which followers' proposals are forwarded
 
 	trace   []string
 	verbose bool
@@ -222,7 +207,6 @@ func newSimulation(cfg simConfig) *simulation {
 		orderRng:   rand.New(rand.NewPCG(cfg.seed, 4)),
 		churnRng:   rand.New(rand.NewPCG(cfg.seed, 5)),
 		fwdRng:     rand.New(rand.NewPCG(cfg.seed, 6)),
-		writeRng:   rand.New(rand.NewPCG(cfg.seed, 7)),
 		everMember: map[uint64]bool{},
 	}
 	for i := 1; i <= cfg.nodes+cfg.spares; i++ {
@@ -356,10 +340,7 @@ type lostConn struct {
 // crashed takes n down and, with fast failover, schedules every other
 // node's notice that n's connection ended.
 func (s *simulation) crashed(n *simNode) {
-	if len(n.writes) > 0 {
-		s.async.lost++
-	}
-	n.rn, n.writes = nil, nil // what was not written yet is lost
+	n.rn = nil
 	if !s.cfg.fastFailover {
 		return
 	}
@@ -410,7 +391,6 @@ func (s *simulation) step() {
 	s.deliverLost()
 	for _, n := range s.nodes {
 		if n.rn != nil {
-			s.landWrites(n, s.now)
 			n.rn.Tick()
 		}
 	}
