@@ -21,8 +21,9 @@ import "fmt"
 // entries below Entries[0].Index (all of them when Entries is empty):
 // committed, they are durable on a quorum, and earlier Readys handed them
 // out; the others are entries of this same Ready (a follower learns the
-// commit with the append), applied only after step 1. With a Snapshot, step 3 follows step 1 entirely. No other RawNode
-// method may be called between Ready and Advance.
+// commit with the append), applied only after step 1. With a Snapshot,
+// step 3 follows step 1 entirely. No other RawNode method may be called
+// between Ready and Advance.
 type Ready struct {
 	// SoftState is non-nil when the leader or this node's role changed.
 	SoftState *SoftState

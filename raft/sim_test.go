@@ -95,10 +95,11 @@ func randomSimConfig(seed uint64, bugs Bugs) simConfig {
 		c.crashRate, c.partitionRate = 0.03, 0.04
 		c.dropRate, c.maxDelay = 0.2, 3+rng.IntN(4)
 	}
+	// Applying ahead of persisting, from a stream of its own too.
+	c.applyEarly = rand.New(rand.NewPCG(seed, 0xa5c)).IntN(2) == 0
 	// Membership churn, also from a stream of its own. A node removed
 	// before it learns of it campaigns on: only PreVote or CheckQuorum keep
 	// it from deposing leader after leader (doc.go), so churn needs one.
-	c.applyEarly = rand.New(rand.NewPCG(seed, 0xa5c)).IntN(2) == 0
 	churn := rand.New(rand.NewPCG(seed, 0xc4a9))
 	if (bugs.ConfChangeEarly || churn.IntN(2) == 0) && (c.preVote || c.checkQuorum) {
 		c.spares = 1 + churn.IntN(3)
