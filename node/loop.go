@@ -283,14 +283,12 @@ func (s *Server) handleReady(ls *loopState) error {
 	// as the last event of that life.
 	early := rd.Snapshot == nil && (rd.HardState.IsEmpty() || rd.HardState.Term == ls.durableTerm)
 	if early {
-		s.placeForwarded(ls, rd.ProposalResults)
-		s.noteCommit(ls, rd.HardState)
+		s.takeRound(ls, rd)
 		n := durablePrefix(committed, rd.Entries)
 		if err := s.apply(ls, committed[:n]); err != nil {
 			return err
 		}
 		committed = committed[n:]
-		s.takeReadStates(ls, rd.ReadStates)
 		s.serveReads(ls)
 	}
 	if err := s.persist(rd); err != nil {
@@ -316,9 +314,7 @@ func (s *Server) handleReady(ls *loopState) error {
 		}
 	}
 	if !early {
-		s.placeForwarded(ls, rd.ProposalResults)
-		s.noteCommit(ls, rd.HardState)
-		s.takeReadStates(ls, rd.ReadStates)
+		s.takeRound(ls, rd)
 	}
 	if err := s.apply(ls, committed); err != nil {
 		return err
@@ -329,10 +325,19 @@ func (s *Server) handleReady(ls *loopState) error {
 	return s.maybeSnapshot(ls)
 }
 
-// durablePrefix is how many of committed are durable here before this
-// Ready's fsync: those below its first new entry (all when it has none; a
-// new entry's index is never below a committed one's but the entry may
-// not be durable yet).
+// takeRound takes what a Ready says before its committed entries are
+// applied: where the leader put the writes this node forwarded, the new
+// commit index (logged before any entry it covers is applied), and the
+// reads whose read index is known.
+func (s *Server) takeRound(ls *loopState, rd raft.Ready) {
+	s.placeForwarded(ls, rd.ProposalResults)
+	s.noteCommit(ls, rd.HardState)
+	s.takeReadStates(ls, rd.ReadStates)
+}
+
+// durablePrefix is how many of committed precede entries, the Ready's new
+// entries: those were made durable by earlier Readys (all of them when
+// there are no new entries).
 func durablePrefix(committed, entries []raft.Entry) int {
 	if len(entries) == 0 {
 		return len(committed)
