@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"chaos/node/wal"
 )
 
 // Address blocks (127.0.0.<base+i>), one per test so they never collide.
@@ -745,6 +747,13 @@ func TestIntegrationTornWALTail(t *testing.T) {
 	require.NotEmpty(t, segs, "WAL segments in %s", n1.dataDir)
 	slices.Sort(segs) // zero-padded sequence numbers: the last is the newest
 	segment := segs[len(segs)-1]
+	// The killed node's segment is preallocated; opening and closing its
+	// WAL trims it to its records, the end a torn write would follow.
+	w, err := wal.Open(filepath.Join(n1.dataDir, "wal"), wal.Options{})
+	require.NoError(t, err)
+	_, _, err = w.ReadAll()
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
 	info, err := os.Stat(segment)
 	require.NoError(t, err)
 	sizeBefore := info.Size()

@@ -25,6 +25,9 @@ func (w *WAL) cut(first uint64) error {
 	if n := len(d.segs); n > 0 {
 		seq = d.segs[n-1].seq + 1
 	}
+	if err := w.trimCurrent(); err != nil {
+		return fmt.Errorf("cut segment: %w", err)
+	}
 	seg := segment{seq: seq, first: first, name: segmentName(seq, first)}
 	var head []byte
 	for _, t := range w.opts.HeaderTypes {
@@ -50,8 +53,30 @@ func (w *WAL) cut(first uint64) error {
 	return nil
 }
 
-// createSegment durably creates the segment file name holding head and
-// returns it open for appending.
+// trimCurrent truncates the current segment, if any, to its records and
+// makes that durable, before a cut makes it a segment that is not the last
+// (whose preallocated tail replay would take for damage).
+func (w *WAL) trimCurrent() error {
+	d := &w.disk
+	if d.file == nil {
+		return nil
+	}
+	cur := d.segs[len(d.segs)-1]
+	if err := d.file.Truncate(cur.size); err != nil {
+		return fmt.Errorf("truncate %s to %d bytes: %w", w.path(cur.name), cur.size, err)
+	}
+	if w.opts.NoSync {
+		return nil
+	}
+	if err := w.syncFile(d.file); err != nil {
+		return fmt.Errorf("fsync %s after truncation: %w", w.path(cur.name), err)
+	}
+	d.syncs++
+	return nil
+}
+
+// createSegment durably creates the segment file name holding head,
+// preallocated, and returns it open for writing after head.
 func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 	tmp := w.path(name + tempExt)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -65,6 +90,9 @@ func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 	}
 	if _, err := f.Write(head); err != nil {
 		return fail(fmt.Errorf("write %s: %w", tmp, err))
+	}
+	if err := w.preallocate(f); err != nil {
+		return fail(fmt.Errorf("preallocate %s: %w", tmp, err))
 	}
 	if !w.opts.NoSync {
 		if err := w.syncFile(f); err != nil {

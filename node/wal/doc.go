@@ -45,4 +45,8 @@
 // segment is fsynced before the cut. A crash during a write can only damage
 // the end of the last segment: ReadAll truncates such a torn tail and refuses
 // any other damage with ErrCorrupt.
+//
+// The current segment is preallocated to SegmentBytes, so that appends and
+// their fdatasyncs commit no change of size; its zero tail is not damage
+// (prealloc.go). A cut or Close trims it to the segment's records.
 package wal

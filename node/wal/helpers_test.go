@@ -59,13 +59,14 @@ func segmentFiles(t *testing.T, dir string) []string {
 	return names
 }
 
-// decodeFile decodes every record of a segment file, failing on any damage,
-// and returns them with their byte offsets.
+// decodeFile decodes every record of a segment file up to its
+// preallocated zero tail, failing on any damage, and returns them with
+// their byte offsets.
 func decodeFile(t *testing.T, path string) (recs []Record, offsets []int) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	for off := 0; off < len(data); {
+	for off := 0; off < dataEnd(data, off); {
 		r, n, err := decodeRecord(data[off:])
 		require.NoError(t, err, "%s at %d", path, off)
 		recs = append(recs, r)

@@ -15,7 +15,8 @@ type RecoveryInfo struct {
 	Records  int // records returned
 	// TruncatedSegment names the last segment when a torn tail was cut off
 	// it, and is "" otherwise. TruncatedOffset is where its valid records
-	// end and TruncatedBytes how many bytes followed them.
+	// end and TruncatedBytes how many bytes of damage followed them (up to
+	// the last non-zero byte: zero bytes after it were preallocated).
 	TruncatedSegment string
 	TruncatedOffset  int64
 	TruncatedBytes   int64
@@ -24,9 +25,11 @@ type RecoveryInfo struct {
 // ReadAll replays every record in log order and readies the WAL for Save.
 // It must be called after Open and before anything else, and may be called
 // again only if it failed. Each record's CRC32C is
-// verified. Damage at the end of the last segment (a partial or bad record
-// with no valid record after it, or zero bytes) is a torn write from a crash:
-// it is truncated away, logged and reported in RecoveryInfo. Any other bad
+// verified. Zero bytes after the last record of the last segment are its
+// preallocated space (see prealloc.go), kept for the next writes. Damage
+// at the end of the last segment (a partial or bad record with no valid
+// record after it) is a torn write from a crash: it is truncated away,
+// logged and reported in RecoveryInfo. Any other bad
 // record fails with an error wrapping ErrCorrupt that names the file and the
 // byte offset; nothing is truncated then.
 //
@@ -109,9 +112,12 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 	if err != nil {
 		return nil, 0, fmt.Errorf("read segment: %w", err)
 	}
-	off := 0
+	off, end := 0, dataEnd(data, 0)
 	for off < len(data) {
 		r, n, err := decodeRecord(data[off:])
+		if err != nil && last && end <= off {
+			break // the preallocated space after the last record
+		}
 		if err != nil {
 			if cerr := checkTail(path, data, off, err, last); cerr != nil {
 				return nil, 0, cerr
@@ -125,10 +131,10 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 		off += n
 	}
 	seg.size = int64(off)
-	if off == len(data) {
-		return recs, -1, nil
+	if end > off {
+		return recs, int64(end - off), nil
 	}
-	return recs, int64(len(data) - off), nil
+	return recs, -1, nil
 }
 
 // checkTail decides whether the bad record at data[off:], which failed to
@@ -140,7 +146,7 @@ func checkTail(path string, data []byte, off int, cause error, last bool) error 
 		return fmt.Errorf("%s: bad record at byte offset %d (%w) in a segment that is not the last: %w",
 			path, off, cause, ErrCorrupt)
 	}
-	for p := off + 1; p+recordHeaderBytes <= len(data); p++ {
+	for p, end := off+1, dataEnd(data, off); p < end && p+recordHeaderBytes <= len(data); p++ { // no record starts in zeros
 		if _, _, err := decodeRecord(data[p:]); err == nil {
 			return fmt.Errorf("%s: bad record at byte offset %d (%w) followed by a valid record at byte offset %d: %w",
 				path, off, cause, p, ErrCorrupt)
@@ -163,8 +169,9 @@ func (w *WAL) removeTemps(temps []string) error {
 	return atomicfile.SyncDir(w.dir)
 }
 
-// openLast opens the last segment for appending after its valid records,
-// truncating (and fsyncing) away whatever follows them if truncate is set.
+// openLast opens the last segment for writing after its valid records,
+// truncating (and fsyncing) away whatever follows them if truncate is set,
+// and preallocates it.
 func (w *WAL) openLast(truncate bool) error {
 	seg := w.disk.segs[len(w.disk.segs)-1]
 	path := w.path(seg.name)
@@ -181,6 +188,10 @@ func (w *WAL) openLast(truncate bool) error {
 			f.Close()
 			return fmt.Errorf("fsync %s after truncation: %w", path, err)
 		}
+	}
+	if err := w.preallocate(f); err != nil {
+		f.Close()
+		return fmt.Errorf("preallocate %s: %w", path, err)
 	}
 	if _, err := f.Seek(seg.size, io.SeekStart); err != nil {
 		f.Close()

@@ -67,8 +67,8 @@ type WAL struct {
 	log    *slog.Logger
 	isHead map[uint8]bool // set of opts.HeaderTypes; read-only after Open
 	lock   *os.File       // holds the flock on dir/LOCK until Close
-	// syncFile fsyncs a segment file: (*os.File).Sync, replaced only by tests
-	// (before any concurrent use) to observe, delay or fail fsyncs.
+	// syncFile makes a segment file durable: datasync, replaced only by
+	// tests (before any concurrent use) to observe, delay or fail fsyncs.
 	syncFile func(*os.File) error
 	mu       sync.Mutex
 	changed  *sync.Cond // broadcast when busy clears or a batch completes
@@ -115,7 +115,7 @@ func Open(dir string, opts Options) (*WAL, error) {
 		log:      opts.Logger,
 		isHead:   isHead,
 		lock:     lock,
-		syncFile: (*os.File).Sync,
+		syncFile: datasync,
 		disk:     disk{headers: make(map[uint8][]byte)},
 	}
 	w.changed = sync.NewCond(&w.mu)
@@ -154,8 +154,9 @@ func (w *WAL) Stats() Stats {
 	return w.stats
 }
 
-// Close waits for writes in progress and batches already queued, then closes
-// the files and releases the directory lock. Save calls that arrive after
+// Close waits for writes in progress and batches already queued, trims the
+// current segment's preallocated space (unless a write failed), closes the
+// files and releases the directory lock. Save calls that arrive after
 // Close began fail with ErrClosed.
 func (w *WAL) Close() error {
 	w.mu.Lock()
@@ -168,9 +169,16 @@ func (w *WAL) Close() error {
 		w.changed.Wait()
 	}
 	w.busy = true
+	failed := w.failed
 	w.mu.Unlock()
 
 	var errs []error
+	if failed == nil {
+		// A closed WAL's files hold their records and nothing more.
+		if err := w.trimCurrent(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if w.disk.file != nil {
 		if err := w.disk.file.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close segment: %w", err))

@@ -48,14 +48,13 @@ func TestRoundTripAcrossSegments(t *testing.T) {
 	assert.Empty(t, info.TruncatedSegment)
 }
 
-// dirBytes sums the sizes of the segment files in dir.
+// dirBytes sums the bytes of the records in the segment files in dir.
 func dirBytes(t *testing.T, dir string) int64 {
 	t.Helper()
 	var n int64
 	for _, name := range segmentFiles(t, dir) {
-		fi, err := os.Stat(filepath.Join(dir, name))
-		require.NoError(t, err)
-		n += fi.Size()
+		recs, _ := decodeFile(t, filepath.Join(dir, name))
+		n += recordBytes(recs)
 	}
 	return n
 }
