@@ -51,7 +51,7 @@ type ChaosNodeOptions struct {
 type ChaosNodeClient struct {
 	node      string
 	api       *nodeapi.Client
-	transport *http.Transport
+	transport *ConnTransport
 	id        uint64
 	seq       uint64 // the last write's seq; one worker at a time, so not atomic
 	readers   int
@@ -74,12 +74,7 @@ func NewChaosNodeClient(node, addr string, opts ChaosNodeOptions) (*ChaosNodeCli
 	if c.readers == 0 {
 		c.readers = DefaultReadConcurrency
 	}
-	c.transport = &http.Transport{
-		Proxy:               nil, // always talk to the node itself
-		DialContext:         (&net.Dialer{}).DialContext,
-		MaxIdleConnsPerHost: c.readers, // one for the load, all of them for a final read
-		DisableCompression:  true,
-	}
+	c.transport = &ConnTransport{MaxIdle: c.readers} // one for the load, all of them for a final read
 	c.api = nodeapi.NewClient(addr, &http.Client{Transport: c.transport})
 	return c, nil
 }

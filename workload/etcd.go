@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"chaos/history"
 )
@@ -131,11 +129,7 @@ func etcdBaseURL(endpoint string) (string, error) {
 // redirects (etcd never sends one).
 func etcdNewHTTPClient() *http.Client {
 	return &http.Client{
-		Transport: &http.Transport{
-			DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 1,
-			IdleConnTimeout:     90 * time.Second,
-		},
+		Transport:     &ConnTransport{MaxIdle: 1},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

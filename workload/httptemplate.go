@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
-	"time"
 
 	"chaos/db/described"
 	"chaos/history"
@@ -36,12 +34,7 @@ var _ Client = (*HTTPTemplateClient)(nil)
 // variables vars.
 func NewHTTPTemplateClient(node, addr string, spec *described.HTTPClient, vars described.Vars) *HTTPTemplateClient {
 	return &HTTPTemplateClient{node: node, addr: addr, spec: spec, vars: vars, http: &http.Client{
-		Transport: &http.Transport{
-			Proxy:               nil, // talk to the node itself
-			DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 1, // one worker at a time
-			IdleConnTimeout:     90 * time.Second,
-		},
+		Transport:     &ConnTransport{MaxIdle: 1}, // one worker at a time
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
