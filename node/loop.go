@@ -14,7 +14,11 @@ import (
 type loopState struct {
 	waiting     map[uint64]pendingProposal // log index -> the write waiting for it
 	forwarded   map[uint64][]*proposal     // ctx -> writes forwarded to the leader, awaiting where it put them
-	reads       map[uint64]*readRequest    // read ctx -> request awaiting its read index
+	reads       map[uint64][]*readRequest  // read ctx -> the reads awaiting its read index
+	readQueue   []*readRequest             // reads that wait to ask for a read index
+	readAsked   uint64                     // the ctx of the read index asked for and not answered, 0 if none
+	readAskedAt uint64                     // ticks when it was asked
+	ticks       uint64                     // ticks so far
 	readReady   []indexedRead              // reads with a read index, awaiting apply
 	applied     uint64
 	commit      uint64
@@ -55,7 +59,7 @@ const maxBatch = 1024
 func (s *Server) loop() {
 	defer s.loopWG.Done()
 	ls := &loopState{waiting: map[uint64]pendingProposal{}, forwarded: map[uint64][]*proposal{},
-		reads: map[uint64]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf}
+		reads: map[uint64][]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf}
 	st := s.rn.Status()
 	ls.peers = s.peerAddrs(st.Conf) // what the transport started with
 	ls.applied, ls.snapIndex, ls.lastRole, ls.durableTerm = st.Applied, st.Applied, st.Role, st.Term
@@ -76,7 +80,9 @@ func (s *Server) loop() {
 			s.applyAppendLimit(ls)
 			for range tk.due() {
 				s.rn.Tick()
+				ls.ticks++
 			}
+			s.retryReads(ls)
 		case in := <-s.recvC:
 			s.step(in)
 		case p := <-s.propC:
@@ -87,7 +93,7 @@ func (s *Server) loop() {
 			s.proposeConf(ls, req)
 		}
 		s.drainInputs(ls)
-		if s.rn.HasReady() {
+		for s.askReads(ls); s.rn.HasReady(); s.askReads(ls) {
 			if err := s.handleReady(ls); err != nil {
 				s.log.Error("fatal: event loop stopped", "err", err)
 				s.failed <- err
@@ -209,7 +215,8 @@ func (s *Server) proposeBatch(ls *loopState, first *proposal) {
 	}
 }
 
-// readBatch asks raft for read indexes for first and the reads queued behind it.
+// readBatch queues first and the reads queued behind it to ask for a read
+// index (askReads).
 func (s *Server) readBatch(ls *loopState, first *readRequest) {
 	batch := []*readRequest{first}
 	for len(batch) < maxBatch {
@@ -221,18 +228,48 @@ func (s *Server) readBatch(ls *loopState, first *readRequest) {
 		}
 		break
 	}
-	for _, r := range batch {
-		if s.bugs.dirtyRead && s.rn.Status().Role == raft.Leader {
+	if s.bugs.dirtyRead && s.rn.Status().Role == raft.Leader {
+		for _, r := range batch {
 			r.done <- s.dirtyRead(ls, r.key)
-			continue
 		}
-		ctx := s.nextCtx.Add(1)
-		if err := s.rn.ReadIndex(ctx); err != nil {
-			r.done <- readResult{err: errNoLeader}
-			continue
-		}
-		ls.reads[ctx] = r
+		return
 	}
+	ls.readQueue = append(ls.readQueue, batch...)
+}
+
+// askReads asks raft for one read index for every queued read, unless one
+// is asked for already: reads that arrive meanwhile wait for its answer and
+// then share the next, so that under load one exchange with the leader
+// (and one heartbeat round of its) serves many reads. Each read is served
+// by a read index asked for after it arrived, which is what makes it
+// linearizable. It must not run while a Ready is being handled.
+func (s *Server) askReads(ls *loopState) {
+	if ls.readAsked != 0 || len(ls.readQueue) == 0 {
+		return
+	}
+	ctx := s.nextCtx.Add(1)
+	if err := s.rn.ReadIndex(ctx); err != nil {
+		for _, r := range ls.readQueue {
+			r.done <- readResult{err: errNoLeader}
+		}
+		ls.readQueue = nil
+		return
+	}
+	ls.reads[ctx], ls.readQueue = ls.readQueue, nil
+	ls.readAsked, ls.readAskedAt = ctx, ls.ticks
+	s.metrics.readIndexes.Inc()
+}
+
+// retryReads gives up on a read index asked for an election timeout ago
+// and not answered (the request or its answer was lost): its reads go back
+// to the queue, to be asked for again; a late answer finds nothing to serve.
+func (s *Server) retryReads(ls *loopState) {
+	if ls.readAsked == 0 || ls.ticks-ls.readAskedAt < uint64(s.cfg.ElectionTimeout/s.cfg.HeartbeatInterval) {
+		return
+	}
+	ls.readQueue = append(ls.reads[ls.readAsked], ls.readQueue...)
+	delete(ls.reads, ls.readAsked)
+	ls.readAsked = 0
 }
 
 // dirtyRead is the dirty-read planted bug: the leader answers from values
@@ -371,9 +408,12 @@ func (s *Server) persist(rd raft.Ready) error {
 // readReady, where serveReads answers them once applied.
 func (s *Server) takeReadStates(ls *loopState, states []raft.ReadState) {
 	for _, rs := range states {
-		if r, ok := ls.reads[rs.Ctx]; ok {
-			delete(ls.reads, rs.Ctx)
+		for _, r := range ls.reads[rs.Ctx] {
 			ls.readReady = append(ls.readReady, indexedRead{index: rs.Index, r: r})
+		}
+		delete(ls.reads, rs.Ctx)
+		if rs.Ctx == ls.readAsked {
+			ls.readAsked = 0
 		}
 	}
 }
@@ -435,10 +475,13 @@ func (s *Server) noteSoftState(ls *loopState, ss *raft.SoftState) {
 		s.metrics.isLeader.Set(0)
 	}
 	if ss.Lead != ls.lastLead {
-		for ctx, r := range ls.reads {
-			r.done <- readResult{err: errLeaderChanged}
+		for ctx, batch := range ls.reads {
+			for _, r := range batch {
+				r.done <- readResult{err: errLeaderChanged}
+			}
 			delete(ls.reads, ctx)
 		}
+		ls.readAsked = 0 // the queued reads ask the new leader
 		ls.failForwarded()
 		clear(ls.dirty)
 		ls.lastLead = ss.Lead
@@ -596,10 +639,16 @@ func (ls *loopState) failAll() {
 		delete(ls.waiting, i)
 	}
 	ls.failForwarded()
-	for ctx, r := range ls.reads {
-		r.done <- readResult{err: errStopping}
+	for ctx, batch := range ls.reads {
+		for _, r := range batch {
+			r.done <- readResult{err: errStopping}
+		}
 		delete(ls.reads, ctx)
 	}
+	for _, r := range ls.readQueue {
+		r.done <- readResult{err: errStopping}
+	}
+	ls.readQueue = nil
 	for _, ir := range ls.readReady {
 		ir.r.done <- readResult{err: errStopping}
 	}

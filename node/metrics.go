@@ -11,6 +11,7 @@ type metrics struct {
 	proposals    prometheus.Counter
 	applies      prometheus.Counter
 	elections    prometheus.Counter
+	readIndexes  prometheus.Counter
 	commitIndex  prometheus.Gauge
 	appliedIndex prometheus.Gauge
 	term         prometheus.Gauge
@@ -28,6 +29,8 @@ func newMetrics() *metrics {
 			Help: "Log entries applied to the state machine."}),
 		elections: prometheus.NewCounter(prometheus.CounterOpts{Name: "chaos_node_elections_total",
 			Help: "Elections this node started (became candidate)."}),
+		readIndexes: prometheus.NewCounter(prometheus.CounterOpts{Name: "chaos_node_read_indexes_total",
+			Help: "Read indexes asked for; one serves every linearizable read queued while the one before was asked."}),
 		commitIndex: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chaos_node_commit_index",
 			Help: "Highest log index known committed."}),
 		appliedIndex: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chaos_node_applied_index",
@@ -41,7 +44,7 @@ func newMetrics() *metrics {
 			Help: "Client request latency by operation and status code.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)},
 			[]string{"op", "code"}),
 	}
-	m.reg.MustRegister(m.proposals, m.applies, m.elections, m.commitIndex, m.appliedIndex, m.term,
+	m.reg.MustRegister(m.proposals, m.applies, m.elections, m.readIndexes, m.commitIndex, m.appliedIndex, m.term,
 		m.isLeader, m.fsync, m.requests, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
