@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -106,6 +107,10 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 	layout := db.DefaultLayout()
 	if c.Local {
 		layout = LocalLayout()
+	}
+	if c.SharedClock {
+		// On this machine, the nodes share its cores (db.Layout.Procs).
+		layout.Procs = max(1, runtime.NumCPU()/len(c.Nodes))
 	}
 	d, err := o.NewDB(db.Config{Nodes: c.Nodes, Layout: layout, Binary: o.Binary, Upload: !c.Local, Bugs: o.Bugs})
 	if err != nil {

@@ -62,7 +62,7 @@ func (c *ChaosNode) peerAddr(n Node) string {
 }
 
 func (c *ChaosNode) daemon(n Node) daemon {
-	return daemon{dir: c.Layout.nodeDir(chaosNodeName, n), name: "node"}
+	return daemon{dir: c.Layout.nodeDir(chaosNodeName, n), name: "node", procs: c.Layout.Procs}
 }
 
 func (c *ChaosNode) localBinary() (string, error) {

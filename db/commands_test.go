@@ -51,7 +51,7 @@ func TestChaosNodeCommands(t *testing.T) {
 }
 
 func TestChaosNodeLocalModeRunsTheBinaryInPlace(t *testing.T) {
-	d := &ChaosNode{Binary: "/build/chaos", Layout: Layout{DataDir: "/tmp/run"}, Nodes: threeNodes}
+	d := &ChaosNode{Binary: "/build/chaos", Layout: Layout{DataDir: "/tmp/run", Procs: 1}, Nodes: threeNodes}
 	golden(t, "chaos-node-local", lifecycle(t, d))
 }
 

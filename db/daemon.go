@@ -23,6 +23,8 @@ type daemon struct {
 	// pid alone when the pid leads no group: a daemon started through a
 	// shell (sh -c) takes the shell's children along.
 	group bool
+	// procs, when not 0, is the daemon's GOMAXPROCS (Layout.Procs).
+	procs int
 }
 
 func (d daemon) pidfile() string {
@@ -64,12 +66,16 @@ func (d daemon) startCmd(argv []string) string {
 		q[i] = control.ShellQuote(a)
 	}
 	dir, log, pid := control.ShellQuote(d.dir), control.ShellQuote(d.logfile()), control.ShellQuote(d.pidfile())
+	setsid := "setsid"
+	if d.procs > 0 {
+		setsid = fmt.Sprintf("GOMAXPROCS=%d setsid", d.procs)
+	}
 	check := fmt.Sprintf("mkdir -p %s && cd %s && if %s; then echo \"already running as pid $(cat %s)\" >&2; exit %d; fi; ",
 		dir, dir, d.alive(), pid, exitAlreadyRunning)
 	if d.ownPidfile != "" {
-		return check + fmt.Sprintf("rm -f %s; setsid %s >> %s 2>&1 < /dev/null &", pid, strings.Join(q, " "), log)
+		return check + fmt.Sprintf("rm -f %s; %s %s >> %s 2>&1 < /dev/null &", pid, setsid, strings.Join(q, " "), log)
 	}
-	return check + fmt.Sprintf("setsid %s >> %s 2>&1 < /dev/null & echo $! > %s", strings.Join(q, " "), log, pid)
+	return check + fmt.Sprintf("%s %s >> %s 2>&1 < /dev/null & echo $! > %s", setsid, strings.Join(q, " "), log, pid)
 }
 
 // signalCmd sends sig to the daemon if it runs.

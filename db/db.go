@@ -28,6 +28,12 @@ type Layout struct {
 	BinDir string
 	// DataDir holds one directory per system and node (default /var/lib/chaos).
 	DataDir string
+	// Procs, when not 0, is the GOMAXPROCS of every node process: the
+	// cores a Go program among them schedules its goroutines on. Nodes
+	// that share one machine (local mode, the testbed) get their share of
+	// its cores, as a container's CPU limit would give them, instead of
+	// each scheduling on all of them; other programs ignore it.
+	Procs int
 }
 
 // DefaultLayout is the layout on real hosts; the testbed makes both

@@ -50,7 +50,9 @@ func (e *Etcd) peerURL(n Node) string {
 	return "http://" + net.JoinHostPort(n.Addr, strconv.Itoa(peer))
 }
 
-func (e *Etcd) daemon(n Node) daemon { return daemon{dir: e.Layout.nodeDir(etcdName, n), name: "etcd"} }
+func (e *Etcd) daemon(n Node) daemon {
+	return daemon{dir: e.Layout.nodeDir(etcdName, n), name: "etcd", procs: e.Layout.Procs}
+}
 
 func (e *Etcd) remoteBinary() string {
 	if e.Binary == "" {

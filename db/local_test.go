@@ -92,3 +92,19 @@ func TestStartReportsAProcessThatDiesAtOnce(t *testing.T) {
 	require.ErrorContains(t, err, "exited right after start")
 	require.ErrorContains(t, err, `unknown bug "no-such-bug"`)
 }
+
+// A daemon with Procs runs with that GOMAXPROCS in its environment.
+func TestDaemonProcsSetsGOMAXPROCS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	d := Daemon{Dir: t.TempDir(), Name: "d", Procs: 3}
+	r := control.NewLocal("n1")
+	ctx := context.Background()
+	require.NoError(t, d.Start(ctx, r, []string{"sh", "-c", "echo procs=$GOMAXPROCS; exec sleep 30"}))
+	t.Cleanup(func() { _ = d.Stop(context.Background(), r) })
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(d.LogFile())
+		return strings.Contains(string(b), "procs=3")
+	}, 10*time.Second, 20*time.Millisecond)
+}

@@ -22,10 +22,12 @@ type Daemon struct {
 	// Group signals the daemon's process group rather than its pid alone,
 	// so that a command started through a shell takes its children along.
 	Group bool
+	// Procs, when not 0, is the process's GOMAXPROCS (Layout.Procs).
+	Procs int
 }
 
 func (d Daemon) daemon() daemon {
-	return daemon{dir: d.Dir, name: d.Name, ownPidfile: d.Pidfile, group: d.Group}
+	return daemon{dir: d.Dir, name: d.Name, ownPidfile: d.Pidfile, group: d.Group, procs: d.Procs}
 }
 
 // LogFile is where the daemon's output goes.

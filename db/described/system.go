@@ -119,7 +119,7 @@ func (s *System) Vars(n db.Node) Vars {
 }
 
 func (s *System) daemon(n db.Node) db.Daemon {
-	d := db.Daemon{Dir: s.nodeDir(n), Name: "daemon", Group: true}
+	d := db.Daemon{Dir: s.nodeDir(n), Name: "daemon", Group: true, Procs: s.cfg.Layout.Procs}
 	if s.desc.Pidfile.IsSet() {
 		d.Pidfile = s.desc.Pidfile.Expand(s.Vars(n))
 	}
