@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -33,17 +34,21 @@ import (
 //     error is then the context's.
 //
 // It speaks HTTP/1.1 to plain http URLs, with no proxy and no compression;
-// redirects are the http.Client's to follow or not. Its methods are safe
-// for concurrent use: requests in flight at once get a connection each,
-// and up to MaxIdle of them are kept for the next.
+// https URLs go through an http.Transport of its own (TLS is not where a
+// load generator's CPU goes). Redirects are the http.Client's to follow or
+// not. Its methods are safe for concurrent use: requests in flight at once
+// get a connection each, and up to MaxIdle of them are kept for the next.
 type ConnTransport struct {
 	// Dial opens a connection; nil means a net.Dialer's DialContext.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxIdle bounds the connections kept between requests; 0 means 1.
 	MaxIdle int
+	// TLS configures https connections; nil means the system's roots.
+	TLS *tls.Config
 
 	mu   sync.Mutex
 	idle []*clientConn
+	tls  *http.Transport // made at the first https request
 }
 
 // clientConn is one kept-alive connection to addr.
@@ -58,11 +63,19 @@ type clientConn struct {
 // closing the response's body hands the connection back (or closes it
 // when the body was not read to its end or the exchange went wrong).
 func (t *ConnTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme != "http" {
+	switch req.URL.Scheme {
+	case "https":
+		return t.tlsTransport().RoundTrip(req)
+	case "http":
+	default:
 		closeBody(req)
-		return nil, fmt.Errorf("unsupported scheme %q: the workload's clients speak plain http", req.URL.Scheme)
+		return nil, fmt.Errorf("unsupported scheme %q: want http or https", req.URL.Scheme)
 	}
 	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeBody(req)
+		return nil, err // nothing sent, as http.Transport does
+	}
 	cc, err := t.conn(ctx, hostPort(req))
 	if err != nil {
 		closeBody(req)
@@ -90,8 +103,20 @@ func (t *ConnTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return fail(err)
 	}
-	resp.Body = &connBody{ReadCloser: resp.Body, t: t, cc: cc, stop: stop, keep: !resp.Close, eof: resp.Body == http.NoBody}
+	resp.Body = &connBody{ReadCloser: resp.Body, t: t, cc: cc, ctx: ctx, deadline: deadline, stop: stop,
+		keep: !resp.Close, eof: resp.Body == http.NoBody}
 	return resp, nil
+}
+
+// tlsTransport is the http.Transport of https requests.
+func (t *ConnTransport) tlsTransport() *http.Transport {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tls == nil {
+		t.tls = &http.Transport{DialContext: t.Dial, TLSClientConfig: t.TLS, MaxIdleConnsPerHost: max(t.MaxIdle, 1),
+			DisableCompression: true}
+	}
+	return t.tls
 }
 
 // contextCause is the error of an exchange that failed with err: the
@@ -177,11 +202,14 @@ func (t *ConnTransport) putIdle(cc *clientConn) {
 // CloseIdleConnections closes the connections kept between requests.
 func (t *ConnTransport) CloseIdleConnections() {
 	t.mu.Lock()
-	idle := t.idle
+	idle, tlsTransport := t.idle, t.tls
 	t.idle = nil
 	t.mu.Unlock()
 	for _, cc := range idle {
 		cc.conn.Close()
+	}
+	if tlsTransport != nil {
+		tlsTransport.CloseIdleConnections()
 	}
 }
 
@@ -215,30 +243,47 @@ func idleAlive(cc *clientConn) bool {
 // the response was read to its end and the exchange can go on.
 type connBody struct {
 	io.ReadCloser
-	t    *ConnTransport
-	cc   *clientConn
-	stop func() bool
-	keep bool // the server did not ask to close the connection
-	eof  bool
-	done bool
+	t        *ConnTransport
+	cc       *clientConn
+	ctx      context.Context
+	deadline time.Time
+	stop     func() bool
+	keep     bool // the server did not ask to close the connection
+	eof      bool
+	done     bool
 }
 
+// Read reads the body; an error the context's end caused is the context's.
 func (b *connBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.eof = b.eof || err == io.EOF
+	if err == io.EOF {
+		b.eof = true
+		return n, err
+	}
+	if err != nil {
+		err = contextCause(b.ctx, b.deadline, err)
+	}
 	return n, err
 }
 
 // Close closes the body, and keeps the connection only when the body was
 // read to its end, the server keeps it open and the request's context did
-// not end (its end may have moved the deadline).
+// not end (its end may have moved the deadline). A body not read to its
+// end closes the connection first, so that closing the body does not wait
+// for the rest of it.
 func (b *connBody) Close() error {
 	if b.done {
 		return nil
 	}
 	b.done = true
+	if !b.eof {
+		b.stop()
+		b.cc.conn.Close()
+		b.ReadCloser.Close()
+		return nil
+	}
 	err := b.ReadCloser.Close()
-	if b.stop() && b.eof && b.keep && err == nil {
+	if b.stop() && b.keep && err == nil {
 		b.t.putIdle(b.cc)
 	} else {
 		b.cc.conn.Close()

@@ -186,9 +186,32 @@ func TestConnTransportClosesWhatCannotGoOn(t *testing.T) {
 
 func TestConnTransportRefusesOtherSchemes(t *testing.T) {
 	c := &http.Client{Transport: &ConnTransport{}}
-	_, err := send(t.Context(), c, http.MethodGet, "https://127.0.0.1:1/", "")
+	_, err := send(t.Context(), c, http.MethodGet, "ftp://127.0.0.1:1/", "")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `unsupported scheme "https"`)
+	assert.Contains(t, err.Error(), `unsupported scheme "ftp"`)
 	var opErr *net.OpError
 	assert.False(t, errors.As(err, &opErr))
+}
+
+func TestConnTransportSpeaksHTTPS(t *testing.T) {
+	s := httptest.NewTLSServer(http.HandlerFunc(echo))
+	defer s.Close()
+	tr := &ConnTransport{TLS: s.Client().Transport.(*http.Transport).TLSClientConfig}
+	got, err := send(t.Context(), &http.Client{Transport: tr}, http.MethodPut, s.URL, "v")
+	require.NoError(t, err)
+	assert.Equal(t, "PUT v", got)
+	tr.CloseIdleConnections()
+}
+
+// A request whose context has ended is not sent.
+func TestConnTransportSendsNothingForAnEndedContext(t *testing.T) {
+	s := newCountingServer(t, echo)
+	c := &http.Client{Transport: &ConnTransport{}}
+	_, err := send(t.Context(), c, http.MethodPut, s.URL, "1")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = send(ctx, c, http.MethodPut, s.URL, "2")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.EqualValues(t, 1, s.requests.Load())
 }

@@ -91,9 +91,7 @@ func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 	if _, err := f.Write(head); err != nil {
 		return fail(fmt.Errorf("write %s: %w", tmp, err))
 	}
-	if err := w.preallocate(f); err != nil {
-		return fail(fmt.Errorf("preallocate %s: %w", tmp, err))
-	}
+	w.preallocate(f)
 	if !w.opts.NoSync {
 		if err := w.syncFile(f); err != nil {
 			return fail(fmt.Errorf("fsync %s: %w", tmp, err))

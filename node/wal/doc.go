@@ -48,5 +48,9 @@
 //
 // The current segment is preallocated to SegmentBytes, so that appends and
 // their fdatasyncs commit no change of size; its zero tail is not damage
-// (prealloc.go). A cut or Close trims it to the segment's records.
+// (prealloc.go). A cut or Close trims it to the segment's records. A power
+// loss in the middle of an unsynced write of several pages can leave a page
+// of zeros before a complete record: ReadAll refuses that with ErrCorrupt
+// (a record after damage), although nothing acknowledged was lost; a
+// process crash cannot leave it, the page cache surviving the process.
 package wal

@@ -2,9 +2,7 @@ package wal
 
 import (
 	"encoding/binary"
-	"errors"
 	"os"
-	"syscall"
 )
 
 // Segments are preallocated: the current segment's file is extended to
@@ -14,31 +12,19 @@ import (
 // bytes, which never decode as a record (type 0 is never written); replay
 // takes a zero tail of the last segment for what it is and a cut trims the
 // segment it leaves to its records, so only the current segment has one.
-
-// datasync makes f's data durable with the metadata needed to read it
-// back (its size and allocation, not its times): fdatasync(2).
-func datasync(f *os.File) error {
-	for {
-		err := syscall.Fdatasync(int(f.Fd()))
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
+// Preallocation is only an optimisation: where it fails (a file system
+// without it, a full disk) appends extend the file as they go.
 
 // preallocate extends f to SegmentBytes of allocated space, zero-filled,
-// if it is shorter. A file system that cannot preallocate is no error:
-// appends then extend the file as they go.
-func (w *WAL) preallocate(f *os.File) error {
+// if it is shorter, and logs why it could not.
+func (w *WAL) preallocate(f *os.File) {
 	st, err := f.Stat()
-	if err != nil || st.Size() >= w.opts.SegmentBytes {
-		return err
+	if err == nil && st.Size() < w.opts.SegmentBytes {
+		err = allocate(f, w.opts.SegmentBytes)
 	}
-	err = syscall.Fallocate(int(f.Fd()), 0, 0, w.opts.SegmentBytes)
-	if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
-		return nil
+	if err != nil {
+		w.log.Warn("wal segment not preallocated", "file", f.Name(), "err", err)
 	}
-	return err
 }
 
 // dataEnd is the offset just past the last non-zero byte of data at or

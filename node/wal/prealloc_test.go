@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,9 +57,11 @@ func TestCrashImageWithPreallocatedTail(t *testing.T) {
 	seg := filepath.Join(crashed, segmentFiles(t, crashed)[0])
 	require.Equal(t, int64(1<<20), fileSize(t, seg))
 
-	w2, got, info := openRead(t, crashed, Options{SegmentBytes: 1 << 20})
+	var logs bytes.Buffer
+	w2, got, info := openRead(t, crashed, Options{SegmentBytes: 1 << 20, Logger: newTextLogger(&logs)})
 	requireSameRecords(t, entries(1, 5), got)
 	assert.Equal(t, RecoveryInfo{Segments: 1, Records: 5}, info)
+	assert.Empty(t, logs.String(), "the WAL's own preallocation is nothing to log")
 	require.NoError(t, w2.Save(entry(6)))
 	recs, _ := decodeFile(t, seg)
 	requireSameRecords(t, entries(1, 6), recs)

@@ -76,6 +76,7 @@ func TestZeroTailIsPreallocatedSpace(t *testing.T) {
 	requireSameRecords(t, entries(1, 5), got)
 	assert.Equal(t, RecoveryInfo{Segments: 1, Records: 5}, info)
 	assert.NotContains(t, logs.String(), "torn tail")
+	assert.Contains(t, logs.String(), "wal zero bytes after the last record", "not this WAL's preallocation: logged")
 	require.NoError(t, w.Save(entry(6)))
 	_, got, _ = reopen(t, w, Options{NoSync: true})
 	requireSameRecords(t, entries(1, 6), got)

@@ -116,6 +116,7 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 	for off < len(data) {
 		r, n, err := decodeRecord(data[off:])
 		if err != nil && last && end <= off {
+			w.noteZeroTail(path, off, len(data))
 			break // the preallocated space after the last record
 		}
 		if err != nil {
@@ -135,6 +136,16 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 		return recs, int64(end - off), nil
 	}
 	return recs, -1, nil
+}
+
+// noteZeroTail logs zero bytes after the last record of a segment that is
+// not of the size this WAL preallocates: not its own preallocation, but
+// (say) a file that grew before its data reached the disk. They are taken
+// for empty space all the same; the log says they were there.
+func (w *WAL) noteZeroTail(path string, off, size int) {
+	if int64(size) != w.opts.SegmentBytes {
+		w.log.Warn("wal zero bytes after the last record", "segment", path, "offset", off, "bytes", size-off)
+	}
 }
 
 // checkTail decides whether the bad record at data[off:], which failed to
@@ -189,10 +200,7 @@ func (w *WAL) openLast(truncate bool) error {
 			return fmt.Errorf("fsync %s after truncation: %w", path, err)
 		}
 	}
-	if err := w.preallocate(f); err != nil {
-		f.Close()
-		return fmt.Errorf("preallocate %s: %w", path, err)
-	}
+	w.preallocate(f)
 	if _, err := f.Seek(seg.size, io.SeekStart); err != nil {
 		f.Close()
 		return fmt.Errorf("seek %s to %d: %w", path, seg.size, err)
