@@ -14,10 +14,10 @@ import (
 type loopState struct {
 	waiting     map[uint64]pendingProposal // log index -> the write waiting for it
 	forwarded   map[uint64][]*proposal     // ctx -> writes forwarded to the leader, awaiting where it put them
-	reads       map[uint64][]*readRequest  // read ctx -> the reads awaiting its read index
 	readQueue   []*readRequest             // reads that wait to ask for a read index
-	readAsked   uint64                     // the ctx of the read index asked for and not answered, 0 if none
-	readAskedAt uint64                     // ticks when it was asked
+	asked       []*readRequest             // the reads the read index asked for (askedCtx) will serve
+	askedCtx    uint64                     // the ctx of the read index asked for and not answered, 0 if none
+	askedAt     uint64                     // ticks when it was asked
 	ticks       uint64                     // ticks so far
 	readReady   []indexedRead              // reads with a read index, awaiting apply
 	applied     uint64
@@ -59,7 +59,7 @@ const maxBatch = 1024
 func (s *Server) loop() {
 	defer s.loopWG.Done()
 	ls := &loopState{waiting: map[uint64]pendingProposal{}, forwarded: map[uint64][]*proposal{},
-		reads: map[uint64][]*readRequest{}, dirty: map[string]dirtyValue{}, conf: s.startConf}
+		dirty: map[string]dirtyValue{}, conf: s.startConf}
 	st := s.rn.Status()
 	ls.peers = s.peerAddrs(st.Conf) // what the transport started with
 	ls.applied, ls.snapIndex, ls.lastRole, ls.durableTerm = st.Applied, st.Applied, st.Role, st.Term
@@ -244,19 +244,16 @@ func (s *Server) readBatch(ls *loopState, first *readRequest) {
 // by a read index asked for after it arrived, which is what makes it
 // linearizable. It must not run while a Ready is being handled.
 func (s *Server) askReads(ls *loopState) {
-	if ls.readAsked != 0 || len(ls.readQueue) == 0 {
+	if ls.askedCtx != 0 || len(ls.readQueue) == 0 {
 		return
 	}
 	ctx := s.nextCtx.Add(1)
 	if err := s.rn.ReadIndex(ctx); err != nil {
-		for _, r := range ls.readQueue {
-			r.done <- readResult{err: errNoLeader}
-		}
-		ls.readQueue = nil
+		ls.readQueue = failReads(ls.readQueue, errNoLeader)
 		return
 	}
-	ls.reads[ctx], ls.readQueue = ls.readQueue, nil
-	ls.readAsked, ls.readAskedAt = ctx, ls.ticks
+	ls.asked, ls.readQueue = ls.readQueue, nil
+	ls.askedCtx, ls.askedAt = ctx, ls.ticks
 	s.metrics.readIndexes.Inc()
 }
 
@@ -264,12 +261,19 @@ func (s *Server) askReads(ls *loopState) {
 // and not answered (the request or its answer was lost): its reads go back
 // to the queue, to be asked for again; a late answer finds nothing to serve.
 func (s *Server) retryReads(ls *loopState) {
-	if ls.readAsked == 0 || ls.ticks-ls.readAskedAt < uint64(s.cfg.ElectionTimeout/s.cfg.HeartbeatInterval) {
+	if ls.askedCtx == 0 || ls.ticks-ls.askedAt < uint64(s.cfg.ElectionTimeout/s.cfg.HeartbeatInterval) {
 		return
 	}
-	ls.readQueue = append(ls.reads[ls.readAsked], ls.readQueue...)
-	delete(ls.reads, ls.readAsked)
-	ls.readAsked = 0
+	ls.readQueue = append(ls.asked, ls.readQueue...)
+	ls.asked, ls.askedCtx = nil, 0
+}
+
+// failReads answers every read of reads with err, and returns reads emptied.
+func failReads(reads []*readRequest, err error) []*readRequest {
+	for _, r := range reads {
+		r.done <- readResult{err: err}
+	}
+	return reads[:0]
 }
 
 // dirtyRead is the dirty-read planted bug: the leader answers from values
@@ -408,13 +412,13 @@ func (s *Server) persist(rd raft.Ready) error {
 // readReady, where serveReads answers them once applied.
 func (s *Server) takeReadStates(ls *loopState, states []raft.ReadState) {
 	for _, rs := range states {
-		for _, r := range ls.reads[rs.Ctx] {
+		if rs.Ctx != ls.askedCtx || ls.askedCtx == 0 {
+			continue // a read index given up on (retryReads)
+		}
+		for _, r := range ls.asked {
 			ls.readReady = append(ls.readReady, indexedRead{index: rs.Index, r: r})
 		}
-		delete(ls.reads, rs.Ctx)
-		if rs.Ctx == ls.readAsked {
-			ls.readAsked = 0
-		}
+		ls.asked, ls.askedCtx = nil, 0
 	}
 }
 
@@ -475,13 +479,8 @@ func (s *Server) noteSoftState(ls *loopState, ss *raft.SoftState) {
 		s.metrics.isLeader.Set(0)
 	}
 	if ss.Lead != ls.lastLead {
-		for ctx, batch := range ls.reads {
-			for _, r := range batch {
-				r.done <- readResult{err: errLeaderChanged}
-			}
-			delete(ls.reads, ctx)
-		}
-		ls.readAsked = 0 // the queued reads ask the new leader
+		ls.asked = failReads(ls.asked, errLeaderChanged)
+		ls.askedCtx = 0 // the queued reads ask the new leader
 		ls.failForwarded()
 		clear(ls.dirty)
 		ls.lastLead = ss.Lead
@@ -639,16 +638,8 @@ func (ls *loopState) failAll() {
 		delete(ls.waiting, i)
 	}
 	ls.failForwarded()
-	for ctx, batch := range ls.reads {
-		for _, r := range batch {
-			r.done <- readResult{err: errStopping}
-		}
-		delete(ls.reads, ctx)
-	}
-	for _, r := range ls.readQueue {
-		r.done <- readResult{err: errStopping}
-	}
-	ls.readQueue = nil
+	ls.asked = failReads(ls.asked, errStopping)
+	ls.readQueue = failReads(ls.readQueue, errStopping)
 	for _, ir := range ls.readReady {
 		ir.r.done <- readResult{err: errStopping}
 	}
