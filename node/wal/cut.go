@@ -54,8 +54,9 @@ func (w *WAL) cut(first uint64) error {
 }
 
 // trimCurrent truncates the current segment, if any, to its records and
-// makes that durable, before a cut makes it a segment that is not the last
-// (whose preallocated tail replay would take for damage).
+// makes that durable (unless NoSync): before a cut makes it a segment that
+// is not the last (whose preallocated tail replay would take for damage),
+// at Close, and when replay cut a torn tail off it.
 func (w *WAL) trimCurrent() error {
 	d := &w.disk
 	if d.file == nil {

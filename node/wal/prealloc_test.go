@@ -120,3 +120,17 @@ func TestDataEnd(t *testing.T) {
 		assert.Equal(t, tc.end, dataEnd(tc.data, tc.off), "%v from %d", tc.data, tc.off)
 	}
 }
+
+// A segment the file system cannot preallocate (here: larger than any file
+// may be) is logged, and the WAL works without it.
+func TestFailedPreallocationIsLoggedAndHarmless(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	opts := Options{SegmentBytes: 1 << 62, Logger: newTextLogger(&logs)}
+	w, _, _ := openRead(t, dir, opts)
+	assert.Contains(t, logs.String(), "wal segment not preallocated")
+	require.NoError(t, w.Save(entries(1, 5)...))
+	_, got, info := reopen(t, w, opts)
+	requireSameRecords(t, entries(1, 5), got)
+	assert.Zero(t, info.TruncatedBytes)
+}

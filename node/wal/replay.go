@@ -181,7 +181,7 @@ func (w *WAL) removeTemps(temps []string) error {
 }
 
 // openLast opens the last segment for writing after its valid records,
-// truncating (and fsyncing) away whatever follows them if truncate is set,
+// truncating away whatever follows them if truncate is set (trimCurrent),
 // and preallocates it.
 func (w *WAL) openLast(truncate bool) error {
 	seg := w.disk.segs[len(w.disk.segs)-1]
@@ -190,21 +190,20 @@ func (w *WAL) openLast(truncate bool) error {
 	if err != nil {
 		return fmt.Errorf("open segment for writing: %w", err)
 	}
+	w.disk.file = f
+	fail := func(err error) error {
+		f.Close()
+		w.disk.file = nil
+		return err
+	}
 	if truncate {
-		if err := f.Truncate(seg.size); err != nil {
-			f.Close()
-			return fmt.Errorf("truncate %s to %d bytes: %w", path, seg.size, err)
-		}
-		if err := w.syncFile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("fsync %s after truncation: %w", path, err)
+		if err := w.trimCurrent(); err != nil {
+			return fail(err)
 		}
 	}
 	w.preallocate(f)
 	if _, err := f.Seek(seg.size, io.SeekStart); err != nil {
-		f.Close()
-		return fmt.Errorf("seek %s to %d: %w", path, seg.size, err)
+		return fail(fmt.Errorf("seek %s to %d: %w", path, seg.size, err))
 	}
-	w.disk.file = f
 	return nil
 }
