@@ -391,7 +391,11 @@ func durablePrefix(committed, entries []raft.Entry) int {
 	return n
 }
 
-// persist writes a Ready's snapshot, hard state and entries durably.
+// persist writes a Ready's snapshot, hard state and entries, durably when
+// raft says it must (raft.Ready.MustSync): a hard state that only moves the
+// commit index is written without an fsync of its own (the next one covers
+// it), as losing it in a crash only makes the commit index a restart
+// begins with older.
 func (s *Server) persist(rd raft.Ready) error {
 	start := time.Now()
 	if rd.Snapshot != nil {
@@ -399,10 +403,10 @@ func (s *Server) persist(rd raft.Ready) error {
 			return fmt.Errorf("persist snapshot: %w", err)
 		}
 	}
-	if err := s.disk.save(rd.HardState, rd.Entries); err != nil {
+	if err := s.disk.save(rd.HardState, rd.Entries, rd.MustSync); err != nil {
 		return fmt.Errorf("persist: %w", err)
 	}
-	if len(rd.Entries) > 0 || !rd.HardState.IsEmpty() {
+	if rd.MustSync {
 		s.metrics.fsync.Observe(time.Since(start).Seconds())
 	}
 	return nil

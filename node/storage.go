@@ -109,8 +109,9 @@ func dropThrough(ents []raft.Entry, index uint64) []raft.Entry {
 	return nil
 }
 
-// save makes a Ready's hard state and entries durable with one group commit.
-func (s *storage) save(hs raft.HardState, ents []raft.Entry) error {
+// save writes a Ready's hard state and entries with one group commit, and
+// waits for them to be durable when sync (raft.Ready.MustSync).
+func (s *storage) save(hs raft.HardState, ents []raft.Entry, sync bool) error {
 	recs := make([]wal.Record, 0, len(ents)+1)
 	if !hs.IsEmpty() {
 		recs = append(recs, wal.Record{Type: recHardState, Data: encodeHardState(hs)})
@@ -118,10 +119,14 @@ func (s *storage) save(hs raft.HardState, ents []raft.Entry) error {
 	for _, e := range ents {
 		recs = append(recs, wal.Record{Type: recEntry, Index: e.Index, Data: encodeEntry(e)})
 	}
-	if len(recs) == 0 {
+	switch {
+	case len(recs) == 0:
 		return nil
+	case sync:
+		return s.wal.Save(recs...)
+	default:
+		return s.wal.Write(recs...)
 	}
-	return s.wal.Save(recs...)
 }
 
 // saveSnapshot makes a snapshot durable, then records it in the WAL, then

@@ -33,11 +33,11 @@ func TestRecoverClampsTheCommitIndex(t *testing.T) {
 			for i := uint64(1); i <= tc.entries; i++ {
 				ents = append(ents, raft.Entry{Index: i, Term: 1, Data: []byte{byte(i)}})
 			}
-			require.NoError(t, disk.save(raft.HardState{Term: 1, Commit: tc.entries}, ents))
+			require.NoError(t, disk.save(raft.HardState{Term: 1, Commit: tc.entries}, ents, true))
 			if tc.snapshot > 0 {
 				require.NoError(t, disk.saveSnapshot(raft.Snapshot{Meta: raft.SnapshotMeta{Index: tc.snapshot, Term: 1}, Data: []byte("{}")}))
 			}
-			require.NoError(t, disk.save(raft.HardState{Term: 1, Commit: 10}, nil)) // its entries torn off
+			require.NoError(t, disk.save(raft.HardState{Term: 1, Commit: 10}, nil, false)) // its entries torn off
 			require.NoError(t, disk.close())
 
 			disk, err = openStorage(dir)

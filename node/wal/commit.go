@@ -7,6 +7,7 @@ import "fmt"
 type batch struct {
 	buf   []byte
 	spans []span
+	sync  bool  // some caller waits for the batch to be durable (Save, not Write)
 	done  bool  // set, with err, by the goroutine that wrote the batch
 	err   error // the outcome shared by every caller in the batch
 }
@@ -28,7 +29,18 @@ type span struct {
 // fsync. If a write or fsync fails, every caller of that batch gets the error
 // and the WAL refuses further writes, because after a failed fsync the file
 // contents are unknown; reopening recovers what is on disk.
-func (w *WAL) Save(recs ...Record) error {
+func (w *WAL) Save(recs ...Record) error { return w.save(true, recs) }
+
+// Write appends recs like Save, but returns once they are written to the
+// file, not durable: they become durable with the next Save (its fsync
+// covers everything written before it), a cut or Close. A crash before that
+// may lose them, and what replay then finds is a prefix of the log, as
+// after a torn write. It is for records whose loss a crash may cause, such
+// as a hard state that only moves the commit index.
+func (w *WAL) Write(recs ...Record) error { return w.save(false, recs) }
+
+// save is Save when sync, Write when not.
+func (w *WAL) save(sync bool, recs []Record) error {
 	buf, spans, err := encodeAll(recs)
 	if err != nil {
 		return fmt.Errorf("save to %s: %w", w.dir, err)
@@ -43,6 +55,7 @@ func (w *WAL) Save(recs ...Record) error {
 		return nil
 	}
 	b := w.enqueueLocked(buf, spans)
+	b.sync = b.sync || sync
 	for !b.done && w.busy {
 		w.changed.Wait()
 	}
@@ -125,7 +138,7 @@ func (w *WAL) writeBatch(b *batch) error {
 		cur := &d.segs[len(d.segs)-1]
 		unwritten := int64(s.start - written)
 		if cur.records > 0 && cur.size+unwritten >= w.opts.SegmentBytes {
-			if err := w.writeAndSync(b.buf[written:s.start]); err != nil {
+			if err := w.writeAndSync(b.buf[written:s.start], true); err != nil {
 				return err
 			}
 			written = s.start
@@ -137,7 +150,7 @@ func (w *WAL) writeBatch(b *batch) error {
 		cur.records++
 		w.account(cur, s.typ, s.index, b.buf[s.start:s.end])
 	}
-	return w.writeAndSync(b.buf[written:])
+	return w.writeAndSync(b.buf[written:], b.sync)
 }
 
 // account records that the encoded record enc of type typ and index index
@@ -150,9 +163,9 @@ func (w *WAL) account(seg *segment, typ uint8, index uint64, enc []byte) {
 	seg.maxIndex = max(seg.maxIndex, index)
 }
 
-// writeAndSync appends p to the current segment and fsyncs it if anything
-// is unsynced.
-func (w *WAL) writeAndSync(p []byte) error {
+// writeAndSync appends p to the current segment and, when sync, fsyncs it
+// if anything is unsynced.
+func (w *WAL) writeAndSync(p []byte, sync bool) error {
 	d := &w.disk
 	cur := &d.segs[len(d.segs)-1]
 	if len(p) > 0 {
@@ -167,7 +180,7 @@ func (w *WAL) writeAndSync(p []byte) error {
 		d.dirty = false
 		return nil
 	}
-	if !d.dirty {
+	if !sync || !d.dirty {
 		return nil
 	}
 	if err := w.syncFile(d.file); err != nil {

@@ -183,3 +183,35 @@ func waitState(t *testing.T, w *WAL, s walState) {
 		runtime.Gosched()
 	}
 }
+
+// TestWriteWaitsForNoFsync: records of Write reach the file without an
+// fsync of their own, the next Save's fsync covers them, and a cut (which
+// must not leave unsynced records behind it) syncs them too.
+func TestWriteWaitsForNoFsync(t *testing.T) {
+	dir := t.TempDir()
+	size := int64(encodedSize(entry(1)))
+	w, _, _ := openRead(t, dir, Options{SegmentBytes: 3 * size})
+	var syncs atomic.Int32
+	w.syncFile = func(f *os.File) error { syncs.Add(1); return f.Sync() }
+
+	require.NoError(t, w.Write(entry(1)))
+	require.NoError(t, w.Write(entry(2)))
+	assert.Zero(t, syncs.Load(), "Write fsynced")
+	assert.True(t, w.disk.dirty, "the unsynced records are known as such")
+
+	require.NoError(t, w.Save(entry(3)))
+	assert.EqualValues(t, 1, syncs.Load(), "one fsync covers the Writes before the Save")
+	assert.False(t, w.disk.dirty)
+
+	// entry(4) needs a new segment: the cut fsyncs the full one first
+	// (writeBatch), trims it (another fsync) and creates the next.
+	require.NoError(t, w.Write(entry(4)))
+	assert.Len(t, segmentFiles(t, dir), 2)
+	before := syncs.Load()
+	require.NoError(t, w.Write(entry(5)))
+	assert.Equal(t, before, syncs.Load(), "Write fsynced in the new segment")
+
+	// Close makes what was only written durable; reopening finds it all.
+	_, got, _ := reopen(t, w, Options{SegmentBytes: 3 * size})
+	requireSameRecords(t, []Record{entry(1), entry(2), entry(3), entry(4), entry(5)}, got)
+}

@@ -5,7 +5,8 @@
 // # Use
 //
 // Open locks the directory; ReadAll replays it (and must come first);
-// Save appends with group commit; Compact drops segments a snapshot has made
+// Save appends with group commit; Write appends without waiting for an
+// fsync (the next Save's covers it); Compact drops segments a snapshot has made
 // redundant; Close releases the lock. Records are opaque to the WAL: it
 // knows only their type, the raft index of entry records, and which types
 // are header types (see below).
@@ -39,7 +40,8 @@
 // # Crash safety
 //
 // Save returns only after its records and every record before them are
-// fsynced. A segment is created under a temporary name, its header records
+// fsynced. Records of Write are durable once a later Save returns; a crash
+// before may lose them, from the end of the log only. A segment is created under a temporary name, its header records
 // written and fsynced, then renamed into place and the directory fsynced, so
 // a crash never leaves a half-made segment with a segment name. The previous
 // segment is fsynced before the cut. A crash during a write can only damage
@@ -49,7 +51,8 @@
 // The current segment is preallocated to SegmentBytes, so that appends and
 // their fdatasyncs commit no change of size; its zero tail is not damage
 // (prealloc.go). A cut or Close trims it to the segment's records. A power
-// loss in the middle of an unsynced write of several pages can leave a page
+// loss in the middle of an unsynced write (a Save's before its fsync, or a
+// Write's) of several pages can leave a page
 // of zeros before a complete record: ReadAll refuses that with ErrCorrupt
 // (a record after damage), although nothing acknowledged was lost; a
 // process crash cannot leave it, the page cache surviving the process.
