@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"chaos/jsonline"
 )
 
 // Type is the kind of an history line: an invocation or one of the three
@@ -177,10 +179,10 @@ func (op *Op) appendJSON(b []byte) []byte {
 	b = append(b, `,"type":"`...)
 	b = append(b, op.Type.name()...)
 	b = append(b, `","f":`...)
-	b = appendString(b, op.F)
+	b = jsonline.AppendString(b, op.F)
 	if op.Key != "" {
 		b = append(b, `,"key":`...)
-		b = appendString(b, op.Key)
+		b = jsonline.AppendString(b, op.Key)
 	}
 	if len(op.Value) > 0 {
 		b = append(b, `,"value":`...)
@@ -188,27 +190,11 @@ func (op *Op) appendJSON(b []byte) []byte {
 	}
 	if op.Node != "" {
 		b = append(b, `,"node":`...)
-		b = appendString(b, op.Node)
+		b = jsonline.AppendString(b, op.Node)
 	}
 	if op.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, op.Error)
+		b = jsonline.AppendString(b, op.Error)
 	}
 	return append(b, '}')
-}
-
-// appendString appends s as a JSON string. Plain printable ASCII, by far the
-// common case for f, keys and node names, is copied directly; anything else
-// goes through encoding/json so escaping follows the standard library.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			quoted, _ := json.Marshal(s) // a string always marshals
-			return append(b, quoted...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

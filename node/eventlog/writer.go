@@ -2,9 +2,7 @@ package eventlog
 
 import (
 	"bufio"
-	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,16 +10,19 @@ import (
 )
 
 // Writer appends a node's events to its events.jsonl: every line has time
-// (RFC 3339, nanoseconds), event and node, then the fields of the event's
-// kind. Writes are buffered and flushed by a timer, on demand and on
-// close, so a killed node loses at most the last flush interval of events;
-// the file only ever receives whole lines, so a killed node leaves no torn
-// line (one a crashed machine left is ended with a newline on open).
+// (RFC 3339, UTC, nanoseconds), event and node, then the fields of the
+// event's kind (encode.go). Writes are buffered and flushed by a timer, on
+// demand and on close, so a killed node loses at most the last flush
+// interval of events; the file only ever receives whole lines, so a killed
+// node leaves no torn line (one a crashed machine left is ended with a
+// newline on open).
 type Writer struct {
+	node string
+
 	mu     sync.Mutex
 	file   *os.File
 	buf    *bufio.Writer
-	h      slog.Handler
+	line   []byte // the line being encoded, reused
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool
@@ -44,18 +45,8 @@ func Open(dir, node string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("event log: %w", err)
 	}
-	w := &Writer{file: f, buf: bufio.NewWriterSize(f, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
-	w.h = slog.NewJSONHandler(lines{w}, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-		switch a.Key {
-		case slog.TimeKey:
-			return slog.String("time", a.Value.Time().UTC().Format(time.RFC3339Nano))
-		case slog.MessageKey:
-			return slog.String("event", a.Value.String())
-		case slog.LevelKey:
-			return slog.Attr{}
-		}
-		return a
-	}}).WithAttrs([]slog.Attr{slog.String("node", node)})
+	w := &Writer{node: node, file: f, buf: bufio.NewWriterSize(f, 64<<10),
+		stop: make(chan struct{}), done: make(chan struct{})}
 	go w.flushLoop()
 	return w, nil
 }
@@ -85,87 +76,23 @@ func endLine(f *os.File) error {
 // name is written with its non-zero fields. After Close, events are
 // dropped.
 func (w *Writer) Emit(e Event) {
-	t := e.Time
-	if t.IsZero() {
-		t = time.Now()
+	if e.Time.IsZero() {
+		e.Time = time.Now()
 	}
-	r := slog.NewRecord(t, slog.LevelInfo, string(e.Event), 0)
-	r.AddAttrs(e.attrs()...)
-	_ = w.h.Handle(context.Background(), r)
-}
-
-// attrs returns the fields e's kind carries, in the order they are written.
-func (e Event) attrs() []slog.Attr {
-	var (
-		role    = slog.String("role", string(e.Role))
-		leader  = slog.String("leader", e.Leader)
-		term    = slog.Uint64("term", e.Term)
-		vote    = slog.String("for", e.For)
-		index   = slog.Uint64("index", e.Index)
-		hash    = slog.String("hash", e.Hash)
-		entries = slog.Int("entries", e.Entries)
-		bugs    = slog.String("bugs", e.Bugs)
-	)
-	switch e.Event {
-	case KindStart:
-		return []slog.Attr{term, entries, bugs}
-	case KindStop:
-		return nil
-	case KindRole:
-		return []slog.Attr{role, term, leader}
-	case KindVote:
-		return []slog.Attr{term, vote}
-	case KindCommit:
-		return []slog.Attr{index}
-	case KindApply:
-		return []slog.Attr{index, term, hash}
-	case KindSnapshot, KindRestore:
-		return []slog.Attr{index, term}
-	case KindConf:
-		return []slog.Attr{index, term, slog.String("change", e.Change),
-			slog.String("voters", e.Voters), slog.String("learners", e.Learners)}
-	}
-	var out []slog.Attr
-	for _, a := range []slog.Attr{role, leader, term, vote, index, hash, entries, bugs} {
-		if !isZero(a.Value) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// isZero reports whether v is its kind's zero value.
-func isZero(v slog.Value) bool {
-	switch v.Kind() {
-	case slog.KindString:
-		return v.String() == ""
-	case slog.KindUint64:
-		return v.Uint64() == 0
-	case slog.KindInt64:
-		return v.Int64() == 0
-	}
-	return false
-}
-
-// lines is the io.Writer the slog handler writes to: one whole line a call.
-type lines struct{ w *Writer }
-
-// Write is called by the slog handler with one whole line. A line that
-// does not fit in the buffer's free space is preceded by a flush, so the
-// buffer is only ever written out at a line boundary.
-func (l lines) Write(p []byte) (int, error) {
-	w := l.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return 0, os.ErrClosed
+		return
 	}
-	if len(p) > w.buf.Available() && w.buf.Buffered() > 0 {
+	w.line = e.appendLine(w.line[:0], w.node)
+	// A line that does not fit in the buffer's free space is preceded by a
+	// flush, so the buffer is only ever written out at a line boundary.
+	if len(w.line) > w.buf.Available() && w.buf.Buffered() > 0 {
 		if err := w.buf.Flush(); err != nil {
-			return 0, err
+			return
 		}
 	}
-	return w.buf.Write(p)
+	_, _ = w.buf.Write(w.line)
 }
 
 func (w *Writer) flushLoop() {
