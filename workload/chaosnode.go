@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"chaos/history"
 	"chaos/node/nodeapi"
@@ -183,7 +184,11 @@ func writeFailure(what string, err error) history.Outcome {
 	case ae.Status >= 400 && ae.Status < 500 && ae.Status != http.StatusConflict:
 		return failf("%s: refused: %s (a bug in chaos's request)", what, ae)
 	}
-	return history.Outcome{Type: history.Info, Error: fmt.Sprintf("%s: %s; outcome unknown", what, ae)}
+	msg := fmt.Sprintf("%s: %s", what, ae)
+	if !strings.HasSuffix(msg, "outcome unknown") { // the node's 504s say it already
+		msg += "; outcome unknown"
+	}
+	return history.Outcome{Type: history.Info, Error: msg}
 }
 
 func failf(format string, args ...any) history.Outcome {

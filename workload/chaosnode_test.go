@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/history"
+	"chaos/node/nodeapi"
 )
 
 // nodeStubRequest is one request a nodeStub received.
@@ -284,4 +285,19 @@ func TestChaosNodeConnectionRefused(t *testing.T) {
 	assert.Contains(t, write.Error, "connection refused")
 	assert.Contains(t, write.Error, "not sent")
 	assert.True(t, read.Unavailable && write.Unavailable, "each refused connection makes the worker back off")
+}
+
+// TestUnknownWriteOutcomeSaysSoOnce: an answer that leaves a write's
+// outcome unknown is Info, and its error says so once, whether or not the
+// node's message said it already.
+func TestUnknownWriteOutcomeSaysSoOnce(t *testing.T) {
+	for _, ae := range []*nodeapi.Error{
+		{Status: http.StatusGatewayTimeout, Message: "timed out; outcome unknown"},
+		{Status: http.StatusInternalServerError, Message: "disk on fire"},
+	} {
+		out := writeFailure("write k", ae)
+		require.Equal(t, history.Info, out.Type)
+		require.Equal(t, 1, strings.Count(out.Error, "outcome unknown"), out.Error)
+		require.True(t, strings.HasPrefix(out.Error, "write k: status "), out.Error)
+	}
 }
