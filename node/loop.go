@@ -124,8 +124,8 @@ func (s *Server) applyAppendLimit(ls *loopState) {
 }
 
 // drainInputs takes the messages, proposals and reads already queued (at
-// most maxBatch handovers), so that one Ready, one WAL write and one fsync
-// cover all of them: under load a node then writes batches as large as
+// most maxBatch handovers), so that one Ready, one WAL write and at most one
+// fsync cover all of them: under load a node then writes batches as large as
 // what arrived during its last fsync, instead of one Ready per arrival.
 func (s *Server) drainInputs(ls *loopState) {
 	for range maxBatch {

@@ -39,7 +39,7 @@ func newMetrics() *metrics {
 		isLeader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chaos_node_is_leader",
 			Help: "1 while this node leads."}),
 		fsync: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "chaos_node_wal_fsync_seconds",
-			Help: "Time to make one Ready's state durable (write + fsync).", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+			Help: "Time to make one Ready's state durable (write + fsync), for the Readys raft says must be.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "chaos_node_request_seconds",
 			Help: "Client request latency by operation and status code.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)},
 			[]string{"op", "code"}),

@@ -185,7 +185,7 @@ func writeFailure(what string, err error) history.Outcome {
 		return failf("%s: refused: %s (a bug in chaos's request)", what, ae)
 	}
 	msg := fmt.Sprintf("%s: %s", what, ae)
-	if !strings.HasSuffix(msg, "outcome unknown") { // the node's 504s say it already
+	if !strings.Contains(ae.Message, "outcome unknown") { // the node's 504s say it already
 		msg += "; outcome unknown"
 	}
 	return history.Outcome{Type: history.Info, Error: msg}

@@ -2,8 +2,9 @@ package wal
 
 import "fmt"
 
-// batch is the records of every Save call that arrived while the previous
-// write+fsync was in progress; one write+fsync makes all of them durable.
+// batch is the records of every Save and Write call that arrived while the
+// previous write (and fsync) was in progress; one write, followed by one
+// fsync when a Save is among them, covers all of them.
 type batch struct {
 	buf   []byte
 	spans []span
@@ -34,9 +35,10 @@ func (w *WAL) Save(recs ...Record) error { return w.save(true, recs) }
 // Write appends recs like Save, but returns once they are written to the
 // file, not durable: they become durable with the next Save (its fsync
 // covers everything written before it), a cut or Close. A crash before that
-// may lose them, and what replay then finds is a prefix of the log, as
-// after a torn write. It is for records whose loss a crash may cause, such
-// as a hard state that only moves the commit index.
+// may lose them: after a process crash nothing (the page cache survives
+// it), after a power loss the end of the log, or a page in it (package
+// doc, "Crash safety"). It is for records a crash may lose without harm,
+// such as a hard state that only moves the commit index.
 func (w *WAL) Write(recs ...Record) error { return w.save(false, recs) }
 
 // save is Save when sync, Write when not.

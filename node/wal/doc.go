@@ -40,10 +40,11 @@
 // # Crash safety
 //
 // Save returns only after its records and every record before them are
-// fsynced. Records of Write are durable once a later Save returns; a crash
-// before may lose them, from the end of the log only. A segment is created under a temporary name, its header records
-// written and fsynced, then renamed into place and the directory fsynced, so
-// a crash never leaves a half-made segment with a segment name. The previous
+// fsynced. Records of Write are durable once a later Save returns; a power
+// loss before may lose them (see below). A segment is created under a
+// temporary name, its header records written and fsynced, then renamed into
+// place and the directory fsynced, so a crash never leaves a half-made
+// segment with a segment name. The previous
 // segment is fsynced before the cut. A crash during a write can only damage
 // the end of the last segment: ReadAll truncates such a torn tail and refuses
 // any other damage with ErrCorrupt.
@@ -51,9 +52,9 @@
 // The current segment is preallocated to SegmentBytes, so that appends and
 // their fdatasyncs commit no change of size; its zero tail is not damage
 // (prealloc.go). A cut or Close trims it to the segment's records. A power
-// loss in the middle of an unsynced write (a Save's before its fsync, or a
-// Write's) of several pages can leave a page
-// of zeros before a complete record: ReadAll refuses that with ErrCorrupt
-// (a record after damage), although nothing acknowledged was lost; a
-// process crash cannot leave it, the page cache surviving the process.
+// loss while writes of several pages are unsynced (a Save's before its
+// fsync, or Writes until the next Save) can leave a page of zeros before a
+// complete record: ReadAll refuses that with ErrCorrupt (a record after
+// damage), although nothing acknowledged was lost; a process crash cannot
+// leave it, the page cache surviving the process.
 package wal

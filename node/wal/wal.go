@@ -76,7 +76,7 @@ type WAL struct {
 	// Guarded by mu.
 	state   walState
 	busy    bool   // one goroutine owns the files (see disk); others wait on changed
-	pending *batch // records waiting for the next write+fsync, nil if none
+	pending *batch // records waiting for the next write (and fsync), nil if none
 	failed  error  // sticky: a write or fsync failed, the file state is unknown
 	stats   Stats
 
