@@ -262,6 +262,8 @@ func (p *proc) logText() string {
 type cluster struct {
 	t      *testing.T
 	nodes  []*proc
+	mu     sync.Mutex // guards joined: writers call live
+	joined []*proc    // members that joined, watched by live and waitLeader too (admit)
 	byName map[string]*proc
 	hc     *http.Client
 }
@@ -417,10 +419,14 @@ func (c *cluster) waitUp(p *proc) {
 	})
 }
 
-// live returns the nodes whose process is running.
+// live returns the nodes, and the members that joined, whose process is
+// running.
 func (c *cluster) live() []*proc {
+	c.mu.Lock()
+	all := append(slices.Clone(c.nodes), c.joined...)
+	c.mu.Unlock()
 	var out []*proc
-	for _, p := range c.nodes {
+	for _, p := range all {
 		if p.running() {
 			out = append(out, p)
 		}

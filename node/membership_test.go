@@ -38,6 +38,22 @@ func (c *cluster) joiner(dir, name string, ip string, extra ...string) *proc {
 	return newProc(c.t, dir, name, ip, append(append(args, fastTimings...), extra...))
 }
 
+// admit makes p, a node that joined and is now a voter, one of the nodes
+// live and waitLeader watch: it may be elected.
+func (c *cluster) admit(p *proc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.joined = append(c.joined, p)
+	c.byName[p.name] = p
+}
+
+// dismiss stops watching p, a member that was removed.
+func (c *cluster) dismiss(p *proc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.joined = slices.DeleteFunc(c.joined, func(q *proc) bool { return q == p })
+}
+
 // members asks p for its configuration.
 func (c *cluster) members(p *proc) nodeapi.MembersResponse {
 	c.t.Helper()
@@ -146,6 +162,7 @@ func TestIntegrationGrowAndShrink(t *testing.T) {
 		r = c.change(c.nodes[2], http.MethodPost, fmt.Sprintf("/members/%d/promote", add.Member.ID), nil)
 		require.Equal(t, http.StatusOK, r.code, r.String())
 		added = append(added, p)
+		c.admit(p) // a voter now: it may be the leader waitLeader looks for
 	}
 	all := append(append([]*proc{}, c.nodes...), added...)
 	c.waitRoles("n1:voter n2:voter n3:voter n4:voter n5:voter", all...)
@@ -175,6 +192,7 @@ func TestIntegrationGrowAndShrink(t *testing.T) {
 	c.waitRoles("n1:voter n2:voter n3:voter", c.nodes...)
 	for _, p := range added {
 		p.kill()
+		c.dismiss(p)
 	}
 	ackedAtShrink := h.ackedCount()
 	waitFor(t, 20*time.Second, "writes after the shrink", func() error {
