@@ -54,10 +54,11 @@ func (e Event) appendLine(b []byte, node string) []byte {
 // appendNonZero appends the fields of an event of an unnamed kind that are
 // not zero.
 func (e Event) appendNonZero(b []byte) []byte {
-	for _, f := range []struct{ key, val string }{{"role", string(e.Role)}, {"leader", e.Leader}} {
-		if f.val != "" {
-			b = appendStr(b, f.key, f.val)
-		}
+	if e.Role != "" {
+		b = appendStr(b, "role", string(e.Role))
+	}
+	if e.Leader != "" {
+		b = appendStr(b, "leader", e.Leader)
 	}
 	if e.Term != 0 {
 		b = appendUint(b, "term", e.Term)

@@ -156,8 +156,8 @@ func (w *WAL) Stats() Stats {
 
 // Close waits for writes in progress and batches already queued, trims the
 // current segment's preallocated space (unless a write failed), closes the
-// files and releases the directory lock. Save calls that arrive after
-// Close began fail with ErrClosed.
+// files and releases the directory lock. Save and Write calls that arrive
+// after Close began fail with ErrClosed.
 func (w *WAL) Close() error {
 	w.mu.Lock()
 	if w.state == stateClosing || w.state == stateClosed {

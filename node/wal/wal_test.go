@@ -180,6 +180,7 @@ func TestLifecycleErrors(t *testing.T) {
 	err = w.Save(entry(1))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ReadAll must be called first")
+	require.ErrorContains(t, w.Write(entry(1)), "ReadAll must be called first")
 	require.Error(t, w.Compact(1))
 
 	_, _, err = w.ReadAll()
@@ -189,6 +190,7 @@ func TestLifecycleErrors(t *testing.T) {
 
 	require.NoError(t, w.Close())
 	require.ErrorIs(t, w.Save(entry(1)), ErrClosed)
+	require.ErrorIs(t, w.Write(entry(1)), ErrClosed)
 	require.ErrorIs(t, w.Compact(1), ErrClosed)
 	_, _, err = w.ReadAll()
 	require.ErrorIs(t, err, ErrClosed)
