@@ -257,15 +257,21 @@ func (s *Server) askReads(ls *loopState) {
 	s.metrics.readIndexes.Inc()
 }
 
-// retryReads gives up on a read index asked for an election timeout ago
-// and not answered (the request or its answer was lost): its reads go back
-// to the queue, to be asked for again; a late answer finds nothing to serve.
+// retryReads asks again for a read index asked for an election timeout ago
+// and not answered (the request or its answer was lost, or the link to the
+// leader is that slow). It asks under the same ctx, so an answer to either
+// ask serves the reads: each was given by the leader after they arrived. A
+// new ctx would make a link slower than an election timeout serve no read.
 func (s *Server) retryReads(ls *loopState) {
 	if ls.askedCtx == 0 || ls.ticks-ls.askedAt < uint64(s.cfg.ElectionTimeout/s.cfg.HeartbeatInterval) {
 		return
 	}
-	ls.readQueue = append(ls.asked, ls.readQueue...)
-	ls.asked, ls.askedCtx = nil, 0
+	if err := s.rn.ReadIndex(ls.askedCtx); err != nil {
+		ls.asked, ls.askedCtx = failReads(ls.asked, errNoLeader), 0
+		return
+	}
+	ls.askedAt = ls.ticks
+	s.metrics.readIndexes.Inc()
 }
 
 // failReads answers every read of reads with err, and returns reads emptied.
@@ -417,7 +423,7 @@ func (s *Server) persist(rd raft.Ready) error {
 func (s *Server) takeReadStates(ls *loopState, states []raft.ReadState) {
 	for _, rs := range states {
 		if rs.Ctx != ls.askedCtx || ls.askedCtx == 0 {
-			continue // a read index given up on (retryReads)
+			continue // answered already (retryReads asked twice), or a read index failed
 		}
 		for _, r := range ls.asked {
 			ls.readReady = append(ls.readReady, indexedRead{index: rs.Index, r: r})

@@ -16,6 +16,7 @@ import (
 const (
 	baseReadBatch = 200
 	baseReadRetry = 210
+	baseReadSlow  = 220
 )
 
 // readIndexes is p's chaos_node_read_indexes_total.
@@ -31,9 +32,13 @@ func (c *cluster) readIndexes(p *proc) int {
 // Linearizable reads that reach a follower together share read indexes:
 // one is asked for at a time, and the reads that arrive meanwhile share the
 // next, so a burst of reads costs far fewer exchanges with the leader than
-// reads.
+// reads. The follower's messages to the leader are delayed by 50 ms (a
+// quarter of the election timeout, after which a read index counts as lost),
+// so every exchange spans many arrivals however slowly this machine (or the
+// race detector) lets the 400 clients send: a node that asked once per read
+// would still ask 400 times.
 func TestConcurrentReadsShareReadIndexes(t *testing.T) {
-	c := newCluster(t, baseReadBatch, 3)
+	c := newCluster(t, baseReadBatch, 3, "--enable-fault-hooks")
 	leader, _ := c.waitLeader()
 	r := c.eventually(leader, http.MethodPut, "/kv/k", putBody("v", 1, 1))
 	require.Equal(t, http.StatusOK, r.code, "PUT: %s", r)
@@ -42,6 +47,7 @@ func TestConcurrentReadsShareReadIndexes(t *testing.T) {
 		follower = c.nodes[1]
 	}
 	before := c.readIndexes(follower)
+	c.hook(follower, http.MethodPost, "/faults/net", map[string]any{"peers": []string{leader.name}, "delay_ms": 50})
 	const reads = 400
 	var wg sync.WaitGroup
 	codes := make([]int, reads)
@@ -99,4 +105,23 @@ func TestLostReadIndexIsAskedAgain(t *testing.T) {
 		t.Fatal("the read was not answered")
 	}
 	require.GreaterOrEqual(t, c.readIndexes(follower), before+2, "asked again")
+}
+
+// A follower whose messages to the leader take longer than an election
+// timeout (a slow link, not a lost one) still serves linearizable reads:
+// asking again does not throw away the answer to the first ask.
+func TestReadsOverALinkSlowerThanAnElectionTimeout(t *testing.T) {
+	c := newCluster(t, baseReadSlow, 3, "--enable-fault-hooks", "--heartbeat-interval", "20ms",
+		"--election-timeout", "200ms", "--request-timeout", "3s")
+	leader, _ := c.waitLeader()
+	follower := c.followers(leader)[0]
+	r := c.eventually(follower, http.MethodGet, "/kv/k", nil)
+	require.Equal(t, http.StatusNotFound, r.code, "GET before the delay: %s", r)
+	before := c.readIndexes(follower)
+	c.hook(follower, http.MethodPost, "/faults/net", map[string]any{"peers": []string{leader.name}, "delay_ms": 300})
+	for i := range 3 {
+		r := c.mustDo(follower, http.MethodGet, "/kv/k", nil)
+		require.Equal(t, http.StatusNotFound, r.code, "read %d over the slow link: %s", i, r)
+	}
+	require.GreaterOrEqual(t, c.readIndexes(follower), before+3+1, "some read index was asked for again")
 }

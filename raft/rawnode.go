@@ -174,7 +174,10 @@ func (rn *RawNode) ForwardProposal(ctx uint64, data ...[]byte) error {
 // ReadIndex asks for a linearizable read identified by ctx, which the
 // application chooses (unique among its outstanding reads). The answer comes
 // as a ReadState in a later Ready, or never (leadership changed: the
-// application times the read out). ErrNoLeader means no leader is known.
+// application times the read out). Asking again under the same ctx (the
+// first request or its answer may be lost) is allowed: every ask may be
+// answered, each answer valid for reads that arrived before the first ask.
+// ErrNoLeader means no leader is known.
 func (rn *RawNode) ReadIndex(ctx uint64) error {
 	rn.mustNotBePending("ReadIndex")
 	r := rn.r
