@@ -30,7 +30,7 @@ func newMetrics() *metrics {
 		elections: prometheus.NewCounter(prometheus.CounterOpts{Name: "chaos_node_elections_total",
 			Help: "Elections this node started (became candidate)."}),
 		readIndexes: prometheus.NewCounter(prometheus.CounterOpts{Name: "chaos_node_read_indexes_total",
-			Help: "Read indexes asked for; one serves every linearizable read queued while the one before was asked."}),
+			Help: "Read indexes asked for, each ask again after an election timeout unanswered counted too; one serves every linearizable read queued while the one before was asked."}),
 		commitIndex: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chaos_node_commit_index",
 			Help: "Highest log index known committed."}),
 		appliedIndex: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chaos_node_applied_index",
