@@ -1,5 +1,5 @@
 // Package foreignlog reads the logs of other Raft implementations (the
-// formats of shared/seeds: course labs, eliben/raft, etcd, ...) and
+// formats of testdata/seeds: course labs, eliben/raft, etcd, ...) and
 // chaos-node's own event log (through package eventlog), turns them into a
 // common stream of events and derives the facts a person looks for when
 // reading them: who led which term and when, how long the cluster had no

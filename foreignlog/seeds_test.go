@@ -1,7 +1,6 @@
 package foreignlog
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,19 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// seedPath returns the path of a seed log in ../../shared/seeds (the shared
-// directory beside the repository). Without it the test is skipped, or
-// fails when CI=true.
+// seedPath returns the path of a seed log in testdata/seeds (copies of the
+// real logs of other Raft implementations, so a clone stands alone).
 func seedPath(t *testing.T, prefix string) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "seeds")
-	matches, _ := filepath.Glob(filepath.Join(dir, prefix+"_*.txt"))
-	if len(matches) != 1 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("seed log %s_*.txt not found in %s", prefix, dir)
-		}
-		t.Skipf("seed log %s_*.txt not found in %s", prefix, dir)
-	}
+	matches, _ := filepath.Glob(filepath.Join("testdata", "seeds", prefix+"_*.txt"))
+	require.Len(t, matches, 1, "seed log testdata/seeds/%s_*.txt", prefix)
 	return matches[0]
 }
 

@@ -2,7 +2,7 @@ package raft
 
 import "testing"
 
-// These scenarios replay the situations of the logs in shared/seeds, where
+// These scenarios replay the situations of the logs in foreignlog/testdata/seeds, where
 // other Raft implementations failed or struggled, against this one.
 
 // Seed 001: five nodes; the leader is disconnected, the others elect a new

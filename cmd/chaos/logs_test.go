@@ -13,17 +13,12 @@ import (
 	"chaos/foreignlog"
 )
 
-// seedLog returns the path of a seed log in ../../../shared/seeds (shared/
-// beside the repository); it skips, or fails when CI=true, without it.
+// seedLog returns the path of a seed log in foreignlog/testdata/seeds (the
+// real logs of other Raft implementations, kept in the repository).
 func seedLog(t *testing.T, prefix string) string {
 	t.Helper()
-	matches, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "seeds", prefix+"_*.txt"))
-	if len(matches) != 1 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("seed log %s not found", prefix)
-		}
-		t.Skipf("seed log %s not found", prefix)
-	}
+	matches, _ := filepath.Glob(filepath.Join("..", "..", "foreignlog", "testdata", "seeds", prefix+"_*.txt"))
+	require.Len(t, matches, 1, "seed log %s", prefix)
 	return matches[0]
 }
 
