@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -37,14 +38,30 @@ type LinearizableOptions struct {
 	// visualized; zero means DefaultMaxExplained. Every failing key is
 	// listed regardless.
 	MaxExplained int
+	// Algorithm is AlgorithmAuto (or empty): each key whose written values
+	// are unique is decided by writeOrder, in O(n log n), and the others
+	// by porcupine's search; or AlgorithmSearch: porcupine's search for
+	// every key, within Timeout and SearchMemory.
+	Algorithm string
 
 	now      func() time.Time // the clock deadlines are measured on; nil means time.Now
 	onSearch func(key string) // called as each key's search starts; for tests
 }
 
+// AlgorithmAuto is LinearizableOptions.Algorithm's default: write order
+// where a key's values are unique, search elsewhere.
+const AlgorithmAuto = "auto"
+
 // LinearizableDetails is what Linearizable reports beside its verdict.
 type LinearizableDetails struct {
-	Partitions  int          `json:"partitions"` // keys checked, one porcupine search each
+	Algorithm  string `json:"algorithm"`  // the option: auto or search
+	Partitions int    `json:"partitions"` // keys checked
+	// DecidedBy counts the keys each algorithm decided (write-order,
+	// search); keys left unknown count for neither.
+	DecidedBy map[string]int `json:"decided_by"`
+	// NotUnique lists the keys (sorted) some value of which was written by
+	// two operations: the write order cannot decide them, the search did.
+	NotUnique   []string     `json:"values_not_unique,omitempty"`
 	Operations  int          `json:"operations"` // client operations in the history
 	Searched    int          `json:"searched"`   // operations given to the search
 	DroppedFail int          `json:"dropped_fail"`
@@ -74,6 +91,8 @@ type KeyFailure struct {
 	// Proven is true when the search did not finish in time and the
 	// anomaly was established from the explanation's argument alone.
 	Proven bool `json:"proven_without_search,omitempty"`
+	// DecidedBy is the algorithm that found the key not linearizable.
+	DecidedBy string `json:"decided_by"`
 }
 
 // partition is the part of the history about one key.
@@ -83,7 +102,9 @@ type partition struct {
 	search    []*regOp // the ops searched, after prepare
 	dropped   int
 	unbounded int
-	result    porcupine.CheckResult // "" until searched
+	result    porcupine.CheckResult // "" until decided
+	decidedBy string                // AlgorithmWriteOrder or AlgorithmSearch; "" until decided
+	witness   *woWitness            // why the write order found it invalid
 }
 
 // Linearizable checks a register workload history for linearizability, key
@@ -108,9 +129,21 @@ func linearizable(ctx context.Context, rh *registerHistory, opts LinearizableOpt
 		now = time.Now
 	}
 	start := now()
-	d := &LinearizableDetails{Operations: rh.operations, DroppedFail: rh.failed, DroppedInfo: rh.infoReads,
-		TimeoutS: opts.Timeout.Seconds()}
+	algorithm := opts.Algorithm
+	switch algorithm {
+	case "":
+		algorithm = AlgorithmAuto
+	case AlgorithmAuto, AlgorithmSearch:
+	default:
+		return Result{}, fmt.Errorf("linearizable: algorithm %q: want %s or %s", algorithm, AlgorithmAuto, AlgorithmSearch)
+	}
+	d := &LinearizableDetails{Algorithm: algorithm, DecidedBy: map[string]int{}, Operations: rh.operations,
+		DroppedFail: rh.failed, DroppedInfo: rh.infoReads, TimeoutS: opts.Timeout.Seconds()}
 	parts := partitionsOf(rh, d)
+	toSearch := parts
+	if algorithm == AlgorithmAuto {
+		toSearch = decideByWriteOrder(ctx, parts, d)
+	}
 
 	deadline, bounded := searchDeadline(ctx, start, opts.Timeout)
 	budget := func() (time.Duration, bool) {
@@ -126,7 +159,12 @@ func linearizable(ctx context.Context, rh *registerHistory, opts LinearizableOpt
 	}
 	s := newSearcher(ctx, budget, memory, opts.Parallelism)
 	s.onSearch = opts.onSearch
-	s.run(parts)
+	s.run(toSearch)
+	for _, p := range toSearch {
+		if p.result != porcupine.Unknown {
+			p.decidedBy = AlgorithmSearch
+		}
+	}
 	d.SearchMemoryExceeded = s.outOfMemory.Load()
 
 	valid, err := judge(parts, rh, d, opts, s)
@@ -162,6 +200,32 @@ func partitionsOf(rh *registerHistory, d *LinearizableDetails) []*partition {
 	return parts
 }
 
+// decideByWriteOrder decides every key whose values are unique by
+// writeOrder, and returns the others, for the search. Keys are not decided
+// once ctx is done; they are returned too, and the search, seeing ctx
+// done, leaves them unknown.
+func decideByWriteOrder(ctx context.Context, parts []*partition, d *LinearizableDetails) []*partition {
+	var rest []*partition
+	for _, p := range parts {
+		if ctx.Err() != nil {
+			rest = append(rest, p)
+			continue
+		}
+		w, unique := writeOrder(p.search)
+		if !unique {
+			d.NotUnique = append(d.NotUnique, p.key)
+			rest = append(rest, p)
+			continue
+		}
+		p.decidedBy, p.witness, p.result = AlgorithmWriteOrder, w, porcupine.Ok
+		if w != nil {
+			p.result = porcupine.Illegal
+		}
+	}
+	sort.Strings(d.NotUnique)
+	return rest
+}
+
 // searchDeadline combines the timeout and ctx's deadline.
 func searchDeadline(ctx context.Context, start time.Time, timeout time.Duration) (time.Time, bool) {
 	deadline, bounded := ctx.Deadline()
@@ -191,8 +255,10 @@ func judge(parts []*partition, rh *registerHistory, d *LinearizableDetails, opts
 	verdicts := make([]Validity, 0, len(parts)+1)
 	verdicts = append(verdicts, Valid) // no keys at all: nothing can be wrong
 	for _, p := range parts {
+		var f KeyFailure
 		switch p.result {
 		case porcupine.Ok:
+			d.DecidedBy[p.decidedBy]++
 			verdicts = append(verdicts, Valid)
 			continue
 		case porcupine.Unknown:
@@ -202,19 +268,24 @@ func judge(parts []*partition, rh *registerHistory, d *LinearizableDetails, opts
 				verdicts = append(verdicts, Unknown)
 				continue
 			}
-			d.InvalidKeys = append(d.InvalidKeys, p.key)
-			if len(d.Failures) < maxExplained {
-				d.Failures = append(d.Failures, pr.failure(p.key, true))
-			}
+			p.decidedBy = AlgorithmSearch
+			f = pr.failure(p.key, true)
 		default:
-			d.InvalidKeys = append(d.InvalidKeys, p.key)
+			explain := explainSearch
+			if p.witness != nil {
+				explain = explainWriteOrder
+			}
 			if len(d.Failures) < maxExplained {
-				f, err := explain(p, viz, s)
-				if err != nil {
+				if f, err = explain(p, viz, s); err != nil {
 					return Unknown, err
 				}
-				d.Failures = append(d.Failures, f)
 			}
+		}
+		d.DecidedBy[p.decidedBy]++
+		d.InvalidKeys = append(d.InvalidKeys, p.key)
+		if len(d.Failures) < maxExplained {
+			f.DecidedBy = p.decidedBy
+			d.Failures = append(d.Failures, f)
 		}
 		verdicts = append(verdicts, Invalid)
 	}
@@ -243,10 +314,10 @@ func unknownReason(n, total int, s *searcher) string {
 // already decided, and a few seconds buy the user a picture of it.
 const minExplainTime = time.Second
 
-// explain explains a key porcupine found not linearizable and writes its
-// visualization. The search is run again, verbosely, when a visualization
-// is wanted or prove has no short argument.
-func explain(p *partition, viz *visualizer, s *searcher) (KeyFailure, error) {
+// explainSearch explains a key porcupine found not linearizable and writes
+// its visualization. The search is run again, verbosely, when a
+// visualization is wanted or prove has no short argument.
+func explainSearch(p *partition, viz *visualizer, s *searcher) (KeyFailure, error) {
 	pr, proven := prove(p.search)
 	if proven && viz == nil {
 		return pr.failure(p.key, false), nil
@@ -263,4 +334,60 @@ func explain(p *partition, viz *visualizer, s *searcher) (KeyFailure, error) {
 	var err error
 	f.Visualization, err = viz.write(p.key, info)
 	return f, err
+}
+
+// maxWindow bounds the ops of the visualization of a key the write order
+// found not linearizable.
+const maxWindow = 100
+
+// explainWriteOrder explains a key the write order found not linearizable,
+// in prove's words where one of its arguments applies to the witness's ops
+// (see woWitness.closure), in the witness's own otherwise, and writes a
+// visualization of the ops around the witness: porcupine's search over them
+// is short, whatever the size of the key.
+func explainWriteOrder(p *partition, viz *visualizer, s *searcher) (KeyFailure, error) {
+	core := p.witness.closure(p.search)
+	pr, ok := prove(core)
+	if !ok {
+		pr = p.witness.proof()
+	}
+	f := pr.failure(p.key, false)
+	if viz == nil {
+		return f, nil
+	}
+	timeout, ok := s.budget()
+	if !ok || timeout > 0 && timeout < minExplainTime {
+		timeout = minExplainTime
+	}
+	info := s.verbose(&partition{key: p.key, search: window(core, p.search, p.witness.because)}, timeout)
+	var err error
+	f.Visualization, err = viz.write(p.key, info)
+	return f, err
+}
+
+// window returns core, a set of ops that is not linearizable and closed
+// under writers, with the ops of all that overlap it in time and their
+// writers, if that makes at most maxWindow ops: a superset of core is not
+// linearizable either, and the others show what happened around it.
+func window(core, all []*regOp, because map[*regOp]*regOp) []*regOp {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, op := range core {
+		lo = min(lo, op.call)
+		hi = max(hi, op.call)
+		if !op.unbounded() {
+			hi = max(hi, op.deadline)
+		}
+	}
+	var near []*regOp
+	for _, op := range all {
+		if op.call <= hi && (op.unbounded() || op.deadline >= lo) {
+			if near = append(near, op); len(near) > maxWindow {
+				return core
+			}
+		}
+	}
+	if w := closeUnder(append(near, core...), all, because); len(w) <= maxWindow {
+		return w
+	}
+	return core
 }

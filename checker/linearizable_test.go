@@ -43,6 +43,10 @@ func TestLinearizableFixtures(t *testing.T) {
 		invalid []string // keys
 		explain string
 		ops     []int64 // history indexes the explanation names
+		// What porcupine's search explains (AlgorithmSearch), where it
+		// differs from the write order's explanation.
+		searchExplain string
+		searchOps     []int64
 	}{
 		{file: "valid-sequential.jsonl", valid: Valid},
 		{file: "valid-concurrent-writes-either-order.jsonl", valid: Valid},
@@ -55,10 +59,13 @@ func TestLinearizableFixtures(t *testing.T) {
 			explain: "key k3: process 2 read 7 at 0.140–0.150 s, but 7 was overwritten by 9: process 1's write 9 began at 0.120 s, after process 0's write 7 was acknowledged at 0.110 s, and was acknowledged at 0.130 s"},
 		{file: "invalid-lost-write.jsonl", valid: Invalid, invalid: []string{"k1"}, ops: []int64{2, 0},
 			explain: "key k1: process 1 read nothing at 0.030–0.040 s, but process 0's write 5 had been acknowledged at 0.020 s, and a key once written is never empty again"},
-		{file: "invalid-concurrent-writes-flip-flop.jsonl", valid: Invalid, invalid: []string{"k1"}, ops: []int64{6, 1, 4},
-			explain: "key k1: process 2 read 2 at 0.220–0.230 s, but 2 had already been replaced: its only writer, process 1's write 2, took effect by 0.110 s (when it was acknowledged), and after that, before this began, process 2 read 1 at 0.200–0.210 s"},
-		{file: "invalid-two-cas-from-one-value.jsonl", valid: Invalid, invalid: []string{"k1"},
-			explain: "key k1: no order of its 3 operations fits a single register: the longest legal order the search found places 2 of them, leaving the value "},
+		{file: "invalid-concurrent-writes-flip-flop.jsonl", valid: Invalid, invalid: []string{"k1"}, ops: []int64{8, 0, 6},
+			explain:       "key k1: process 2 read 1 at 0.240–0.250 s, but 1 had already been replaced: its only writer, process 0's write 1, took effect by 0.100 s (when it was acknowledged), and after that, before this began, process 2 read 2 at 0.220–0.230 s",
+			searchOps:     []int64{6, 1, 4},
+			searchExplain: "key k1: process 2 read 2 at 0.220–0.230 s, but 2 had already been replaced: its only writer, process 1's write 2, took effect by 0.110 s (when it was acknowledged), and after that, before this began, process 2 read 1 at 0.200–0.210 s"},
+		{file: "invalid-two-cas-from-one-value.jsonl", valid: Invalid, invalid: []string{"k1"}, ops: []int64{2, 3, 0},
+			explain:       "key k1: process 1's cas 1→2 succeeded at 0.020–0.100 s, and process 2's cas 1→3 succeeded at 0.020–0.100 s, but 1 was written only once (by process 0's write 1) and only one operation can replace it",
+			searchExplain: "key k1: no order of its 3 operations fits a single register: the longest legal order the search found places 2 of them, leaving the value "},
 		{file: "invalid-info-write-appears-then-vanishes.jsonl", valid: Invalid, invalid: []string{"k1"}, ops: []int64{6, 0, 2, 4},
 			explain: "key k1: process 3 read 1 at 0.300–0.310 s, but 1 was overwritten by 2: process 1's write 2 (outcome unknown) began at 0.020 s, after process 0's write 1 was acknowledged at 0.010 s, and process 2 read 2 at 0.200–0.210 s"},
 		{file: "invalid-cas-chain.jsonl", valid: Invalid, invalid: []string{"k1"},
@@ -69,22 +76,33 @@ func TestLinearizableFixtures(t *testing.T) {
 			explain: "key k1: process 0 read 4 at 0.000–0.010 s, but process 1's write 4, the first operation that could write 4, was invoked only at 0.020 s"},
 	}
 	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
-			valid, d := checkLinearizable(t, load(t, "register/"+c.file), LinearizableOptions{Timeout: time.Minute})
-			assert.Equal(t, c.valid, valid)
-			assert.Equal(t, c.invalid, d.InvalidKeys)
-			assert.Empty(t, d.UnknownKeys)
-			if c.explain == "" {
-				assert.Empty(t, d.Failures)
-				return
-			}
-			require.Len(t, d.Failures, 1)
-			assert.Contains(t, d.Failures[0].Explanation, c.explain)
-			assert.False(t, d.Failures[0].Proven, "porcupine decided, not the argument alone")
-			if c.ops != nil {
-				assert.Equal(t, c.ops, d.Failures[0].Ops)
-			}
-		})
+		for _, algorithm := range []string{AlgorithmAuto, AlgorithmSearch} {
+			t.Run(c.file+"/"+algorithm, func(t *testing.T) {
+				valid, d := checkLinearizable(t, load(t, "register/"+c.file),
+					LinearizableOptions{Timeout: time.Minute, Algorithm: algorithm})
+				assert.Equal(t, c.valid, valid)
+				assert.Equal(t, c.invalid, d.InvalidKeys)
+				assert.Empty(t, d.UnknownKeys)
+				assert.Empty(t, d.NotUnique)
+				decider := map[string]string{AlgorithmAuto: AlgorithmWriteOrder, AlgorithmSearch: AlgorithmSearch}[algorithm]
+				assert.Equal(t, map[string]int{decider: d.Partitions}, d.DecidedBy)
+				if c.explain == "" {
+					assert.Empty(t, d.Failures)
+					return
+				}
+				explain, ops := c.explain, c.ops
+				if algorithm == AlgorithmSearch && c.searchExplain != "" {
+					explain, ops = c.searchExplain, c.searchOps
+				}
+				require.Len(t, d.Failures, 1)
+				assert.Contains(t, d.Failures[0].Explanation, explain)
+				assert.False(t, d.Failures[0].Proven, "decided, not the argument alone")
+				assert.Equal(t, decider, d.Failures[0].DecidedBy)
+				if ops != nil {
+					assert.Equal(t, ops, d.Failures[0].Ops)
+				}
+			})
+		}
 	}
 }
 
@@ -167,6 +185,8 @@ func TestLinearizableTimeoutIsUnknownNeverValid(t *testing.T) {
 	valid, d := checkLinearizable(t, h, LinearizableOptions{Timeout: 50 * time.Millisecond})
 	assert.Equal(t, Unknown, valid)
 	assert.Equal(t, []string{"k"}, d.UnknownKeys)
+	assert.Equal(t, []string{"k"}, d.NotUnique, "its values are not unique: the write order cannot decide it")
+	assert.Empty(t, d.DecidedBy)
 	assert.Contains(t, d.Reason, "did not finish for 1 of 1 keys")
 }
 
@@ -175,7 +195,7 @@ func TestLinearizableTimeoutIsUnknownNeverValid(t *testing.T) {
 func TestLinearizableExpiredDeadlineIsUnknown(t *testing.T) {
 	var mu sync.Mutex
 	clock := time.Unix(0, 0)
-	opts := LinearizableOptions{Timeout: time.Minute, now: func() time.Time {
+	opts := LinearizableOptions{Timeout: time.Minute, Algorithm: AlgorithmSearch, now: func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		clock = clock.Add(time.Hour)
