@@ -15,11 +15,13 @@ import (
 )
 
 // hostFlags are the flags that name the hosts and how to reach them over
-// SSH, shared by every command that acts on a cluster's hosts (run, heal).
+// SSH, shared by every command that acts on a cluster's hosts (run, heal,
+// bench, test-all).
 type hostFlags struct {
 	nodes, nodesFile string
 	user, keyFile    string
-	// password is --password, deprecated: other users see it in ps.
+	// password (--password, deprecated: other users see it in ps) and
+	// passwordFile (--password-file): sshPassword picks the password.
 	password, passwordFile string
 	sshPort                int
 	strictHostKeys         bool
