@@ -62,7 +62,8 @@ type Options struct {
 	// Recovery is how long the cluster gets after the final heal before
 	// the final reads (default 5s).
 	Recovery time.Duration
-	// Argv is the command line, recorded in test.json.
+	// Argv is the command line, recorded in test.json with its secret
+	// values redacted (secret.Args).
 	Argv []string
 
 	// system is the description DB names when it is a file, loaded by

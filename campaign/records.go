@@ -8,13 +8,17 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/secret"
 )
 
 // TestRecord is a run's test.json (docs/FORMATS.md): the options it ran
 // with, what it ran on, and how to replay it.
 type TestRecord struct {
-	Name             string   `json:"name"`
-	Seed             uint64   `json:"seed"`
+	Name string `json:"name"`
+	Seed uint64 `json:"seed"`
+	// Argv is the command line with every secret value redacted
+	// (secret.Args): as written, and as read back, also from a test.json
+	// written before chaos redacted it.
 	Argv             []string `json:"argv"`
 	Version          string   `json:"version"`
 	Started          string   `json:"started"` // RFC 3339, UTC
@@ -38,7 +42,8 @@ type TestRecord struct {
 // Recovery is the recovery period the run had.
 func (t TestRecord) Recovery() time.Duration { return seconds(t.RecoveryS) }
 
-// ReadTestRecord reads the test.json of the run directory dir.
+// ReadTestRecord reads the test.json of the run directory dir, its argv
+// redacted.
 func ReadTestRecord(dir string) (TestRecord, error) {
 	var t TestRecord
 	b, err := os.ReadFile(filepath.Join(dir, "test.json"))
@@ -47,6 +52,9 @@ func ReadTestRecord(dir string) (TestRecord, error) {
 	}
 	if err := json.Unmarshal(b, &t); err != nil {
 		return t, fmt.Errorf("%s: %w", filepath.Join(dir, "test.json"), err)
+	}
+	if t.Argv != nil {
+		t.Argv = secret.Args(t.Argv)
 	}
 	return t, nil
 }

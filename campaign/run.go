@@ -14,6 +14,7 @@ import (
 	"chaos/cluster"
 	"chaos/history"
 	"chaos/nemesis"
+	"chaos/secret"
 	"chaos/workload"
 )
 
@@ -117,7 +118,7 @@ func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, erro
 func (r *run) writeTestJSON() error {
 	o := r.o
 	return r.rd.writeJSON("test.json", TestRecord{
-		Name: o.Name, Seed: r.seed, Argv: o.Argv, Version: r.env.Version,
+		Name: o.Name, Seed: r.seed, Argv: secret.Args(o.Argv), Version: r.env.Version,
 		Started: r.started.UTC().Format(time.RFC3339Nano), Nodes: o.Nodes, Local: len(o.Nodes) == 0,
 		DB: o.DB, Workload: o.Workload, Keys: o.Keys, ReadConsistency: o.ReadConsistency, Concurrency: o.Concurrency,
 		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,

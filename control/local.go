@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"chaos/secret"
 )
 
 // local is the Remote for this machine in local mode: commands run as the
@@ -28,11 +30,13 @@ func (l *local) Host() string { return l.host }
 
 func (l *local) Close() error { return nil }
 
-// Run runs cmd in a process group of its own, so that when ctx ends the
+// Run runs cmd in a process group of its own, with this process's
+// environment less its secrets (secret.Environ), so that when ctx ends the
 // whole group is killed with SIGKILL: the shell and everything it started
 // and did not move to another group.
 func (l *local) Run(ctx context.Context, cmd string) (Result, error) {
 	c := exec.CommandContext(ctx, "sh", "-c", cmd)
+	c.Env = secret.Environ(os.Environ())
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	// Bounds the wait for output pipes held open by processes that left the

@@ -151,3 +151,14 @@ func TestLocalUploadStopsWhenContextEnds(t *testing.T) {
 	require.NoFileExists(t, dst)
 	require.NoFileExists(t, dst+".tmp")
 }
+
+// Commands run locally (local-mode nodes, hooks) do not inherit the
+// password chaos was given in its environment; the rest of it they do.
+func TestLocalRunHidesTheSecretEnvironment(t *testing.T) {
+	t.Setenv("CHAOS_SSH_PASSWORD", "hunter2-in-env")
+	t.Setenv("CHAOS_TEST_OTHER", "kept")
+	res, err := NewLocal("n1").Run(context.Background(), "env")
+	require.NoError(t, err)
+	require.NotContains(t, string(res.Stdout), "hunter2-in-env")
+	require.Contains(t, string(res.Stdout), "CHAOS_TEST_OTHER=kept")
+}

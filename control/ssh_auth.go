@@ -3,6 +3,7 @@ package control
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -40,10 +41,11 @@ func loadCredentials(cfg SSHConfig, home string) (*credentials, error) {
 		if err == nil {
 			c.signers = append(c.signers, s)
 			c.keyFiles = append(c.keyFiles, f)
+			warnOpenKeyFile(cfg.Warn, f)
 		}
 	}
 	if len(c.signers) == 0 && c.agentSock == "" && c.password == "" {
-		return nil, fmt.Errorf("ssh: nothing to log in with: no key file (%s), no SSH agent, no password: pass --ssh-private-key or --password", strings.Join(files, ", "))
+		return nil, fmt.Errorf("ssh: nothing to log in with: no key file (%s), no SSH agent, no password: pass --ssh-private-key, or --password-file or $CHAOS_SSH_PASSWORD", strings.Join(files, ", "))
 	}
 	return c, nil
 }
@@ -66,6 +68,19 @@ func loadSigner(path string) (ssh.Signer, error) {
 		return nil, fmt.Errorf("ssh: key file %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// warnOpenKeyFile writes a line to w when the private key file at path can
+// be read by its group or others, which OpenSSH refuses ("UNPROTECTED
+// PRIVATE KEY FILE"). chaos still uses the key: the line says how to fix
+// the file. A nil w gets no line.
+func warnOpenKeyFile(w io.Writer, path string) {
+	st, err := os.Stat(path)
+	if w == nil || err != nil || st.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	fmt.Fprintf(w, "chaos: warning: private key %s has mode %04o, open to group or others, which OpenSSH refuses; fix it with chmod 600 %s\n",
+		path, st.Mode().Perm(), ShellQuote(path))
 }
 
 // methods are the auth methods for one login, in the order they are tried
@@ -128,5 +143,5 @@ func authError(host, user, offered string) error {
 	if offered == "" {
 		offered = "nothing"
 	}
-	return fmt.Errorf("%s: ssh: authentication failed for user %s (tried %s): check --username, --ssh-private-key and --password", host, user, offered)
+	return fmt.Errorf("%s: ssh: authentication failed for user %s (tried %s): check --username, --ssh-private-key and the password (--password-file or $CHAOS_SSH_PASSWORD)", host, user, offered)
 }

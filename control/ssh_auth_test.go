@@ -39,7 +39,7 @@ func TestCredentialsDefaultKeysAreOptional(t *testing.T) {
 	_, err := loadCredentials(SSHConfig{}, home)
 	require.EqualError(t, err, "ssh: nothing to log in with: no key file ("+
 		filepath.Join(home, ".ssh", "id_ed25519")+", "+filepath.Join(home, ".ssh", "id_rsa")+
-		"), no SSH agent, no password: pass --ssh-private-key or --password")
+		"), no SSH agent, no password: pass --ssh-private-key, or --password-file or $CHAOS_SSH_PASSWORD")
 
 	c, err := loadCredentials(SSHConfig{Password: "pw"}, home)
 	require.NoError(t, err)
@@ -104,11 +104,11 @@ func TestCredentialsOfferWhatTheyHave(t *testing.T) {
 
 func TestAuthErrorFormat(t *testing.T) {
 	require.EqualError(t, authError("n3", "admin", "keys /k/id; password"),
-		"n3: ssh: authentication failed for user admin (tried keys /k/id; password): check --username, --ssh-private-key and --password")
+		"n3: ssh: authentication failed for user admin (tried keys /k/id; password): check --username, --ssh-private-key and the password (--password-file or $CHAOS_SSH_PASSWORD)")
 	d := &SSHDialer{cfg: SSHConfig{User: "root"}}
 	err := d.handshakeError("n3", "keys /k/id", wrapLikeX(errorString("ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain")))
 	require.EqualError(t, err,
-		"n3: ssh: authentication failed for user root (tried keys /k/id): check --username, --ssh-private-key and --password")
+		"n3: ssh: authentication failed for user root (tried keys /k/id): check --username, --ssh-private-key and the password (--password-file or $CHAOS_SSH_PASSWORD)")
 }
 
 type errorString string

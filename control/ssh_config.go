@@ -1,6 +1,7 @@
 package control
 
 import (
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -49,6 +50,10 @@ type SSHConfig struct {
 	// Log receives connection events: connects, lost connections
 	// (default: discarded).
 	Log *slog.Logger
+	// Warn receives one line per problem that does not stop a login but
+	// should be fixed, such as a private key file that group or others can
+	// read (default: discarded).
+	Warn io.Writer
 }
 
 // withDefaults fills the zero fields; home is the user's home directory.
@@ -73,6 +78,9 @@ func (c SSHConfig) withDefaults(home string) SSHConfig {
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Warn == nil {
+		c.Warn = io.Discard
 	}
 	if c.Backoff == (Backoff{}) {
 		c.Backoff = DefaultBackoff()

@@ -138,16 +138,16 @@ func TestSSHSudoRefusals(t *testing.T) {
 	cfg.User = user
 
 	_, err := DialSSH(ctx, srv.addr, cfg)
-	require.EqualError(t, err, srv.addr+": sudo needs the password of user "+user+": pass --password or allow NOPASSWD in sudoers")
+	require.EqualError(t, err, srv.addr+": sudo needs the password of user "+user+": pass --password-file or set $CHAOS_SSH_PASSWORD, or allow NOPASSWD in sudoers")
 
 	cfg.Password = "wrong"
 	_, err = DialSSH(ctx, srv.addr, cfg)
-	require.EqualError(t, err, srv.addr+": sudo rejected the password of user "+user+": check --password")
+	require.EqualError(t, err, srv.addr+": sudo rejected the password of user "+user+": check --password-file or $CHAOS_SSH_PASSWORD")
 
 	cfg.KeyFiles = []string{}
 	_, err = DialSSH(ctx, srv.addr, cfg)
 	require.EqualError(t, err, srv.addr+": ssh: authentication failed for user "+user+
-		" (tried password): check --username, --ssh-private-key and --password")
+		" (tried password): check --username, --ssh-private-key and the password (--password-file or $CHAOS_SSH_PASSWORD)")
 
 	outsider, outsiderPassword := testAccount(t, "")
 	cfg.User, cfg.KeyFiles, cfg.Password = outsider, []string{srv.userKey}, outsiderPassword

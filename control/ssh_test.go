@@ -233,7 +233,7 @@ func TestSSHWrongKeyIsRefused(t *testing.T) {
 	cfg.KeyFiles = []string{wrong}
 	_, err := DialSSH(context.Background(), srv.addr, cfg)
 	require.EqualError(t, err, srv.addr+": ssh: authentication failed for user root (tried keys "+wrong+
-		"): check --username, --ssh-private-key and --password")
+		"): check --username, --ssh-private-key and the password (--password-file or $CHAOS_SSH_PASSWORD)")
 }
 
 func TestSSHAgentKeyLogsIn(t *testing.T) {

@@ -72,11 +72,11 @@ func sudoError(host, user string, res Result) error {
 	case res.ExitCode != 1:
 		return nil
 	case has("incorrect password attempt"):
-		return fmt.Errorf("%s: sudo rejected the password of user %s: check --password", host, user)
+		return fmt.Errorf("%s: sudo rejected the password of user %s: check --password-file or $CHAOS_SSH_PASSWORD", host, user)
 	case has("is not in the sudoers file", "is not allowed to execute", "may not run sudo"):
 		return fmt.Errorf("%s: user %s may not use sudo: add it to sudoers or use --username root", host, user)
 	case has("sudo: a password is required", "sudo: a terminal is required"):
-		return fmt.Errorf("%s: sudo needs the password of user %s: pass --password or allow NOPASSWD in sudoers", host, user)
+		return fmt.Errorf("%s: sudo needs the password of user %s: pass --password-file or set $CHAOS_SSH_PASSWORD, or allow NOPASSWD in sudoers", host, user)
 	}
 	return nil
 }

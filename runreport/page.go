@@ -8,6 +8,7 @@ import (
 
 	"chaos/atomicfile"
 	"chaos/campaign"
+	"chaos/secret"
 )
 
 // ReportFile is the report's name in a run directory.
@@ -88,7 +89,7 @@ func build(r Run, o Options) (page, error) {
 		p.Name = filepath.Base(r.Dir)
 	}
 	if r.Test != nil {
-		p.Command = strings.Join(r.Test.Argv, " ")
+		p.Command = strings.Join(secret.Args(r.Test.Argv), " ")
 	}
 	for _, f := range r.Files {
 		if strings.HasPrefix(f.Path, "linearizable/") && strings.HasSuffix(f.Path, ".html") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"chaos/atomicfile"
+	"chaos/secret"
 )
 
 // Record is a campaign's campaign.json: what ran, every run's verdict,
@@ -46,8 +47,10 @@ func NewDir(store, name string, now time.Time) (string, error) {
 	return dir, nil
 }
 
-// Write writes campaign.json and junit.xml into dir, each atomically.
+// Write writes campaign.json and junit.xml into dir, each atomically,
+// with every replay command's secret values redacted (secret.Line).
 func (rec Record) Write(dir string) error {
+	rec = rec.redacted()
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
@@ -62,7 +65,9 @@ func (rec Record) Write(dir string) error {
 	return nil
 }
 
-// ReadRecord reads the campaign.json in dir.
+// ReadRecord reads the campaign.json in dir, its replay commands
+// redacted: also those of a campaign.json written before chaos redacted
+// them.
 func ReadRecord(dir string) (Record, error) {
 	var rec Record
 	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
@@ -72,7 +77,29 @@ func ReadRecord(dir string) (Record, error) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return rec, fmt.Errorf("%s: %w", filepath.Join(dir, RecordFile), err)
 	}
-	return rec, nil
+	return rec.redacted(), nil
+}
+
+// redacted is rec with the secret values of every replay command redacted;
+// rec's own tests and runs are left as they are.
+func (rec Record) redacted() Record {
+	tests := make([]TestResult, len(rec.Tests))
+	for i, t := range rec.Tests {
+		t.Replay = secret.Line(t.Replay)
+		runs := make([]Run, len(t.Runs))
+		for j, r := range t.Runs {
+			r.Replay = secret.Line(r.Replay)
+			runs[j] = r
+		}
+		if t.Runs != nil {
+			t.Runs = runs
+		}
+		tests[i] = t
+	}
+	if rec.Tests != nil {
+		rec.Tests = tests
+	}
+	return rec
 }
 
 // PrintTable writes the tests as a table: runs, verdicts, expectation,

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"chaos/secret"
 )
 
 // maxAnswerLine bounds one answer line of a client command: a final set
@@ -39,13 +41,15 @@ type clientProcess struct {
 	answered  bool
 }
 
-// startClientProcess starts cmdline with sh in dir.
+// startClientProcess starts cmdline with sh in dir, with this process's
+// environment less its secrets (secret.Environ).
 func startClientProcess(cmdline, dir string) (*clientProcess, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("directory %s: not a directory here", dir)
 	}
 	cmd := exec.Command("sh", "-c", cmdline)
 	cmd.Dir = dir
+	cmd.Env = secret.Environ(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = time.Second // bounds Wait on pipes a stray process holds
 	p := &clientProcess{cmd: cmd, lines: make(chan []byte), done: make(chan struct{}), stderr: &tailBuffer{max: stderrTail}}

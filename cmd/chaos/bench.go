@@ -27,6 +27,8 @@ type benchOptions struct {
 	json    bool
 	// valueSizeSet is true when --value-size was given, not defaulted.
 	valueSizeSet bool
+	// stderr receives the SSH warnings.
+	stderr io.Writer
 }
 
 func newBenchCmd() *cobra.Command {
@@ -77,7 +79,9 @@ Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 }
 
 func runBench(cmd *cobra.Command, bo *benchOptions) error {
+	warnPasswordFlag(cmd)
 	bo.valueSizeSet = cmd.Flags().Changed("value-size")
+	bo.stderr = cmd.ErrOrStderr()
 	first, err := bo.options(bo.db)
 	if err != nil {
 		return err
@@ -140,8 +144,12 @@ func (bo *benchOptions) options(name string) (bench.Options, error) {
 	if err != nil {
 		return o, err
 	}
+	ssh, err := bo.hosts.sshConfig(bo.stderr)
+	if err != nil {
+		return o, err
+	}
 	o.System = name
-	o.Cluster = cluster.Options{Hosts: hosts, SSH: bo.hosts.sshConfig(), ReadConsistency: bo.reads,
+	o.Cluster = cluster.Options{Hosts: hosts, SSH: ssh, ReadConsistency: bo.reads,
 		NewDB: func(cfg db.Config) (db.DB, error) { return described.Open(name, cfg) }}
 	if name == bo.db {
 		o.Cluster.Binary = bo.binary

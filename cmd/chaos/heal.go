@@ -56,6 +56,7 @@ be reached or healed (one line each on stderr).`,
 }
 
 func runHeal(cmd *cobra.Command, o healOptions) error {
+	warnPasswordFlag(cmd)
 	hosts, err := o.validate()
 	if err != nil {
 		return err
@@ -68,7 +69,7 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	if err != nil {
 		return err
 	}
-	c, outcome, err := o.connect(ctx, d, nodes, hosts)
+	c, outcome, err := o.connect(ctx, cmd.ErrOrStderr(), d, nodes, hosts)
 	if err != nil {
 		return err
 	}
@@ -98,9 +99,9 @@ func (o healOptions) validate() ([]string, error) {
 
 // connect reaches the nodes' hosts, over SSH (hosts, in the nodes' order)
 // or locally (no hosts), and builds the cluster of those it reached. The
-// outcome holds the dial error of each node it could not reach. Its error
-// is a bad SSH configuration (254).
-func (o healOptions) connect(ctx context.Context, d db.DB, nodes []db.Node, hosts []string) (*nemesis.Cluster, map[string]error, error) {
+// outcome holds the dial error of each node it could not reach. SSH
+// warnings go to stderr. Its error is a bad SSH configuration (254).
+func (o healOptions) connect(ctx context.Context, stderr io.Writer, d db.DB, nodes []db.Node, hosts []string) (*nemesis.Cluster, map[string]error, error) {
 	remotes := make([]control.Remote, len(nodes))
 	errs := make([]error, len(nodes))
 	if len(hosts) == 0 {
@@ -108,7 +109,11 @@ func (o healOptions) connect(ctx context.Context, d db.DB, nodes []db.Node, host
 			remotes[i] = control.NewLocal(n.Name)
 		}
 	} else {
-		dialer, err := control.NewSSHDialer(o.sshConfig())
+		cfg, err := o.sshConfig(stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		dialer, err := control.NewSSHDialer(cfg)
 		if err != nil {
 			return nil, nil, usageErrorf("%v", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,8 @@ func TestHealBadArguments(t *testing.T) {
 
 // A host that cannot be reached is one line on stderr and exit 255.
 func TestHealUnreachableHost(t *testing.T) {
-	code, out, errOut := execute(t, "heal", "--nodes", "127.0.0.1:1", "--password", "x",
+	t.Setenv("CHAOS_SSH_PASSWORD", "x") // something to log in with
+	code, out, errOut := execute(t, "heal", "--nodes", "127.0.0.1:1",
 		"--strict-host-key-checking=false", "--timeout", "10s")
 	assert.Equal(t, exitSetup, code, errOut)
 	assert.Empty(t, out)
@@ -88,9 +90,10 @@ func TestHealFlagsParse(t *testing.T) {
 	require.Len(t, local, 5)
 	assert.Equal(t, db.Node{Name: "n5", Addr: "127.0.0.15"}, local[4])
 
-	cfg := hostFlags{user: "ops", keyFile: "/k", password: "pw", sshPort: 2222, knownHosts: "/kh"}.sshConfig()
+	cfg, err := hostFlags{user: "ops", keyFile: "/k", password: "pw", sshPort: 2222, knownHosts: "/kh"}.sshConfig(io.Discard)
+	require.NoError(t, err)
 	assert.Equal(t, control.SSHConfig{User: "ops", KeyFiles: []string{"/k"}, Password: "pw", Port: 2222, Agent: true,
-		InsecureIgnoreHostKey: true, KnownHosts: "/kh"}, cfg)
+		InsecureIgnoreHostKey: true, KnownHosts: "/kh", Warn: io.Discard}, cfg)
 }
 
 // Local mode shares this machine's clock: its heal never includes the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -10,17 +11,21 @@ import (
 	"github.com/spf13/pflag"
 
 	"chaos/control"
+	"chaos/secret"
 )
 
 // hostFlags are the flags that name the hosts and how to reach them over
-// SSH, shared by every command that acts on a cluster's hosts (run, heal).
+// SSH, shared by every command that acts on a cluster's hosts (run, heal,
+// bench, test-all).
 type hostFlags struct {
 	nodes, nodesFile string
 	user, keyFile    string
-	password         string
-	sshPort          int
-	strictHostKeys   bool
-	knownHosts       string
+	// password (--password, deprecated: other users see it in ps) and
+	// passwordFile (--password-file): sshPassword picks the password.
+	password, passwordFile string
+	sshPort                int
+	strictHostKeys         bool
+	knownHosts             string
 }
 
 // register declares the flags on f, with their defaults.
@@ -29,7 +34,8 @@ func (h *hostFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&h.nodesFile, "nodes-file", "", "file with one host per line (# comments and blank lines skipped)")
 	f.StringVar(&h.user, "username", "root", "SSH user (sudo is used when it is not root)")
 	f.StringVar(&h.keyFile, "ssh-private-key", "", "SSH private key file (default ~/.ssh/id_ed25519 and id_rsa; the SSH agent is tried too)")
-	f.StringVar(&h.password, "password", "", "SSH and sudo password")
+	f.StringVar(&h.passwordFile, secret.PasswordFileFlag, "", "file whose first line is the SSH and sudo password (or set $"+secret.PasswordEnv+")")
+	f.StringVar(&h.password, secret.PasswordFlag, "", "SSH and sudo password, visible to other users in ps: prefer --"+secret.PasswordFileFlag+" or $"+secret.PasswordEnv)
 	f.IntVar(&h.sshPort, "ssh-port", 22, "SSH port for hosts given without one")
 	f.BoolVar(&h.strictHostKeys, "strict-host-key-checking", true, "verify host keys against --known-hosts")
 	f.StringVar(&h.knownHosts, "known-hosts", "", "known_hosts file (default ~/.ssh/known_hosts)")
@@ -51,14 +57,20 @@ func (h hostFlags) hosts() ([]string, error) {
 // local reports whether the flags name no host: local mode.
 func (h hostFlags) local() bool { return h.nodes == "" && h.nodesFile == "" }
 
-// sshConfig is how to reach the hosts. The SSH agent is always tried.
-func (h hostFlags) sshConfig() control.SSHConfig {
-	cfg := control.SSHConfig{User: h.user, Port: h.sshPort, Password: h.password, Agent: true,
-		InsecureIgnoreHostKey: !h.strictHostKeys, KnownHosts: h.knownHosts}
+// sshConfig is how to reach the hosts, with the password of
+// sshPassword; warnings about the credentials (a key file others can read)
+// go to warn. The SSH agent is always tried. Errors are usage errors.
+func (h hostFlags) sshConfig(warn io.Writer) (control.SSHConfig, error) {
+	password, err := h.sshPassword()
+	if err != nil {
+		return control.SSHConfig{}, err
+	}
+	cfg := control.SSHConfig{User: h.user, Port: h.sshPort, Password: password, Agent: true,
+		InsecureIgnoreHostKey: !h.strictHostKeys, KnownHosts: h.knownHosts, Warn: warn}
 	if h.keyFile != "" {
 		cfg.KeyFiles = []string{h.keyFile}
 	}
-	return cfg
+	return cfg, nil
 }
 
 // readNodes returns the hosts of --nodes or --nodes-file (one per line;

@@ -16,6 +16,7 @@ import (
 	"chaos/campaign"
 	"chaos/checker"
 	"chaos/runreport"
+	"chaos/secret"
 	"chaos/testall"
 )
 
@@ -71,7 +72,9 @@ func verdictName(v checker.Validity) string {
 var notReplayed = []string{"test-count", "keep-going", "seed"}
 
 // replayArgs are the flags set on f, as a chaos run command line would
-// give them, in name order.
+// give them, in name order, with secret values redacted (secret.Args):
+// --password-file FILE stays, --password shows <redacted>, and a password
+// from the environment is not on the line.
 func replayArgs(f *pflag.FlagSet) []string {
 	var args []string
 	f.Visit(func(fl *pflag.Flag) {
@@ -86,7 +89,7 @@ func replayArgs(f *pflag.FlagSet) []string {
 			args = append(args, "--"+fl.Name, v)
 		}
 	})
-	return args
+	return secret.Args(args)
 }
 
 // replayCommand is the chaos run command line that replays one run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -97,16 +98,18 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.DurationVar(&o.Recovery, "recovery", 5*time.Second, "time the healed cluster gets before the final reads; the load runs at least this long after the final heal")
 }
 
-// options are the campaign options the flags give; errors are usage
-// errors.
-func (ro *runOptions) options() (campaign.Options, error) {
+// options are the campaign options the flags give, SSH warnings going to
+// stderr; errors are usage errors.
+func (ro *runOptions) options(stderr io.Writer) (campaign.Options, error) {
 	o := ro.o
 	o.Argv = os.Args
 	var err error
 	if o.Nodes, err = ro.hosts.hosts(); err != nil {
 		return o, err
 	}
-	o.SSH = ro.hosts.sshConfig()
+	if o.SSH, err = ro.hosts.sshConfig(stderr); err != nil {
+		return o, err
+	}
 	if ro.nemesis != "" {
 		o.Nemesis = strings.Split(ro.nemesis, ",")
 	}
@@ -114,7 +117,8 @@ func (ro *runOptions) options() (campaign.Options, error) {
 }
 
 func runRun(cmd *cobra.Command, ro *runOptions) error {
-	o, err := ro.options()
+	warnPasswordFlag(cmd)
+	o, err := ro.options(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,12 @@ func (b *buildFailure) Error() string { return "go build: " + b.out }
 // runChaos runs the built binary and returns its exit code and output.
 func runChaos(t *testing.T, timeout time.Duration, args ...string) (int, string, string) {
 	t.Helper()
+	return runChaosEnv(t, timeout, nil, args...)
+}
+
+// runChaosEnv is runChaos with the environment env (nil: this process's).
+func runChaosEnv(t *testing.T, timeout time.Duration, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	bin, err := chaosBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +48,7 @@ func runChaos(t *testing.T, timeout time.Duration, args ...string) (int, string,
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

@@ -60,6 +60,10 @@ Exit status, by priority: 255 a run crashed or the campaign was interrupted,
 }
 
 func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
+	warnPasswordFlag(cmd)
+	if _, err := to.hosts.sshPassword(); err != nil {
+		return err
+	}
 	if to.file == "" {
 		return usageErrorf("test-all: --campaign is required: give a campaign file such as campaigns/smoke.yaml")
 	}
@@ -77,7 +81,7 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 	}
 	plans := map[string]plannedTest{}
 	for _, t := range tests {
-		p, err := to.plan(cmd.Flags(), file.Path, t)
+		p, err := to.plan(cmd.Flags(), cmd.ErrOrStderr(), file.Path, t)
 		if err != nil {
 			return usageErrorf("test-all: %v", err)
 		}
@@ -105,8 +109,9 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 // plan turns test t of the campaign file at path into checked chaos run
 // options, through chaos run's own flags: test-all's host flags first,
 // then the file's options in order, then the store and, unless the file
-// names one, the test's name. Errors name the file and line.
-func (to *testAllOptions) plan(own *pflag.FlagSet, path string, t testall.Test) (plannedTest, error) {
+// names one, the test's name. SSH warnings go to stderr. Errors name the
+// file and line.
+func (to *testAllOptions) plan(own *pflag.FlagSet, stderr io.Writer, path string, t testall.Test) (plannedTest, error) {
 	ro := &runOptions{}
 	f := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	ro.register(f)
@@ -132,7 +137,7 @@ func (to *testAllOptions) plan(own *pflag.FlagSet, path string, t testall.Test) 
 			return plannedTest{}, err
 		}
 	}
-	o, err := ro.options()
+	o, err := ro.options(stderr)
 	if err == nil {
 		o.Argv = append([]string{"chaos", "run"}, replayArgs(f)...)
 		err = o.Validate()

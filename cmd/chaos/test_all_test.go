@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func TestShippedCampaignsAreValid(t *testing.T) {
 		require.NoError(t, err)
 		to := &testAllOptions{store: t.TempDir()}
 		for _, test := range file.Tests {
-			_, err := to.plan(pflag.NewFlagSet("test-all", pflag.ContinueOnError), path, test)
+			_, err := to.plan(pflag.NewFlagSet("test-all", pflag.ContinueOnError), io.Discard, path, test)
 			assert.NoError(t, err, "%s: %s", path, test.Name)
 		}
 	}
