@@ -219,9 +219,29 @@ func TestServedPagesRunNoPlantedScript(t *testing.T) {
 	assert.NotContains(t, tooltips, "&lt;", "escaped once, not twice")
 
 	watch.mu.Lock()
-	defer watch.mu.Unlock()
 	assert.Empty(t, watch.dialogs, "dialogs opened")
 	assert.Empty(t, watch.marked, "console calls of the planted script")
 	assert.Empty(t, watch.exception, "exceptions")
 	assert.Empty(t, watch.refusals, "the pages' policies refuse nothing of their own")
+	watch.mu.Unlock()
+
+	// The policy alone stops the payload too: a visualization whose own
+	// script inserts it as markup, as porcupine did before its input was
+	// escaped, runs none of it, and the listener hears the refusals.
+	js, err := json.Marshal(xssPayload)
+	require.NoError(t, err)
+	injected := filepath.Join(dir, "linearizable", "key-injected.html")
+	require.NoError(t, os.WriteFile(injected, []byte(`<!DOCTYPE html><body><div id="tip"></div>`+
+		`<script>document.getElementById("tip").innerHTML = `+string(js)+`</script></body>`), 0o644))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(run+"linearizable/key-injected.html"), chromedp.WaitReady("#tip img")))
+	assert.Eventually(t, func() bool {
+		watch.mu.Lock()
+		defer watch.mu.Unlock()
+		return len(watch.refusals) > 0
+	}, 10*time.Second, 50*time.Millisecond, "the policy refuses the inserted handler")
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	assert.Empty(t, watch.dialogs, "dialogs opened")
+	assert.Empty(t, watch.marked, "console calls of the planted script")
+	t.Logf("refused: %v", watch.refusals)
 }
