@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,47 @@ func TestVisualizationOfAFailingKey(t *testing.T) {
 	assert.NoFileExists(t, stale, "an earlier check's visualization is removed")
 	assert.FileExists(t, keep, "other files are left alone")
 	assert.NoFileExists(t, filepath.Join(dir, "key-k1.html"), "valid keys are not visualized")
+}
+
+// What porcupine's page writes as markup (an op's metadata, the states) is
+// HTML-escaped; what it writes as text (descriptions, annotations) is left
+// as it is, so that both show the history's own characters.
+func TestVisualizationEscapesWhatThePageTakesAsMarkup(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "linearizable")
+	h := load(t, "register/invalid-stale-read.jsonl")
+	for i := range h {
+		if h[i].Type == history.OK {
+			h[i].Node = `<img src=x onerror=alert(1)>`
+		}
+		if h[i].F == "start-partition" {
+			h[i].Value = []byte(`{"<b>n1</b>":["n2"]}`)
+		}
+	}
+	valid, _ := checkLinearizable(t, h, LinearizableOptions{VisualizationDir: dir})
+	require.Equal(t, Invalid, valid)
+	page, err := os.ReadFile(filepath.Join(dir, "key-k3.html"))
+	require.NoError(t, err)
+	_, data, found := strings.Cut(string(page), "const data = ")
+	require.True(t, found, "porcupine's page holds its data")
+	data, _, _ = strings.Cut(data, "\n")
+	var got struct {
+		Partitions []struct {
+			History []struct{ Description, Metadata string }
+		}
+		Annotations []struct{ Description, Details string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(data), &got))
+	require.NotEmpty(t, got.Partitions)
+	var metadata []string
+	for _, op := range got.Partitions[0].History {
+		metadata = append(metadata, op.Metadata)
+		assert.NotContains(t, op.Description, "&", "descriptions are text")
+	}
+	assert.Contains(t, metadata, "process 2, history index 7, node &lt;img src=x onerror=alert(1)&gt;")
+	require.NotEmpty(t, got.Annotations)
+	assert.Equal(t, `start-partition {"<b>n1</b>":["n2"]}, until stop-partition null`, got.Annotations[0].Details,
+		"annotations are text")
+	assert.NotContains(t, string(page), "<img", "the data escapes <, so nothing in it ends the page's script")
 }
 
 func TestVisualizationFileNames(t *testing.T) {

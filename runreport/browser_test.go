@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,22 +15,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// chromium finds Debian's chromium (test.sh installs it). Without it the
-// test is skipped, or fails under CI, which must run it.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is missing: apt-get install -y chromium (test.sh does)")
-	}
-	t.Skip("chromium is missing: apt-get install -y chromium")
-	return ""
-}
+	"chaos/testbed/bedtest"
+)
 
 // artifactDir is where tests leave files for a person to look at:
 // $CHAOS_ARTIFACTS, else chaos-artifacts in the temporary directory.
@@ -130,7 +116,7 @@ const domScript = `(() => {
 // fault bands labelled in words, the node timeline and the tables; a
 // screenshot is left as an artifact.
 func TestReportRendersInChromium(t *testing.T) {
-	exe := chromium(t)
+	exe := bedtest.Chromium(t)
 	dir := copyRun(t, "testdata/run")
 	require.NoError(t, Write(dir))
 

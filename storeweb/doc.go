@@ -14,4 +14,11 @@
 // ever served: paths are checked element by element (no "..", no empty
 // element), and every file is opened through an os.Root, which refuses
 // symlinks that leave the store.
+//
+// Values of a history are hostile markup until escaped, and a node may
+// leave files of any name in a run directory: every response says nosniff
+// and carries a Content-Security-Policy that loads nothing and runs no
+// script but a page's own, by hash (policy); only the pages chaos writes,
+// at the places it writes them, are sent as HTML, and a file that is not
+// known text or JSON is a download (fileKind).
 package storeweb

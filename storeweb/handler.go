@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"strings"
 )
 
 //go:embed templates/*.html
@@ -22,7 +21,9 @@ type handler struct {
 }
 
 // NewHandler serves s as web pages (the routes are in the package doc).
-// It answers GET (and HEAD) only.
+// It answers GET (and HEAD) only. Every response says nosniff and carries
+// a Content-Security-Policy that allows only what the page needs (see
+// policy and fileKind).
 func NewHandler(s *Store) http.Handler {
 	h := &handler{store: s,
 		pages: template.Must(template.New("").Funcs(templateFuncs()).ParseFS(templateFiles, "templates/*.html"))}
@@ -33,7 +34,7 @@ func NewHandler(s *Store) http.Handler {
 	mux.HandleFunc("GET /zip/{name}/{time}", h.zip)
 	mux.HandleFunc("GET /campaigns/{campaign}/{time}/{$}", h.campaign)
 	mux.HandleFunc("GET /campaigns/{campaign}/{time}/{file...}", h.campaignFile)
-	return mux
+	return secured(mux)
 }
 
 // index lists the runs that pass the query's filter, and the campaigns.
@@ -79,7 +80,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 // redirects to the run's page.
 func (h *handler) runFile(w http.ResponseWriter, r *http.Request) {
 	name, t := r.PathValue("name"), r.PathValue("time")
-	h.serveFile(w, r, []string{name, t}, r.PathValue("file"), Run{Name: name, Time: t}.Href())
+	h.serveFile(w, r, []string{name, t}, r.PathValue("file"), Run{Name: name, Time: t}.Href(), true)
 }
 
 // zip sends the run directory as a .zip named <name>-<time>.zip.
@@ -100,14 +101,7 @@ func (h *handler) zip(w http.ResponseWriter, r *http.Request) {
 
 // zipName is the download's file name: the run's path with "-" for "/",
 // and nothing a header or a file system would mind.
-func zipName(r Run) string {
-	return strings.Map(func(c rune) rune {
-		if c < ' ' || c == '"' || c == '\\' || c == '/' || c > '~' {
-			return '_'
-		}
-		return c
-	}, r.Name+"-"+r.Time) + ".zip"
-}
+func zipName(r Run) string { return headerSafe(r.Name+"-"+r.Time) + ".zip" }
 
 // campaign shows a campaign's table, linking to its runs.
 func (h *handler) campaign(w http.ResponseWriter, r *http.Request) {
@@ -129,12 +123,13 @@ func (h *handler) campaign(w http.ResponseWriter, r *http.Request) {
 // campaignFile serves a file of a campaign directory as it is.
 func (h *handler) campaignFile(w http.ResponseWriter, r *http.Request) {
 	name, t := r.PathValue("campaign"), r.PathValue("time")
-	h.serveFile(w, r, []string{campaignsDir, name, t}, r.PathValue("file"), Campaign{Name: name, Time: t}.Href())
+	h.serveFile(w, r, []string{campaignsDir, name, t}, r.PathValue("file"), Campaign{Name: name, Time: t}.Href(), false)
 }
 
 // serveFile serves the store file dir/rest, dir's elements being single
-// names. A directory redirects to page.
-func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir []string, rest, page string) {
+// names, as its kind says; run says dir is a run directory, not a
+// campaign's. A directory redirects to page.
+func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir []string, rest, page string, run bool) {
 	rel, err := join(dir, rest)
 	if err != nil {
 		h.fail(w, err, 0)
@@ -155,20 +150,7 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir []string
 		http.Redirect(w, r, page, http.StatusFound)
 		return
 	}
-	if ct := plainText(rel); ct != "" {
-		w.Header().Set("Content-Type", ct)
-	}
-	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
-}
-
-// plainText is the content type of the store's text files that browsers
-// would otherwise download instead of showing, or "".
-func plainText(rel string) string {
-	switch path.Ext(rel) {
-	case ".jsonl", ".log", ".txt":
-		return "text/plain; charset=utf-8"
-	}
-	return ""
+	sendFile(w, r, f, st, kindOf(rest, run), run)
 }
 
 // render executes the page template name with data, so that a template
@@ -179,8 +161,16 @@ func (h *handler) render(w http.ResponseWriter, name string, data any) {
 		http.Error(w, "template "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
+	setPolicy(w, ownPagePolicy(name, b.Bytes()))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	b.WriteTo(w)
+}
+
+// ownPagePolicy is the policy of the server's page doc, rendered from the
+// template name: the layout's <style> by hash, the filter's form on the
+// listing, the report's frame on a run's page; no script.
+func ownPagePolicy(name string, doc []byte) policy {
+	return policy{styles: inlineHashes(doc, "style"), form: name == "index", frames: name == "run"}
 }
 
 // fail answers with a page saying err in one line. Status 0 means: from
@@ -201,6 +191,7 @@ func (h *handler) fail(w http.ResponseWriter, err error, status int) {
 		http.Error(w, err.Error(), status)
 		return
 	}
+	setPolicy(w, ownPagePolicy("error", b.Bytes()))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	b.WriteTo(w)

@@ -36,7 +36,10 @@ chaos test-all with their tables, linking to their runs. A run whose
 results.json is missing or corrupt is listed as broken, with the reason.
 
 Every page reads the store afresh. Nothing outside the store is served: no
-".." and no symlink leading out of it. It serves until SIGINT or SIGTERM.
+".." and no symlink leading out of it. Every response says nosniff and has a
+Content-Security-Policy that loads nothing and runs no script but a page's
+own; a run file that is not text, JSON, report.html or a visualization is a
+download. It serves until SIGINT or SIGTERM.
 
 Exit status: 0 stopped by SIGINT or SIGTERM; 254 a store that does not exist or
 a bad --addr; 255 the address cannot be listened on.`,

@@ -1,8 +1,8 @@
-// Package bedtest holds what the end-to-end tests of other packages share
-// when they run on a testbed: the check that this machine can host one, a
-// testbed that is torn down when the test ends, and a chaos binary to deploy
-// on its hosts. Like net/http/httptest it is meant for tests only: import it
-// from _test.go files, never from the product.
+// Package bedtest holds what the end-to-end tests of other packages share:
+// the check that this machine can host a testbed, a testbed that is torn
+// down when the test ends, a chaos binary to deploy on its hosts, and the
+// Chromium that renders pages. Like net/http/httptest it is meant for tests
+// only: import it from _test.go files, never from the product.
 package bedtest
 
 import (
