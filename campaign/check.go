@@ -17,6 +17,9 @@ type CheckOptions struct {
 	Workload string
 	// CheckerTimeout bounds the linearizability search (0: no bound).
 	CheckerTimeout time.Duration
+	// Checker is the linearizability algorithm (checker.AlgorithmAuto or
+	// checker.AlgorithmSearch; empty: auto).
+	Checker string
 	// Recovery bounds the cluster's recovery after the final heal for the
 	// availability check; 0 takes the run's test.json, and without one the
 	// checker's default.
@@ -71,7 +74,8 @@ type checking struct {
 // newChecking starts a check of the history of the run in dir.
 func newChecking(dir string, o CheckOptions) *checking {
 	return &checking{o: o, checks: checker.NewChecks(checker.Options{Workload: o.Workload,
-		Linearizable: checker.LinearizableOptions{Timeout: o.CheckerTimeout, VisualizationDir: filepath.Join(dir, "linearizable")}})}
+		Linearizable: checker.LinearizableOptions{Timeout: o.CheckerTimeout, Algorithm: o.Checker,
+			VisualizationDir: filepath.Join(dir, "linearizable")}})}
 }
 
 func (c *checking) add(op *history.Op) error {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"chaos/checker"
 	"chaos/cluster"
 	"chaos/control"
 	"chaos/db/described"
@@ -54,6 +55,10 @@ type Options struct {
 	LeaveDBRunning  bool
 	Bugs            []string
 	CheckerTimeout  time.Duration
+	// Checker is the linearizability algorithm: checker.AlgorithmAuto
+	// (write order where values are unique) or checker.AlgorithmSearch
+	// (porcupine for every key); empty means auto.
+	Checker string
 	// Binary is the chaos (or etcd) binary to deploy; empty: this executable
 	// (chaos-node) or the hosts' own etcd.
 	Binary string
@@ -107,6 +112,8 @@ func (o *Options) Validate() error {
 		return usagef("--nemesis-interval %v: want a positive duration such as 10s", o.NemesisInterval)
 	case o.CheckerTimeout < 0:
 		return usagef("--checker-timeout %v: want a positive duration, or 0 for no bound", o.CheckerTimeout)
+	case !checker.KnownAlgorithm(o.Checker):
+		return usagef("--checker %q: want %s or %s", o.Checker, checker.AlgorithmAuto, checker.AlgorithmSearch)
 	case o.Store == "":
 		return usagef("--store is empty: give a directory such as ./store")
 	case o.DB == "etcd" && len(o.Nodes) == 0:

@@ -35,6 +35,7 @@ type TestRecord struct {
 	NemesisIntervalS float64  `json:"nemesis_interval_s"`
 	Bugs             []string `json:"bugs"`
 	CheckerTimeoutS  float64  `json:"checker_timeout_s"`
+	Checker          string   `json:"checker,omitempty"`
 	LeaveDBRunning   bool     `json:"leave_db_running"`
 	RecoveryS        float64  `json:"recovery_s"`
 }

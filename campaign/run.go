@@ -123,7 +123,7 @@ func (r *run) writeTestJSON() error {
 		DB: o.DB, Workload: o.Workload, Keys: o.Keys, ReadConsistency: o.ReadConsistency, Concurrency: o.Concurrency,
 		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,
 		NemesisIntervalS: o.NemesisInterval.Seconds(), Bugs: o.Bugs,
-		CheckerTimeoutS: o.CheckerTimeout.Seconds(), LeaveDBRunning: o.LeaveDBRunning,
+		CheckerTimeoutS: o.CheckerTimeout.Seconds(), Checker: o.Checker, LeaveDBRunning: o.LeaveDBRunning,
 		RecoveryS: o.Recovery.Seconds(),
 	})
 }

@@ -1,6 +1,9 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Finder is implemented by the details of checks outside this package,
 // so Findings can describe them too.
@@ -16,7 +19,11 @@ func Findings(details any) []string {
 	case Finder:
 		return d.Findings()
 	case *LinearizableDetails:
-		lines = append(lines, fmt.Sprintf("%d keys, %d operations searched in %.1f s", d.Partitions, d.Searched, d.DurationS))
+		lines = append(lines, fmt.Sprintf("%d keys (%d decided by the order of writes, %d by search), %d operations, checked in %.1f s",
+			d.Partitions, d.DecidedBy[AlgorithmWriteOrder], d.DecidedBy[AlgorithmSearch], d.Searched, d.DurationS))
+		if n := len(d.NotUnique); n > 0 {
+			lines = append(lines, fmt.Sprintf("%d keys were searched because some value was written twice: %s", n, listSome(d.NotUnique, 5)))
+		}
 		for _, f := range d.Failures {
 			lines = append(lines, f.Explanation)
 			if f.Visualization != "" {
@@ -44,4 +51,12 @@ func Findings(details any) []string {
 		}
 	}
 	return lines
+}
+
+// listSome joins the first n of items, saying how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // TestWriteMillionOpHistory writes the 1M-operation history of
-// BenchmarkCheckLinearizable1M to $CHAOS_WRITE_1M, for measuring
-// `chaos check` on it (wall time, peak memory):
+// BenchmarkCheckLinearizable1M to $CHAOS_WRITE_1M (that of
+// BenchmarkCheckLinearizableHotKey1M with CHAOS_WRITE_1M_HOT=1), for
+// measuring `chaos check` on it (wall time, peak memory):
 //
 //	CHAOS_WRITE_1M=/tmp/h1m.jsonl go test ./checker -run TestWriteMillionOpHistory
 //	/usr/bin/time -v chaos check /tmp/h1m.jsonl
@@ -17,20 +18,25 @@ func TestWriteMillionOpHistory(t *testing.T) {
 	if path == "" {
 		t.Skip("set CHAOS_WRITE_1M to a path to write the history")
 	}
-	if err := writeMillionOps(path); err != nil {
+	cfg := millionOps()
+	if os.Getenv("CHAOS_WRITE_1M_HOT") != "" {
+		cfg = hotKeyOps()
+	}
+	if err := writeHistory(path, cfg); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// writeMillionOps writes the history of millionOps to path as history.jsonl.
-func writeMillionOps(path string) error {
+// writeHistory writes the simulated history of cfg to path as
+// history.jsonl.
+func writeHistory(path string, cfg simConfig) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
-	for _, op := range simulate(millionOps()) {
+	for _, op := range simulate(cfg) {
 		line, err := op.MarshalJSON()
 		if err != nil {
 			return err

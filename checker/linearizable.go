@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -51,6 +52,10 @@ type LinearizableOptions struct {
 // AlgorithmAuto is LinearizableOptions.Algorithm's default: write order
 // where a key's values are unique, search elsewhere.
 const AlgorithmAuto = "auto"
+
+// KnownAlgorithm reports whether a is a LinearizableOptions.Algorithm: auto,
+// search, or empty (auto).
+func KnownAlgorithm(a string) bool { return a == "" || a == AlgorithmAuto || a == AlgorithmSearch }
 
 // LinearizableDetails is what Linearizable reports beside its verdict.
 type LinearizableDetails struct {
@@ -129,12 +134,8 @@ func linearizable(ctx context.Context, rh *registerHistory, opts LinearizableOpt
 		now = time.Now
 	}
 	start := now()
-	algorithm := opts.Algorithm
-	switch algorithm {
-	case "":
-		algorithm = AlgorithmAuto
-	case AlgorithmAuto, AlgorithmSearch:
-	default:
+	algorithm := cmp.Or(opts.Algorithm, AlgorithmAuto)
+	if !KnownAlgorithm(algorithm) {
 		return Result{}, fmt.Errorf("linearizable: algorithm %q: want %s or %s", algorithm, AlgorithmAuto, AlgorithmSearch)
 	}
 	d := &LinearizableDetails{Algorithm: algorithm, DecidedBy: map[string]int{}, Operations: rh.operations,

@@ -149,8 +149,12 @@ type woCluster struct {
 }
 
 // see adds op, which wrote or observed c's value.
+//
+// On equal returns, an op that completed is preferred to one of unknown
+// outcome whose deadline prepare tightened to that return: the completed
+// one is why.
 func (c *woCluster) see(op *regOp) {
-	if c.fOp == nil || op.deadline < c.f {
+	if c.fOp == nil || op.deadline < c.f || op.deadline == c.f && c.fOp.info && !op.info {
 		c.f, c.fOp = op.deadline, op
 	}
 	if c.sOp == nil || op.call > c.s {

@@ -89,7 +89,8 @@ func saw(op *regOp) string {
 func ended(op *regOp) string {
 	switch {
 	case op.info:
-		return fmt.Sprintf("%s had taken effect by %s", op.who(), seconds(op.deadline))
+		v, _ := op.writes()
+		return fmt.Sprintf("%s had taken effect by %s (%d was observed by then)", op.who(), seconds(op.deadline), v)
 	case op.kind == regWrite:
 		return fmt.Sprintf("%s was acknowledged at %s", op.who(), seconds(op.ret))
 	}

@@ -21,9 +21,14 @@ import (
 
 // checkOptions are the flags of `chaos check`.
 type checkOptions struct {
-	timeout  time.Duration
-	workload string
+	timeout   time.Duration
+	workload  string
+	algorithm string
 }
+
+// checkerFlagUsage is the help of --checker, for run and check.
+const checkerFlagUsage = "linearizability algorithm: auto (a key whose written values are unique is decided by the order of its writes, " +
+	"in O(n log n); other keys are searched) or search (porcupine's search for every key, within --checker-timeout)"
 
 func newCheckCmd() *cobra.Command {
 	var o checkOptions
@@ -48,6 +53,7 @@ visualization or report.html could not be written.`,
 		"bound on the linearizability search; keys it does not decide are unknown (0: no bound)")
 	cmd.Flags().StringVar(&o.workload, "workload", "",
 		"register or set (default: detect from the ops' f values)")
+	cmd.Flags().StringVar(&o.algorithm, "checker", checker.AlgorithmAuto, checkerFlagUsage)
 	return cmd
 }
 
@@ -58,6 +64,9 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	if o.workload != "" && o.workload != checker.WorkloadRegister && o.workload != checker.WorkloadSet {
 		return usageErrorf("--workload %q: want %s or %s, or leave it out to detect", o.workload, checker.WorkloadRegister, checker.WorkloadSet)
 	}
+	if !checker.KnownAlgorithm(o.algorithm) {
+		return usageErrorf("--checker %q: want %s or %s", o.algorithm, checker.AlgorithmAuto, checker.AlgorithmSearch)
+	}
 	historyPath, err := locateHistory(path)
 	if err != nil {
 		return err
@@ -65,7 +74,8 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	dir := filepath.Dir(historyPath)
-	report, warnings, err := campaign.CheckFile(ctx, historyPath, campaign.CheckOptions{Workload: o.workload, CheckerTimeout: o.timeout})
+	report, warnings, err := campaign.CheckFile(ctx, historyPath, campaign.CheckOptions{Workload: o.workload,
+		CheckerTimeout: o.timeout, Checker: o.algorithm})
 	for _, w := range warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "chaos: warning: %s:%d: %s\n", historyPath, w.Line, w.Msg)
 	}

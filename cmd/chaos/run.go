@@ -93,6 +93,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.LeaveDBRunning, "leave-db-running", false, "don't tear down at the end")
 	f.StringArrayVar(&o.Bugs, "bug", nil, "start chaos-node with a planted bug (repeatable)")
 	f.DurationVar(&o.CheckerTimeout, "checker-timeout", 60*time.Second, "bound on the linearizability search")
+	f.StringVar(&o.Checker, "checker", checker.AlgorithmAuto, checkerFlagUsage)
 	f.StringVar(&o.Binary, "binary", "", "binary to deploy (default: this chaos binary, or the hosts' etcd)")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout; past it the op is recorded as info")
 	f.DurationVar(&o.Recovery, "recovery", 5*time.Second, "time the healed cluster gets before the final reads; the load runs at least this long after the final heal")

@@ -113,12 +113,13 @@ func loadResults(t *testing.T, run string) map[string]any {
 }
 
 // Local mode against a correct chaos-node, with every fault the
-// environment allows: valid, and the store is complete.
+// environment allows and 100 clients: valid (the write order decides every
+// key, however concurrent), and the store is complete.
 func TestRunLocalModeIsValid(t *testing.T) {
 	skipE2E(t)
 	store := t.TempDir()
 	code, out, errOut := runChaos(t, 3*time.Minute, "run", "--time-limit", "20s", "--nemesis-interval", "3s",
-		"--store", store, "--seed", "7")
+		"--concurrency", "100", "--store", store, "--seed", "7")
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -126,25 +127,38 @@ func TestRunLocalModeIsValid(t *testing.T) {
 		t.Errorf("summary lacks the verdict or the report path:\n%s", out)
 	}
 	run := requireStoreLayout(t, store)
-	if r := loadResults(t, run); r["valid"] != true || r["seed"] != 7.0 {
+	r := loadResults(t, run)
+	if r["valid"] != true || r["seed"] != 7.0 {
 		t.Errorf("results.json: valid=%v seed=%v", r["valid"], r["seed"])
+	}
+	requireDecidedByWriteOrder(t, r)
+}
+
+// requireDecidedByWriteOrder checks that the write order decided every key
+// of the linearizable check in results r.
+func requireDecidedByWriteOrder(t *testing.T, r map[string]any) {
+	t.Helper()
+	lin, _ := r["checks"].(map[string]any)["linearizable"].(map[string]any)
+	decided, _ := lin["decided_by"].(map[string]any)
+	if lin == nil || decided["write-order"] != lin["partitions"] || decided["search"] != nil {
+		t.Errorf("linearizable: decided_by %v for %v keys, want every key by write-order", lin["decided_by"], lin["partitions"])
 	}
 }
 
-// A planted stale-read bug under partitions is found, and the summary
-// names the anomaly.
+// A planted stale-read bug under partitions is found at 100 clients, and
+// the summary names the anomaly.
 func TestRunFindsStaleReads(t *testing.T) {
 	skipE2E(t)
 	store := t.TempDir()
 	code, out, errOut := runChaos(t, 3*time.Minute, "run", "--time-limit", "20s", "--bug", "stale-read",
-		"--nemesis", "partition", "--nemesis-interval", "2s", "--store", store, "--seed", "3")
+		"--nemesis", "partition", "--nemesis-interval", "2s", "--concurrency", "100", "--store", store, "--seed", "3")
 	if code != exitInvalid {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	if !strings.Contains(out, "linearizable: false") || !strings.Contains(out, "key k") {
 		t.Errorf("summary does not name the anomaly:\n%s", out)
 	}
-	requireStoreLayout(t, store)
+	requireDecidedByWriteOrder(t, loadResults(t, requireStoreLayout(t, store)))
 }
 
 // Interrupting a run mid-partition heals, still checks and reports, and
