@@ -174,6 +174,28 @@ func netemHealCmds(show string) ([]string, error) {
 	return cmds, err
 }
 
+// netemLeftovers names chaos's root qdiscs on r's host ("tc root qdisc
+// c4a5: on eth0"); none on a host without tc. It changes nothing.
+func netemLeftovers(ctx context.Context, r control.Remote) ([]string, error) {
+	const show = "tc qdisc show"
+	res, err := r.Run(ctx, show)
+	if err != nil {
+		return nil, fmt.Errorf("list tc: %w", err)
+	}
+	if res.ExitCode == 127 {
+		return nil, nil
+	}
+	if err := res.Err(r.Host(), show); err != nil {
+		return nil, fmt.Errorf("list tc: %w", err)
+	}
+	devs, err := netemRoots(string(res.Stdout))
+	found := make([]string, len(devs))
+	for i, dev := range devs {
+		found[i] = fmt.Sprintf("tc root qdisc %s on %s", netemRoot, dev)
+	}
+	return found, err
+}
+
 // netemHeal removes chaos's root qdisc, and with it its classes, leaves
 // and filters, from every interface of r's host. A host without tc has
 // none.
