@@ -89,6 +89,9 @@ type run struct {
 	faults  []nemesis.Fault
 	started time.Time
 	leaders leaderLog // who led during the load, sampled by the progress poller
+	// leftovers is the setup's heal op, when it found what an earlier
+	// run left (see healLeftovers); the zero Op otherwise.
+	leftovers nemesis.Op
 }
 
 func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, error) {
@@ -128,8 +131,10 @@ func (r *run) writeTestJSON() error {
 	})
 }
 
-// execute runs the phases. Setup failures return ErrSetup before any fault
-// is injected; from the load phase on, the run always heals, tears down,
+// execute runs the phases. Setup first removes what an earlier run left on
+// the hosts (healLeftovers; its heal op becomes the history's first line),
+// then deploys. Setup failures return ErrSetup before any fault is
+// injected; from the load phase on, the run always heals, tears down,
 // pulls logs and checks what was recorded.
 func (r *run) execute(ctx context.Context) (Result, error) {
 	setupCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -148,6 +153,9 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	r.log.Info("setting up", "db", r.o.DB, "nodes", len(cl.Nodes))
+	if err := r.healLeftovers(setupCtx); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
 	if err := cl.Setup(setupCtx); err != nil {
 		r.teardown()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -157,6 +165,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		r.teardown()
 		return Result{}, err
 	}
+	r.recordLeftovers()
 	interrupted := r.loadPhase(ctx, load, faults)
 	if r.env.Hard.Err() != nil {
 		r.teardown()
