@@ -120,6 +120,10 @@ func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, erro
 
 func (r *run) writeTestJSON() error {
 	o := r.o
+	var ssh *SSHRecord
+	if len(o.Nodes) > 0 {
+		ssh = sshRecord(o.SSH)
+	}
 	return r.rd.writeJSON("test.json", TestRecord{
 		Name: o.Name, Seed: r.seed, Argv: secret.Args(o.Argv), Version: r.env.Version,
 		Started: r.started.UTC().Format(time.RFC3339Nano), Nodes: o.Nodes, Local: len(o.Nodes) == 0,
@@ -127,7 +131,7 @@ func (r *run) writeTestJSON() error {
 		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,
 		NemesisIntervalS: o.NemesisInterval.Seconds(), Bugs: o.Bugs,
 		CheckerTimeoutS: o.CheckerTimeout.Seconds(), Checker: o.Checker, LeaveDBRunning: o.LeaveDBRunning,
-		RecoveryS: o.Recovery.Seconds(),
+		RecoveryS: o.Recovery.Seconds(), SSH: ssh,
 	})
 }
 
