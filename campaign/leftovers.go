@@ -15,7 +15,7 @@ import (
 // that cannot be checked or healed fails the setup: a run on top of an
 // earlier run's faults would judge the system by them.
 func (r *run) healLeftovers(ctx context.Context) error {
-	op, err := nemesis.HealLeftovers(ctx, r.nemesisCluster())
+	op, err := nemesis.HealLeftovers(ctx, r.nemesisCluster(), r.cl.Local)
 	if op.F != "" {
 		r.leftovers = op
 		r.log.Warn("setup: removed what an earlier run left", "value", op.Value)

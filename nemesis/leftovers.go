@@ -48,29 +48,40 @@ type leftoverFinder interface {
 // fault live in them: with the processes gone there is none, and the hooks
 // are not asked.
 //
-// Nodes are handled one at a time, because nodes may share a host (local
-// mode): what one node's heal removed, the next does not find again.
+// sharedHost says that the nodes share one host (local mode): they are
+// then handled one at a time, so that what one node's heal removed the
+// next does not find again, nor race to remove. Otherwise every node is
+// handled at once, each with faults of its own (a Fault serializes its
+// calls): a heal costs a few SSH commands per node.
 //
 // The Op is a heal op whose value is a LeftoversValue, or the zero Op when
 // nothing was found. The error joins those of the nodes that could not be
-// checked or healed; the Op still names what was found.
-func HealLeftovers(ctx context.Context, c *Cluster) (Op, error) {
-	faults := HealFaults(c.SharedClock)
-	found := map[string][]string{}
-	var errs []error
-	for _, n := range c.Nodes {
-		what, err := healNodeLeftovers(ctx, c, n, faults)
-		if len(what) > 0 {
-			found[n.Name] = what
+// checked or healed, in the nodes' order; the Op still names what was
+// found.
+func HealLeftovers(ctx context.Context, c *Cluster, sharedHost bool) (Op, error) {
+	heal := func(n db.Node) ([]string, error) { return healNodeLeftovers(ctx, c, n, HealFaults(c.SharedClock)) }
+	var found [][]string
+	var err error
+	if sharedHost {
+		errs := make([]error, len(c.Nodes))
+		found = make([][]string, len(c.Nodes))
+		for i, n := range c.Nodes {
+			found[i], errs[i] = heal(n)
 		}
-		if err != nil {
-			errs = append(errs, err)
+		err = errors.Join(errs...)
+	} else {
+		found, err = mapNodes(c.Nodes, heal)
+	}
+	v := LeftoversValue{Leftovers: map[string][]string{}}
+	for i, n := range c.Nodes {
+		if len(found[i]) > 0 {
+			v.Leftovers[n.Name] = found[i]
 		}
 	}
-	if len(found) == 0 {
-		return Op{}, errors.Join(errs...)
+	if len(v.Leftovers) == 0 {
+		return Op{}, err
 	}
-	return Op{F: history.FHeal, Value: LeftoversValue{Leftovers: found}}, errors.Join(errs...)
+	return Op{F: history.FHeal, Value: v}, err
 }
 
 // healNodeLeftovers finds what is left on n's host, then stops n's

@@ -85,7 +85,7 @@ func TestHealLeftoversAfterACrash(t *testing.T) {
 	d := &leftoverDB{procs: map[string]db.Process{"n2": {Pid: 4242, Stopped: true}, "n3": {Pid: 4343}}}
 	c.DB = d
 
-	op, err := HealLeftovers(context.Background(), c)
+	op, err := HealLeftovers(context.Background(), c, true)
 	require.NoError(t, err)
 	b, err := json.Marshal(map[string]any{"f": op.F, "value": op.Value})
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestHealLeftoversAfterACrash(t *testing.T) {
 	assert.NotContains(t, log.take(), "hook", "no hook asked")
 
 	// A second setup finds nothing, and records nothing.
-	op, err = HealLeftovers(context.Background(), c)
+	op, err = HealLeftovers(context.Background(), c, true)
 	require.NoError(t, err)
 	assert.Equal(t, Op{}, op)
 }
@@ -130,7 +130,7 @@ func TestHealLeftoversSystemClock(t *testing.T) {
 			return control.Result{}, false
 		}
 	}
-	op, err := HealLeftovers(context.Background(), c)
+	op, err := HealLeftovers(context.Background(), c, false)
 	require.NoError(t, err)
 	assert.Equal(t, LeftoversValue{Leftovers: map[string][]string{"n2": {"system clock set by chaos, NTP off (stopped: chrony)"}}}, op.Value)
 	out := log.take()
@@ -150,7 +150,7 @@ func TestHealLeftoversGoesPastAFailure(t *testing.T) {
 	c.Remotes["n2"] = crashed.remote("n2")
 	c.DB = &leftoverDB{}
 	c.SharedClock = true
-	op, err := HealLeftovers(context.Background(), c)
+	op, err := HealLeftovers(context.Background(), c, false)
 	require.ErrorContains(t, err, "n1: partition: list iptables: n1: `iptables -w -S` exited 1: canned failure")
 	require.ErrorContains(t, err, "n1: packet: list iptables: ")
 	require.ErrorContains(t, err, "heal partition: n1: partition: heal CHAOS-PARTITION, CHAOS-TARGET: ", "n1 was healed all the same")
@@ -169,7 +169,7 @@ func TestHealLeftoversWithoutProcesses(t *testing.T) {
 	c.HookAddrs = newNetHooks(t, log, c.Nodes).addrs()
 	c.DB = noProcessDB{}
 	c.SharedClock = true
-	op, err := HealLeftovers(context.Background(), c)
+	op, err := HealLeftovers(context.Background(), c, false)
 	require.NoError(t, err)
 	assert.Equal(t, Op{}, op)
 	assert.Contains(t, log.take(), "n1: hook DELETE /faults/partition")
