@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"chaos/db"
 	"chaos/history"
@@ -48,30 +49,29 @@ type leftoverFinder interface {
 // fault live in them: with the processes gone there is none, and the hooks
 // are not asked.
 //
-// sharedHost says that the nodes share one host (local mode): they are
-// then handled one at a time, so that what one node's heal removed the
-// next does not find again, nor race to remove. Otherwise every node is
-// handled at once, each with faults of its own (a Fault serializes its
-// calls): a heal costs a few SSH commands per node.
+// sharedHost says that the nodes share one host (local mode). Nodes on one
+// host, as sharedHost or their addresses say, are handled one at a time,
+// so that what one node's heal removed the next does not find again, nor
+// race to remove; nodes on different hosts are handled at once, each with
+// faults of its own (a Fault serializes its calls): a heal costs a few
+// SSH commands per node.
 //
 // The Op is a heal op whose value is a LeftoversValue, or the zero Op when
 // nothing was found. The error joins those of the nodes that could not be
 // checked or healed, in the nodes' order; the Op still names what was
 // found.
 func HealLeftovers(ctx context.Context, c *Cluster, sharedHost bool) (Op, error) {
-	heal := func(n db.Node) ([]string, error) { return healNodeLeftovers(ctx, c, n, HealFaults(c.SharedClock)) }
-	var found [][]string
-	var err error
-	if sharedHost {
-		errs := make([]error, len(c.Nodes))
-		found = make([][]string, len(c.Nodes))
-		for i, n := range c.Nodes {
-			found[i], errs[i] = heal(n)
-		}
-		err = errors.Join(errs...)
-	} else {
-		found, err = mapNodes(c.Nodes, heal)
+	found := make([][]string, len(c.Nodes))
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
+	for _, group := range hostGroups(c.Nodes, sharedHost) {
+		wg.Go(func() {
+			for _, i := range group {
+				found[i], errs[i] = healNodeLeftovers(ctx, c, c.Nodes[i], HealFaults(c.SharedClock))
+			}
+		})
 	}
+	wg.Wait()
 	v := LeftoversValue{Leftovers: map[string][]string{}}
 	for i, n := range c.Nodes {
 		if len(found[i]) > 0 {
@@ -79,9 +79,30 @@ func HealLeftovers(ctx context.Context, c *Cluster, sharedHost bool) (Op, error)
 		}
 	}
 	if len(v.Leftovers) == 0 {
-		return Op{}, err
+		return Op{}, errors.Join(errs...)
 	}
-	return Op{F: history.FHeal, Value: v}, err
+	return Op{F: history.FHeal, Value: v}, errors.Join(errs...)
+}
+
+// hostGroups are the indexes of nodes grouped by host, in order: one
+// group when they share one host, else one per address.
+func hostGroups(nodes []db.Node, sharedHost bool) [][]int {
+	var groups [][]int
+	at := map[string]int{}
+	for i, n := range nodes {
+		key := n.Addr
+		if sharedHost {
+			key = ""
+		}
+		g, ok := at[key]
+		if !ok {
+			g = len(groups)
+			at[key] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
 }
 
 // healNodeLeftovers finds what is left on n's host, then stops n's

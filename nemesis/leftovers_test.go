@@ -183,3 +183,12 @@ func TestIPTChainLeft(t *testing.T) {
 	assert.Equal(t, "iptables jump to CHAOS-PACKET from INPUT", iptChainLeft(packetChain, rules))
 	assert.Empty(t, iptChainLeft("CHAOS-OTHER", rules))
 }
+
+// Nodes on one host are healed one after the other: all of them in local
+// mode, and those with the same address otherwise.
+func TestHostGroups(t *testing.T) {
+	nodes := []db.Node{{Name: "n1", Addr: "a"}, {Name: "n2", Addr: "b"}, {Name: "n3", Addr: "a"}}
+	assert.Equal(t, [][]int{{0, 2}, {1}}, hostGroups(nodes, false))
+	assert.Equal(t, [][]int{{0, 1, 2}}, hostGroups(nodes, true))
+	assert.Empty(t, hostGroups(nil, false))
+}
