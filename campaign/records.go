@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/control"
 	"chaos/secret"
 )
 
@@ -38,6 +39,41 @@ type TestRecord struct {
 	Checker          string   `json:"checker,omitempty"`
 	LeaveDBRunning   bool     `json:"leave_db_running"`
 	RecoveryS        float64  `json:"recovery_s"`
+	// SSH is how the hosts were reached, without any secret; nil in
+	// local mode. `chaos heal` reaches them again with it.
+	SSH *SSHRecord `json:"ssh,omitempty"`
+}
+
+// SSHRecord is the SSH configuration of a run as test.json keeps it: no
+// password, and files as absolute paths, so that a command started
+// elsewhere finds them.
+type SSHRecord struct {
+	User string `json:"user"`
+	Port int    `json:"port"`
+	// PrivateKeys are the key files given; empty for the defaults
+	// (~/.ssh/id_ed25519 and id_rsa).
+	PrivateKeys []string `json:"private_keys,omitempty"`
+	// KnownHosts is the known_hosts file given; "" for ~/.ssh/known_hosts.
+	KnownHosts            string `json:"known_hosts,omitempty"`
+	StrictHostKeyChecking bool   `json:"strict_host_key_checking"`
+}
+
+// sshRecord is cfg without its secrets, files made absolute.
+func sshRecord(cfg control.SSHConfig) *SSHRecord {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	r := &SSHRecord{User: cfg.User, Port: cfg.Port, StrictHostKeyChecking: !cfg.InsecureIgnoreHostKey}
+	for _, k := range cfg.KeyFiles {
+		r.PrivateKeys = append(r.PrivateKeys, abs(k))
+	}
+	if cfg.KnownHosts != "" {
+		r.KnownHosts = abs(cfg.KnownHosts)
+	}
+	return r
 }
 
 // Recovery is the recovery period the run had.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/checker"
+	"chaos/control"
 )
 
 // test.json and results.json are written and read back through the same
@@ -55,4 +56,26 @@ func TestReadRecordsOfNoRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "results.json"), []byte("{"), 0o644))
 	_, err = ReadResults(dir)
 	assert.ErrorContains(t, err, "results.json")
+}
+
+// test.json keeps how the hosts were reached, for chaos heal: files as
+// absolute paths, and never the password.
+func TestTestRecordKeepsSSHWithoutSecrets(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	rec := sshRecord(control.SSHConfig{User: "ops", Port: 2222, KeyFiles: []string{"tb/id_ed25519"}, KnownHosts: "/etc/kh",
+		Password: "hunter2", Agent: true, InsecureIgnoreHostKey: true})
+	assert.Equal(t, &SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{filepath.Join(wd, "tb/id_ed25519")},
+		KnownHosts: "/etc/kh"}, rec)
+
+	dir := t.TempDir()
+	rd := &runDir{dir: dir}
+	require.NoError(t, rd.writeJSON("test.json", TestRecord{Name: "t", Nodes: []string{"h1"}, SSH: rec}))
+	raw, err := os.ReadFile(filepath.Join(dir, "test.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "hunter2")
+	assert.Contains(t, string(raw), `"strict_host_key_checking": false`)
+	got, err := ReadTestRecord(dir)
+	require.NoError(t, err)
+	assert.Equal(t, rec, got.SSH)
 }

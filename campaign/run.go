@@ -89,6 +89,9 @@ type run struct {
 	faults  []nemesis.Fault
 	started time.Time
 	leaders leaderLog // who led during the load, sampled by the progress poller
+	// leftovers is the setup's heal op, when it found what an earlier
+	// run left (see healLeftovers); the zero Op otherwise.
+	leftovers nemesis.Op
 }
 
 func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, error) {
@@ -117,6 +120,10 @@ func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, erro
 
 func (r *run) writeTestJSON() error {
 	o := r.o
+	var ssh *SSHRecord
+	if len(o.Nodes) > 0 {
+		ssh = sshRecord(o.SSH)
+	}
 	return r.rd.writeJSON("test.json", TestRecord{
 		Name: o.Name, Seed: r.seed, Argv: secret.Args(o.Argv), Version: r.env.Version,
 		Started: r.started.UTC().Format(time.RFC3339Nano), Nodes: o.Nodes, Local: len(o.Nodes) == 0,
@@ -124,12 +131,14 @@ func (r *run) writeTestJSON() error {
 		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,
 		NemesisIntervalS: o.NemesisInterval.Seconds(), Bugs: o.Bugs,
 		CheckerTimeoutS: o.CheckerTimeout.Seconds(), Checker: o.Checker, LeaveDBRunning: o.LeaveDBRunning,
-		RecoveryS: o.Recovery.Seconds(),
+		RecoveryS: o.Recovery.Seconds(), SSH: ssh,
 	})
 }
 
-// execute runs the phases. Setup failures return ErrSetup before any fault
-// is injected; from the load phase on, the run always heals, tears down,
+// execute runs the phases. Setup first removes what an earlier run left on
+// the hosts (healLeftovers; its heal op becomes the history's first line),
+// then deploys. Setup failures return ErrSetup before any fault is
+// injected; from the load phase on, the run always heals, tears down,
 // pulls logs and checks what was recorded.
 func (r *run) execute(ctx context.Context) (Result, error) {
 	setupCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -148,6 +157,9 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	r.log.Info("setting up", "db", r.o.DB, "nodes", len(cl.Nodes))
+	if err := r.healLeftovers(setupCtx); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
 	if err := cl.Setup(setupCtx); err != nil {
 		r.teardown()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -157,6 +169,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		r.teardown()
 		return Result{}, err
 	}
+	r.recordLeftovers()
 	interrupted := r.loadPhase(ctx, load, faults)
 	if r.env.Hard.Err() != nil {
 		r.teardown()

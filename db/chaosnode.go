@@ -165,6 +165,12 @@ func (c *ChaosNode) Resume(ctx context.Context, r control.Remote, n Node) error 
 	return wrap(n, "resume", run(ctx, r, c.daemon(n).signalCmd("CONT")))
 }
 
+// Process reports n's process (see ProcessFinder).
+func (c *ChaosNode) Process(ctx context.Context, r control.Remote, n Node) (Process, error) {
+	p, err := c.daemon(n).process(ctx, r)
+	return p, wrap(n, "process", err)
+}
+
 func (c *ChaosNode) Stop(ctx context.Context, r control.Remote, n Node) error {
 	return wrap(n, "stop", run(ctx, r, c.daemon(n).stopCmd(5)))
 }

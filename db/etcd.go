@@ -124,6 +124,12 @@ func (e *Etcd) Resume(ctx context.Context, r control.Remote, n Node) error {
 	return wrap(n, "resume", run(ctx, r, e.daemon(n).signalCmd("CONT")))
 }
 
+// Process reports n's process (see ProcessFinder).
+func (e *Etcd) Process(ctx context.Context, r control.Remote, n Node) (Process, error) {
+	p, err := e.daemon(n).process(ctx, r)
+	return p, wrap(n, "process", err)
+}
+
 func (e *Etcd) Stop(ctx context.Context, r control.Remote, n Node) error {
 	return wrap(n, "stop", run(ctx, r, e.daemon(n).stopCmd(5)))
 }

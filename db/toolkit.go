@@ -44,6 +44,11 @@ func (d Daemon) Signal(ctx context.Context, r control.Remote, sig string) error 
 	return run(ctx, r, d.daemon().signalCmd(sig))
 }
 
+// Process reports the daemon's process (see ProcessFinder).
+func (d Daemon) Process(ctx context.Context, r control.Remote) (Process, error) {
+	return d.daemon().process(ctx, r)
+}
+
 // Stop ends the daemon as DB.Stop does: SIGTERM, and SIGKILL after a grace
 // period of five seconds.
 func (d Daemon) Stop(ctx context.Context, r control.Remote) error {

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -190,6 +192,42 @@ func (k *Clock) Heal(ctx context.Context, c *Cluster) error {
 	defer k.mu.Unlock()
 	k.active = nil
 	return wrapFamily("clock", eachNode(c.Nodes, func(n db.Node) error { return k.reset(ctx, c, n) }))
+}
+
+// leftovers names the system clock chaos left off true time on n's host
+// (its NTP marker is there), with the NTP services it stopped (see
+// leftoverFinder). Only the system strategy, on hosts with clocks of their
+// own, has any: the hook strategy's skews live in the node processes.
+func (k *Clock) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
+	if k.strategy() != ClockSystem || c.SharedClock {
+		return nil, nil
+	}
+	r, err := nodeRemote(c, n)
+	if err != nil {
+		return nil, err
+	}
+	cmd := fmt.Sprintf(`m=%s; if [ -f "$m" ]; then echo marker; cat "$m"; fi`, control.ShellQuote(k.ntpMarker()))
+	out, err := control.Output(ctx, r, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("system clock: %w", err)
+	}
+	words := strings.Fields(string(out))
+	if len(words) == 0 || words[0] != "marker" {
+		return nil, nil
+	}
+	var stopped []string
+	for _, s := range words[1:] {
+		// The marker lists what disableNTPCmd found; anything else in it
+		// is not chaos's and is not repeated.
+		if slices.Contains([]string{"timedatectl", "chrony", "chronyd", "ntp", "ntpd", "ntpsec", "openntpd"}, s) {
+			stopped = append(stopped, s)
+		}
+	}
+	what := "system clock set by chaos, NTP off"
+	if len(stopped) > 0 {
+		what += " (stopped: " + strings.Join(stopped, ", ") + ")"
+	}
+	return []string{what}, nil
 }
 
 // plan draws the fault: its kind, then the offsets, strobe or rates.

@@ -98,6 +98,56 @@ func iptHeal(ctx context.Context, r control.Remote, chains ...string) error {
 	return nil
 }
 
+// iptLeftovers names each of chains that exists on r's host, with its
+// rule count ("iptables chain CHAOS-PARTITION (4 rules)"), or its jump
+// from INPUT when only that is left; none on a host where iptables is
+// missing or may not be used. It changes nothing.
+func iptLeftovers(ctx context.Context, r control.Remote, chains ...string) ([]string, error) {
+	const list = "iptables -w -S"
+	res, err := r.Run(ctx, list)
+	if err != nil {
+		return nil, fmt.Errorf("list iptables: %w", err)
+	}
+	if iptUnusable(res) {
+		return nil, nil
+	}
+	if err := res.Err(r.Host(), list); err != nil {
+		return nil, fmt.Errorf("list iptables: %w", err)
+	}
+	var found []string
+	for _, chain := range chains {
+		if what := iptChainLeft(chain, string(res.Stdout)); what != "" {
+			found = append(found, what)
+		}
+	}
+	return found, nil
+}
+
+// iptChainLeft describes what of chain the rules (as `iptables -S` prints
+// them) hold, or "" when neither the chain nor its jump is there.
+func iptChainLeft(chain, rules string) string {
+	exists, jump, count := false, false, 0
+	for line := range strings.SplitSeq(rules, "\n") {
+		switch line = strings.TrimSpace(line); {
+		case line == "-N "+chain:
+			exists = true
+		case line == iptJumpRule(chain):
+			jump = true
+		case strings.HasPrefix(line, "-A "+chain+" "):
+			count++
+		}
+	}
+	switch {
+	case exists && count == 1:
+		return "iptables chain " + chain + " (1 rule)"
+	case exists:
+		return fmt.Sprintf("iptables chain %s (%d rules)", chain, count)
+	case jump:
+		return "iptables jump to " + chain + " from INPUT"
+	}
+	return ""
+}
+
 // iptUnusable reports whether a failed iptables command failed because
 // iptables is missing or the user may not use it.
 func iptUnusable(res control.Result) bool {

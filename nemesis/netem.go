@@ -38,33 +38,37 @@ const (
 
 // netemRootCmd adds chaos's root qdisc on dev, or accepts it when a
 // sender sharing the host added it already. It fails, saying so, when
-// dev's root qdisc is the host's own: chaos does not replace it.
+// dev's root qdisc is the host's own: chaos does not replace it. dev has
+// passed checkIfName; it is quoted all the same.
 func netemRootCmd(dev string) string {
+	q := control.ShellQuote(dev)
+	why := control.ShellQuote("cannot add the chaos root qdisc on " + dev + ": the root qdisc there belongs to the host")
 	return fmt.Sprintf("tc qdisc add dev %[1]s root handle %[2]s htb 2>/dev/null || "+
 		"tc qdisc show dev %[1]s root | grep -q '^qdisc htb %[2]s ' || "+
-		"{ echo 'cannot add the chaos root qdisc on %[1]s: the root qdisc there belongs to the host' >&2; exit 1; }",
-		dev, netemRoot)
+		"{ echo %[3]s >&2; exit 1; }",
+		q, netemRoot, why)
 }
 
 // netemSenderCmds degrade the links from self to peers, which all leave
 // through dev, for the sender at place k: its class (capped at rateKbit
 // when > 0), a netem leaf with args unless args is empty, and a filter per
-// peer.
+// peer. dev has passed checkIfName; it is quoted all the same.
 func netemSenderCmds(dev string, k int, self netip.Addr, peers []netip.Addr, rateKbit int, args string) []string {
 	class := fmt.Sprintf("%s%x", netemRoot, k)
+	q := control.ShellQuote(dev)
 	rate := "10gbit"
 	if rateKbit > 0 {
 		rate = strconv.Itoa(rateKbit) + "kbit"
 	}
 	cmds := []string{netemRootCmd(dev),
-		fmt.Sprintf("tc class add dev %s parent %s classid %s htb rate %s ceil %s quantum 60000", dev, netemRoot, class, rate, rate)}
+		fmt.Sprintf("tc class add dev %s parent %s classid %s htb rate %s ceil %s quantum 60000", q, netemRoot, class, rate, rate)}
 	if args != "" {
 		cmds = append(cmds, fmt.Sprintf("tc qdisc add dev %s parent %s handle %x: netem limit %d %s",
-			dev, class, netemLeafBase+k, netemLimit, args))
+			q, class, netemLeafBase+k, netemLimit, args))
 	}
 	for _, p := range peers {
 		cmds = append(cmds, fmt.Sprintf("tc filter add dev %s parent %s protocol ip prio 1 u32 match ip src %s/32 match ip dst %s/32 flowid %s",
-			dev, netemRoot, self, p, class))
+			q, netemRoot, self, p, class))
 	}
 	return cmds
 }
@@ -105,7 +109,8 @@ func netemPercent(p float64) string {
 }
 
 // netemDevs groups peers by the interface that routes to them from r's
-// host (`ip -o route get`), devices in the order first met.
+// host (`ip -o route get`), devices in the order first met. A device name
+// that checkIfName refuses is an error: it never reaches a command.
 func netemDevs(ctx context.Context, r control.Remote, peers []netip.Addr) ([]string, map[string][]netip.Addr, error) {
 	var order []string
 	byDev := map[string][]netip.Addr{}
@@ -118,6 +123,9 @@ func netemDevs(ctx context.Context, r control.Remote, peers []netip.Addr) ([]str
 		dev := netemRouteDev(string(out))
 		if dev == "" {
 			return nil, nil, fmt.Errorf("route to %s: no device in %q", p, strings.TrimSpace(string(out)))
+		}
+		if err := checkIfName(dev); err != nil {
+			return nil, nil, fmt.Errorf("route to %s: %w", p, err)
 		}
 		if _, ok := byDev[dev]; !ok {
 			order = append(order, dev)
@@ -138,17 +146,54 @@ func netemRouteDev(out string) string {
 	return ""
 }
 
-// netemHealCmds delete chaos's root qdisc from every interface that has
-// it, given `tc qdisc show`'s output ("qdisc htb c4a5: dev eth0 root ...").
-func netemHealCmds(show string) []string {
-	var cmds []string
+// netemRoots are the interfaces that carry chaos's root qdisc, in the
+// order `tc qdisc show` lists them ("qdisc htb c4a5: dev eth0 root ...").
+// A device name that checkIfName refuses is an error.
+func netemRoots(show string) ([]string, error) {
+	var devs []string
 	for line := range strings.SplitSeq(show, "\n") {
 		f := strings.Fields(line)
 		if len(f) >= 6 && f[0] == "qdisc" && f[2] == netemRoot && f[3] == "dev" && f[5] == "root" {
-			cmds = append(cmds, fmt.Sprintf("tc qdisc del dev %s root handle %s", f[4], netemRoot))
+			if err := checkIfName(f[4]); err != nil {
+				return nil, fmt.Errorf("tc qdisc show: %w", err)
+			}
+			devs = append(devs, f[4])
 		}
 	}
-	return cmds
+	return devs, nil
+}
+
+// netemHealCmds delete chaos's root qdisc from every interface that has
+// it, given `tc qdisc show`'s output.
+func netemHealCmds(show string) ([]string, error) {
+	devs, err := netemRoots(show)
+	cmds := make([]string, len(devs))
+	for i, dev := range devs {
+		cmds[i] = fmt.Sprintf("tc qdisc del dev %s root handle %s", control.ShellQuote(dev), netemRoot)
+	}
+	return cmds, err
+}
+
+// netemLeftovers names chaos's root qdiscs on r's host ("tc root qdisc
+// c4a5: on eth0"); none on a host without tc. It changes nothing.
+func netemLeftovers(ctx context.Context, r control.Remote) ([]string, error) {
+	const show = "tc qdisc show"
+	res, err := r.Run(ctx, show)
+	if err != nil {
+		return nil, fmt.Errorf("list tc: %w", err)
+	}
+	if res.ExitCode == 127 {
+		return nil, nil
+	}
+	if err := res.Err(r.Host(), show); err != nil {
+		return nil, fmt.Errorf("list tc: %w", err)
+	}
+	devs, err := netemRoots(string(res.Stdout))
+	found := make([]string, len(devs))
+	for i, dev := range devs {
+		found[i] = fmt.Sprintf("tc root qdisc %s on %s", netemRoot, dev)
+	}
+	return found, err
 }
 
 // netemHeal removes chaos's root qdisc, and with it its classes, leaves
@@ -166,5 +211,9 @@ func netemHeal(ctx context.Context, r control.Remote) error {
 	if err := res.Err(r.Host(), show); err != nil {
 		return fmt.Errorf("heal tc: %w", err)
 	}
-	return netRun(ctx, r, "heal tc", netemHealCmds(string(res.Stdout)))
+	cmds, err := netemHealCmds(string(res.Stdout))
+	if err != nil {
+		return fmt.Errorf("heal tc: %w", err)
+	}
+	return netRun(ctx, r, "heal tc", cmds)
 }

@@ -66,6 +66,9 @@ type netFakeHost struct {
 	dev     string // the interface every route goes through
 	notRoot bool   // iptables and tc changes are refused
 	fail    string // a command containing it exits 1
+	// answer, when set, answers the commands it knows (ok true) before
+	// the simulation does.
+	answer func(cmd string) (res control.Result, ok bool)
 
 	mu     sync.Mutex
 	log    *netLog
@@ -141,6 +144,11 @@ var netRouteGet = regexp.MustCompile(`^ip -o route get (\S+)$`)
 // run answers cmd; a command the fake does not know fails with 99, so a
 // test notices.
 func (h *netFakeHost) run(cmd string) control.Result {
+	if h.answer != nil {
+		if res, ok := h.answer(cmd); ok {
+			return res
+		}
+	}
 	switch {
 	case h.fail != "" && strings.Contains(cmd, h.fail):
 		return netFail(1, "canned failure")

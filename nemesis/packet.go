@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"chaos/db"
 	"chaos/history"
 	"chaos/node/nodeapi"
 )
@@ -266,6 +267,21 @@ func (p *Packet) Heal(ctx context.Context, c *Cluster) error {
 	}
 	p.active = nil
 	return nil
+}
+
+// leftovers names chaos's root qdiscs and packet chain on n's host (see
+// leftoverFinder); the hooks' message faults live in the node processes.
+func (p *Packet) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
+	r, err := nodeRemote(c, n)
+	if err != nil {
+		return nil, err
+	}
+	roots, err := netemLeftovers(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	chains, err := iptLeftovers(ctx, r, packetChain)
+	return append(roots, chains...), err
 }
 
 // heal undoes, on every node, what the mechanisms in used (part ->

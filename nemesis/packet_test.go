@@ -143,7 +143,9 @@ func TestNetemHealDeletesOnlyChaosRoots(t *testing.T) {
 		"qdisc htb 1: dev eth1 root refcnt 2 r2q 10 default 0\n" +
 		"qdisc netem c4a5: dev eth1 parent 1:1 limit 1000\n" +
 		"qdisc htb c4a5: dev veth0 root refcnt 2\n"
-	assert.Equal(t, []string{"tc qdisc del dev eth0 root handle c4a5:", "tc qdisc del dev veth0 root handle c4a5:"}, netemHealCmds(show))
+	cmds, err := netemHealCmds(show)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tc qdisc del dev eth0 root handle c4a5:", "tc qdisc del dev veth0 root handle c4a5:"}, cmds)
 }
 
 func TestPacketBehaviorValidate(t *testing.T) {

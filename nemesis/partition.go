@@ -155,6 +155,16 @@ func (p *Partition) Heal(ctx context.Context, c *Cluster) error {
 	return nil
 }
 
+// leftovers names the partition and cut chains on n's host (see
+// leftoverFinder); the drop lists live in the node processes.
+func (p *Partition) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
+	r, err := nodeRemote(c, n)
+	if err != nil {
+		return nil, err
+	}
+	return iptLeftovers(ctx, r, partitionChain, targetChain)
+}
+
 // heal undoes what mechanism mech can leave on every node, removing chains
 // (default: the partition chain) for iptables; "" means every mechanism.
 func (p *Partition) heal(ctx context.Context, c *Cluster, mech string, chains ...string) error {

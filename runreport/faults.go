@@ -2,6 +2,8 @@ package runreport
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,16 +137,25 @@ func isPaired(f string) bool {
 	return (known && f != history.FHeal) || strings.HasPrefix(f, "start-")
 }
 
-// describeHeal is the instant of a heal: which families it healed.
+// describeHeal is the instant of a heal: which families it healed, or,
+// for the heal of a run's setup, what an earlier run had left.
 func describeHeal(op history.Op, f Fault) Fault {
 	var v struct {
-		Faults []string `json:"faults"`
-		Error  string   `json:"error"`
+		Faults    []string            `json:"faults"`
+		Leftovers map[string][]string `json:"leftovers"`
+		Error     string              `json:"error"`
 	}
 	_ = json.Unmarshal(op.Value, &v)
 	f.Instant, f.Error = true, v.Error
 	f.Targets = "healed everything"
-	if len(v.Faults) > 0 {
+	switch {
+	case len(v.Leftovers) > 0:
+		var parts []string
+		for _, node := range slices.Sorted(maps.Keys(v.Leftovers)) {
+			parts = append(parts, node+": "+strings.Join(v.Leftovers[node], ", "))
+		}
+		f.Targets = "setup removed what an earlier run left (" + strings.Join(parts, "; ") + ")"
+	case len(v.Faults) > 0:
 		f.Targets = "healed " + strings.Join(v.Faults, ", ")
 	}
 	return f

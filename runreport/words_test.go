@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"chaos/history"
 	"chaos/nemesis"
@@ -103,6 +104,13 @@ func TestFaultsPairWithTheirEnds(t *testing.T) {
 	assert.Equal(t, "could not stop", fs[2].Targets)
 	assert.Equal(t, "iptables: exit 1", fs[2].Error)
 	assert.Equal(t, "healed kill, partition", fs[4].Targets)
+
+	// The heal of a run's setup names what an earlier run left.
+	fs = faults(history.History{nem(0, 0, history.FHeal,
+		`{"leftovers":{"n2":["etcd process 42, paused"],"n1":["iptables chain CHAOS-PARTITION (2 rules)","tc root qdisc c4a5: on eth0"]}}`)}, time.Second)
+	require.Len(t, fs, 1)
+	assert.Equal(t, "setup removed what an earlier run left (n1: iptables chain CHAOS-PARTITION (2 rules), tc root qdisc c4a5: on eth0; n2: etcd process 42, paused)",
+		fs[0].Targets)
 }
 
 // The bands have a row per family in order of appearance, heals last;

@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"chaos/campaign"
 	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
@@ -20,7 +25,8 @@ import (
 // healOptions are the flags of `chaos heal`.
 type healOptions struct {
 	hostFlags
-	db      string
+	db      string // "": the newest run's, from store
+	store   string
 	dataDir string
 	timeout time.Duration
 }
@@ -37,19 +43,30 @@ chains and tc qdiscs, clears chaos-node's fault hooks (clock, drops, packet
 faults) and, where chaos stopped NTP to set the system clock, sets the clock
 and starts NTP again. Killed nodes stay down: the next run redeploys them.
 
-Without --nodes it heals the five local nodes n1..n5 (127.0.0.11..15).
-Hosts are named n1, n2, ... in the order given, as chaos run names them.
+Without --db it heals the newest run in --store (store/latest/test.json),
+the run a crashed controller left, and says which: its system, its hosts
+(unless --nodes or --nodes-file names others) and how it reached them over
+SSH (user, port, key and known_hosts files, host key checking; each unless
+its flag is given; a password is never recorded: give it again). Without
+--db and without a run in --store it refuses: it cannot know which system's
+processes to resume.
 
-Exit status: 0 every host healed, 254 bad arguments, 255 some host could not
-be reached or healed (one line each on stderr).`,
+With --db it heals that system on the hosts the flags name: without --nodes,
+the five local nodes n1..n5 (127.0.0.11..15). Hosts are named n1, n2, ... in
+the order given, as chaos run names them.
+
+Exit status: 0 every host healed, 254 bad arguments or no run to heal, 255
+some host could not be reached or healed (one line each on stderr).`,
 		Example: `  chaos heal
-  chaos heal --nodes-file testbed/nodes --ssh-private-key testbed/id_ed25519 --known-hosts testbed/known_hosts`,
+  chaos heal --store /tmp/store
+  chaos heal --db etcd --nodes-file testbed/nodes --ssh-private-key testbed/id_ed25519 --known-hosts testbed/known_hosts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHeal(cmd, o) },
 	}
 	f := cmd.Flags()
 	o.hostFlags.register(f)
-	f.StringVar(&o.db, "db", "chaos-node", dbFlagHelp())
+	f.StringVar(&o.db, "db", "", dbFlagHelp()+" (default: the system of the newest run in --store)")
+	f.StringVar(&o.store, "store", "./store", "where chaos run wrote its runs: without --db, the newest one is healed")
 	f.StringVar(&o.dataDir, "data-dir", "", "where the nodes keep their data and pidfiles (default "+db.DefaultLayout().DataDir+", or in local mode "+cluster.LocalDataDir()+")")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on the whole heal")
 	return cmd
@@ -57,7 +74,7 @@ be reached or healed (one line each on stderr).`,
 
 func runHeal(cmd *cobra.Command, o healOptions) error {
 	warnPasswordFlag(cmd)
-	hosts, err := o.validate()
+	hosts, err := o.resolve(cmd.OutOrStdout(), cmd.Flags().Changed)
 	if err != nil {
 		return err
 	}
@@ -65,7 +82,7 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	defer cancel()
 	local := len(hosts) == 0
 	nodes := cluster.Nodes(hosts)
-	d, err := o.newDB(nodes)
+	d, err := o.newDB(nodes, local)
 	if err != nil {
 		return err
 	}
@@ -85,16 +102,93 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	return printHeal(cmd.OutOrStdout(), cmd.ErrOrStderr(), nodes, outcome)
 }
 
-// validate checks the flags and returns the hosts to heal, none in local
-// mode.
-func (o healOptions) validate() ([]string, error) {
-	if _, err := described.Lookup(o.db); err != nil {
-		return nil, usageErrorf("%v", err)
-	}
+// resolve checks the flags and returns the hosts to heal, none in local
+// mode. Without --db it takes the system, and the hosts and SSH settings
+// whose flags were not given (changed says which were), from the newest
+// run in the store, and says on out which run that is.
+func (o *healOptions) resolve(out io.Writer, changed func(flag string) bool) ([]string, error) {
 	if o.timeout <= 0 {
 		return nil, usageErrorf("--timeout %v: want a positive duration such as 2m", o.timeout)
 	}
-	return o.hosts()
+	hosts, err := o.hosts()
+	if err != nil {
+		return nil, err
+	}
+	if o.db == "" {
+		rec, run, err := latestRun(o.store)
+		if err != nil {
+			return nil, err
+		}
+		if o.local() {
+			hosts = rec.Nodes
+		}
+		o.fromRun(rec, changed)
+		fmt.Fprintf(out, "healing run %s, started %s: %s\n", run, rec.Started, healTarget(rec, hosts))
+	}
+	if _, err := described.Lookup(o.db); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return hosts, nil
+}
+
+// latestRun reads the test.json of the newest run in store, and names
+// the run as <name>/<time>. No run there is a usage error (254) saying what
+// to give instead.
+func latestRun(store string) (campaign.TestRecord, string, error) {
+	dir := filepath.Join(store, "latest")
+	rec, err := campaign.ReadTestRecord(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return rec, "", usageErrorf("no run to heal: %s does not exist; give --store DIR where chaos run wrote its runs, "+
+			"or --db SYSTEM (with --nodes or --nodes-file; none: local mode) to heal without a run", filepath.Join(dir, "test.json"))
+	case err != nil:
+		return rec, "", usageErrorf("the newest run in %s: %v; give --db to heal without it", store, err)
+	case rec.DB == "":
+		return rec, "", usageErrorf("%s names no system (db); give --db", filepath.Join(dir, "test.json"))
+	}
+	run, err := os.Readlink(dir)
+	if err != nil {
+		run = dir
+	}
+	return rec, run, nil
+}
+
+// fromRun takes the system of the run rec records and, for each SSH
+// setting whose flag was not given, the run's.
+func (o *healOptions) fromRun(rec campaign.TestRecord, changed func(flag string) bool) {
+	o.db = rec.DB
+	s := rec.SSH
+	if s == nil {
+		return
+	}
+	if !changed("username") {
+		o.user = s.User
+	}
+	if !changed("ssh-port") && s.Port != 0 {
+		o.sshPort = s.Port
+	}
+	if !changed("ssh-private-key") && len(s.PrivateKeys) > 0 {
+		o.keyFile = s.PrivateKeys[0]
+	}
+	if !changed("known-hosts") {
+		o.knownHosts = s.KnownHosts
+	}
+	if !changed("strict-host-key-checking") {
+		o.strictHostKeys = s.StrictHostKeyChecking
+	}
+}
+
+// healTarget says in words what a heal of the run rec records acts on.
+func healTarget(rec campaign.TestRecord, hosts []string) string {
+	where := "local mode"
+	if len(hosts) > 0 {
+		where = fmt.Sprintf("%d hosts", len(hosts))
+	}
+	nem := "all"
+	if len(rec.Nemesis) > 0 {
+		nem = strings.Join(rec.Nemesis, ",")
+	}
+	return fmt.Sprintf("%s on %s, nemesis %s", rec.DB, where, nem)
 }
 
 // connect reaches the nodes' hosts, over SSH (hosts, in the nodes' order)
@@ -129,12 +223,12 @@ func (o healOptions) connect(ctx context.Context, stderr io.Writer, d db.DB, nod
 
 // newDB is the system under test on nodes, where --data-dir (or local
 // mode) says it keeps its data.
-func (o healOptions) newDB(nodes []db.Node) (db.DB, error) {
+func (o healOptions) newDB(nodes []db.Node, local bool) (db.DB, error) {
 	layout := db.DefaultLayout()
 	switch {
 	case o.dataDir != "":
 		layout.DataDir = o.dataDir
-	case o.local():
+	case local:
 		layout = cluster.LocalLayout()
 	}
 	d, err := described.Open(o.db, db.Config{Nodes: nodes, Layout: layout})

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -10,10 +11,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/campaign"
 	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
@@ -42,8 +45,10 @@ func TestHealBadArguments(t *testing.T) {
 		{[]string{"--db", "mongo"}, `--db "mongo": want chaos-node or etcd`},
 		{[]string{"--timeout", "0s"}, "--timeout 0s: want a positive duration"},
 		{[]string{"--ssh-port", "0"}, "--ssh-port 0: want 1 to 65535"},
-		{[]string{"--nodes", "a", "--ssh-private-key", missing}, missing},
-		{[]string{"--nodes", "a", "--password", "x", "--known-hosts", missing}, "known_hosts file " + missing + " does not exist"},
+		{[]string{"--db", "etcd", "--nodes", "a", "--ssh-private-key", missing}, missing},
+		{[]string{"--db", "etcd", "--nodes", "a", "--password", "x", "--known-hosts", missing}, "known_hosts file " + missing + " does not exist"},
+		{[]string{"--store", dir}, "no run to heal: " + filepath.Join(dir, "latest", "test.json") + " does not exist; give --store DIR"},
+		{[]string{"--store", dir, "--nodes", "a"}, "or --db SYSTEM (with --nodes or --nodes-file; none: local mode) to heal without a run"},
 		{[]string{"extra"}, `unknown command "extra"`},
 		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
 	}
@@ -58,7 +63,7 @@ func TestHealBadArguments(t *testing.T) {
 // A host that cannot be reached is one line on stderr and exit 255.
 func TestHealUnreachableHost(t *testing.T) {
 	t.Setenv("CHAOS_SSH_PASSWORD", "x") // something to log in with
-	code, out, errOut := execute(t, "heal", "--nodes", "127.0.0.1:1",
+	code, out, errOut := execute(t, "heal", "--db", "chaos-node", "--nodes", "127.0.0.1:1",
 		"--strict-host-key-checking=false", "--timeout", "10s")
 	assert.Equal(t, exitSetup, code, errOut)
 	assert.Empty(t, out)
@@ -73,17 +78,18 @@ func TestHealFlagsParse(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "nodes")
 	require.NoError(t, os.WriteFile(file, []byte("# testbed\n10.77.0.11\n\n  10.77.0.12:2222  \n[fd00::3]:22\n"), 0o644))
-	hosts, err := healOptions{hostFlags: hostFlags{nodesFile: file, sshPort: 22}, db: "etcd", timeout: 1}.validate()
+	given := func(string) bool { return true }
+	hosts, err := (&healOptions{hostFlags: hostFlags{nodesFile: file, sshPort: 22}, db: "etcd", timeout: 1}).resolve(io.Discard, given)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.77.0.11", "10.77.0.12:2222", "[fd00::3]:22"}, hosts)
 	assert.Equal(t, []db.Node{{Name: "n1", Addr: "10.77.0.11"}, {Name: "n2", Addr: "10.77.0.12"}, {Name: "n3", Addr: "fd00::3"}},
 		cluster.Nodes(hosts))
 
-	hosts, err = healOptions{hostFlags: hostFlags{nodes: "h1, h2", sshPort: 22}, db: "chaos-node", timeout: 1}.validate()
+	hosts, err = (&healOptions{hostFlags: hostFlags{nodes: "h1, h2", sshPort: 22}, db: "chaos-node", timeout: 1}).resolve(io.Discard, given)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"h1", "h2"}, hosts)
 
-	hosts, err = healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", timeout: 1}.validate()
+	hosts, err = (&healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", timeout: 1}).resolve(io.Discard, given)
 	require.NoError(t, err)
 	assert.Empty(t, hosts, "local mode")
 	local := cluster.Nodes(nil)
@@ -141,7 +147,7 @@ func TestHealReportsEveryHost(t *testing.T) {
 	o := healOptions{db: "etcd", dataDir: "/data"}
 	nodes := cluster.Nodes([]string{"h1:2222", "h2", "h3"})
 	r1, r3 := &healRemote{host: "n1"}, &healRemote{host: "n3"}
-	d, err := o.newDB(nodes)
+	d, err := o.newDB(nodes, false)
 	require.NoError(t, err)
 	c, outcome := reached(d, nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
 	assert.Empty(t, c.HookAddrs, "etcd has no hooks")
@@ -166,9 +172,102 @@ func TestHealReportsEveryHost(t *testing.T) {
 func TestHealChaosNodeHookAddresses(t *testing.T) {
 	o := healOptions{db: "chaos-node", dataDir: "/data"}
 	nodes := cluster.Nodes([]string{"10.77.0.11", "10.77.0.12"})
-	d, err := o.newDB(nodes)
+	d, err := o.newDB(nodes, false)
 	require.NoError(t, err)
 	c, _ := reached(d, nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
 	assert.Equal(t, map[string]string{"n1": "10.77.0.11:7000"}, c.HookAddrs)
 	assert.Equal(t, []db.Node{nodes[0]}, c.Nodes)
+}
+
+// writeRun writes rec as the newest run of a store of its own, as chaos
+// run lays it out, and returns the store.
+func writeRun(t *testing.T, rec campaign.TestRecord) string {
+	t.Helper()
+	store := t.TempDir()
+	dir := filepath.Join(store, rec.Name, "20260102T030405.678Z")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	b, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.json"), b, 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(rec.Name, "20260102T030405.678Z"), filepath.Join(store, "latest")))
+	return store
+}
+
+// Without --db, chaos heal heals the newest run: its system, its hosts
+// and how it reached them, each SSH setting unless its flag is given; and
+// it says which run that is.
+func TestHealTakesTheNewestRun(t *testing.T) {
+	rec := campaign.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05.678Z", DB: "etcd",
+		Nodes: []string{"10.77.0.11", "10.77.0.12:2200"}, Nemesis: []string{"pause"},
+		SSH: &campaign.SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{"/tb/id_ed25519"}, KnownHosts: "/tb/known_hosts",
+			StrictHostKeyChecking: true}}
+	store := writeRun(t, rec)
+	o := healOptions{hostFlags: hostFlags{user: "root", sshPort: 22, strictHostKeys: false}, store: store, timeout: time.Minute}
+	var out bytes.Buffer
+	hosts, err := o.resolve(&out, func(flag string) bool { return flag == "strict-host-key-checking" })
+	require.NoError(t, err)
+	assert.Equal(t, rec.Nodes, hosts)
+	assert.Equal(t, "etcd", o.db)
+	cfg, err := o.sshConfig(io.Discard)
+	require.NoError(t, err)
+	cfg.Warn = nil
+	assert.Equal(t, control.SSHConfig{User: "ops", Port: 2222, KeyFiles: []string{"/tb/id_ed25519"}, KnownHosts: "/tb/known_hosts",
+		Agent: true, InsecureIgnoreHostKey: true}, cfg, "the flag given wins over the run's")
+	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05.678Z: etcd on 2 hosts, nemesis pause\n",
+		out.String())
+
+	// Hosts given on the command line win over the run's; --db skips the
+	// store altogether.
+	o = healOptions{hostFlags: hostFlags{nodes: "h9", sshPort: 22}, store: store, timeout: time.Minute}
+	hosts, err = o.resolve(io.Discard, func(string) bool { return false })
+	require.NoError(t, err)
+	assert.Equal(t, []string{"h9"}, hosts)
+	assert.Equal(t, "etcd", o.db)
+	out.Reset()
+	o = healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", store: store, timeout: time.Minute}
+	hosts, err = o.resolve(&out, func(string) bool { return false })
+	require.NoError(t, err)
+	assert.Empty(t, hosts)
+	assert.Equal(t, "chaos-node", o.db)
+	assert.Empty(t, out.String())
+}
+
+// A local run is healed in local mode.
+func TestHealTakesANewestLocalRun(t *testing.T) {
+	store := writeRun(t, campaign.TestRecord{Name: "chaos-node-register-all", Started: "2026-01-02T03:04:05Z",
+		DB: "chaos-node", Local: true})
+	o := healOptions{hostFlags: hostFlags{sshPort: 22}, store: store, timeout: time.Minute}
+	var out bytes.Buffer
+	hosts, err := o.resolve(&out, func(string) bool { return false })
+	require.NoError(t, err)
+	assert.Empty(t, hosts)
+	assert.Equal(t, "chaos-node", o.db)
+	assert.Contains(t, out.String(), ": chaos-node on local mode, nemesis all\n")
+}
+
+// A newest run that cannot be read, or names no system, is one line and
+// exit 254.
+func TestHealRefusesABrokenRun(t *testing.T) {
+	store := writeRun(t, campaign.TestRecord{Name: "x"})
+	code, out, errOut := execute(t, "heal", "--store", store)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, filepath.Join(store, "latest", "test.json")+" names no system (db); give --db")
+
+	require.NoError(t, os.WriteFile(filepath.Join(store, "latest", "test.json"), []byte("{"), 0o644))
+	code, _, errOut = execute(t, "heal", "--store", store)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "the newest run in "+store+": ")
+	assert.Contains(t, errOut, "give --db to heal without it")
+}
+
+// The whole command on the newest run's hosts: the run is named on
+// stdout, and the host it cannot reach on stderr.
+func TestHealTheNewestRunUnreachable(t *testing.T) {
+	store := writeRun(t, campaign.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
+		Nodes: []string{"127.0.0.1:1"}, SSH: &campaign.SSHRecord{User: "root", Port: 22}})
+	code, out, errOut := execute(t, "heal", "--store", store, "--password", "x", "--timeout", "10s")
+	assert.Equal(t, exitSetup, code, errOut)
+	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05Z: etcd on 1 hosts, nemesis all\n", out)
+	assert.Contains(t, errOut, "chaos: heal n1 (127.0.0.1): ")
 }

@@ -75,7 +75,7 @@ func TestPasswordFileRefused(t *testing.T) {
 		}{[]string{"--password-file", unreadable}, "permission denied"})
 	}
 	for _, c := range cases {
-		for _, command := range [][]string{{"run", "--store", store}, {"bench"}, {"heal", "--nodes", "h1"}, {"test-all", "--campaign", "x.yaml"}} {
+		for _, command := range [][]string{{"run", "--store", store}, {"bench"}, {"heal", "--db", "chaos-node", "--nodes", "h1"}, {"test-all", "--campaign", "x.yaml"}} {
 			args := append(append([]string{}, command...), c.args...)
 			code, out, errOut := execute(t, args...)
 			assert.Equal(t, exitUsage, code, "chaos %v: %s", args, errOut)

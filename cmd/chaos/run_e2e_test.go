@@ -258,7 +258,8 @@ func TestRunOnTestbedOverSSH(t *testing.T) {
 }
 
 // A controller killed with SIGKILL mid-partition leaves its fault behind;
-// `chaos heal` then leaves the host clean.
+// `chaos heal`, given the run's store and nothing else, then leaves the
+// host clean and says which run it healed.
 func TestHealAfterControllerKilledMidPartition(t *testing.T) {
 	skipE2E(t)
 	if os.Geteuid() != 0 {
@@ -296,9 +297,12 @@ func TestHealAfterControllerKilledMidPartition(t *testing.T) {
 	if !strings.Contains(string(rules), "CHAOS") {
 		t.Fatalf("expected the killed controller's partition rules on the host:\n%s", rules)
 	}
-	code, stdout, stderr := runChaos(t, 2*time.Minute, "heal")
+	code, stdout, stderr := runChaos(t, 2*time.Minute, "heal", "--store", store)
 	if code != exitOK {
 		t.Fatalf("chaos heal: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.HasPrefix(stdout, "healing run chaos-node-register-partition/") || !strings.Contains(stdout, ": chaos-node on local mode, nemesis partition\n") {
+		t.Errorf("chaos heal does not name the run it heals:\n%s", stdout)
 	}
 	rules, _ = exec.Command("iptables", "-w", "-S").CombinedOutput()
 	if strings.Contains(string(rules), "CHAOS") {

@@ -217,6 +217,14 @@ func (s *System) Resume(ctx context.Context, r control.Remote, n db.Node) error 
 	return wrap(n, "resume", s.daemon(n).Signal(ctx, r, "CONT"))
 }
 
+var _ db.ProcessFinder = (*System)(nil)
+
+// Process reports n's process (see db.ProcessFinder).
+func (s *System) Process(ctx context.Context, r control.Remote, n db.Node) (db.Process, error) {
+	p, err := s.daemon(n).Process(ctx, r)
+	return p, wrap(n, "process", err)
+}
+
 func (s *System) Stop(ctx context.Context, r control.Remote, n db.Node) error {
 	return wrap(n, "stop", s.daemon(n).Stop(ctx, r))
 }
