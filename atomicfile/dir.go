@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -24,14 +26,22 @@ func SyncDir(dir string) error {
 }
 
 // Symlink makes path a symbolic link to target, replacing the link or file
-// that path names in one step: the link is made as path+".tmp" (replacing a
-// leftover one), renamed over path, and the directory fsynced. A crash
-// leaves path as it was or as the new link; an error before the rename
-// leaves path untouched and no temporary link.
+// that path names in one step: the link is made under a temporary name of
+// its own (as Create's, never an existing name), renamed over path, and the
+// directory fsynced. A crash leaves path as it was or as the new link; an
+// error before the rename leaves path untouched and no temporary link.
 func Symlink(target, path string) error {
-	tmp := path + tempSuffix
-	_ = os.Remove(tmp)
-	if err := os.Symlink(target, tmp); err != nil {
+	return symlink(target, path, randomTempName)
+}
+
+func symlink(target, path string, names tempNames) error {
+	var tmp string
+	err := fs.ErrExist
+	for i := 0; i < tempTries && errors.Is(err, fs.ErrExist); i++ {
+		tmp = names(path)
+		err = os.Symlink(target, tmp)
+	}
+	if err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

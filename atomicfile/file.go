@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 )
 
-// tempSuffix names the temporary file of path: path+tempSuffix.
-const tempSuffix = ".tmp"
-
 // File is one replacement of a path's content in progress (steps 1 to 4 of
 // the package doc). Write the content to it, then call Commit to put it in
 // place or Abort to drop it. A File is not safe for concurrent use.
@@ -22,11 +19,15 @@ type File struct {
 	syncDir func(dir string) error
 }
 
-// Create starts replacing path's content: it opens path+".tmp" for writing,
-// truncating it if a crash left it behind. path itself is not touched until
-// Commit.
+// Create starts replacing path's content: it creates a new temporary file
+// of a name of its own in path's directory (the package doc) for writing.
+// path itself is not touched until Commit.
 func Create(path string, perm fs.FileMode) (*File, error) {
-	f, err := os.OpenFile(path+tempSuffix, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm.Perm())
+	return create(path, perm, randomTempName)
+}
+
+func create(path string, perm fs.FileMode, names tempNames) (*File, error) {
+	f, err := createTemp(path, names)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +37,8 @@ func Create(path string, perm fs.FileMode) (*File, error) {
 // Write appends p to the new content.
 func (f *File) Write(p []byte) (int, error) { return f.tmp.Write(p) }
 
-// Commit puts the new content in place: it sets the permission bits, fsyncs
+// Commit puts the new content in place: it sets the permission bits (on the
+// open file, never by name), fsyncs
 // and closes the temporary file, renames it over path and fsyncs the
 // directory. On an error before the rename the temporary file is removed and
 // path is untouched; an error from the directory fsync means path holds the

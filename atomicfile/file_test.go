@@ -17,10 +17,12 @@ func readString(t *testing.T, path string) string {
 	return string(b)
 }
 
+// requireNoTemp fails when a temporary file or link of path is left.
 func requireNoTemp(t *testing.T, path string) {
 	t.Helper()
-	_, err := os.Lstat(path + tempSuffix)
-	require.ErrorIs(t, err, os.ErrNotExist, "the temporary file is removed")
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".*"+tempSuffix))
+	require.NoError(t, err)
+	require.Empty(t, left, "the temporary file is removed")
 }
 
 func TestWriteFileReplacesContentAndSetsPerm(t *testing.T) {
@@ -87,20 +89,32 @@ func TestAbortLeavesNoFileWhereNoneWas(t *testing.T) {
 	require.NoFileExists(t, path)
 }
 
-// TestLeftoverTempIsTruncated: a temporary file a crash left behind does not
-// leak into the next content.
-func TestLeftoverTempIsTruncated(t *testing.T) {
+// TestLeftoverTempIsLeftAlone: a temporary file a crash left behind (under
+// the fixed name of older versions, or a name of its own) is neither
+// reused nor leaks into the next content.
+func TestLeftoverTempIsLeftAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
-	require.NoError(t, os.WriteFile(path+tempSuffix, []byte("half-written by a crashed writer"), 0o600))
-	require.NoError(t, WriteFile(path, []byte("new"), 0o644))
+	left := filepath.Join(filepath.Dir(path), ".f.leftover"+tempSuffix)
+	for _, p := range []string{path + tempSuffix, left} {
+		require.NoError(t, os.WriteFile(p, []byte("half-written by a crashed writer"), 0o600))
+	}
+	names := plantedNames(left)
+	f, err := create(path, 0o644, names.next)
+	require.NoError(t, err)
+	_, err = io.WriteString(f, "new")
+	require.NoError(t, err)
+	require.NoError(t, f.Commit())
 	require.Equal(t, "new", readString(t, path))
-	requireNoTemp(t, path)
+	require.Equal(t, "half-written by a crashed writer", readString(t, left))
+	require.Equal(t, "half-written by a crashed writer", readString(t, path+tempSuffix))
+	require.Len(t, names.tried, 2, "the leftover's name was skipped")
 }
 
 func TestCreateErrorNamesTheTemporaryFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "no", "such", "dir", "f")
 	err := WriteFile(path, []byte("x"), 0o644)
-	require.EqualError(t, err, "open "+path+tempSuffix+": no such file or directory")
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "open "+filepath.Dir(path)+"/.f.")
 }
 
 func TestRenameErrorLeavesTargetAndRemovesTemp(t *testing.T) {
