@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,7 +134,7 @@ func TestSSHUploadDownload20MB(t *testing.T) {
 	got, err = os.ReadFile(back)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(data, got), "downloaded content")
-	require.NoFileExists(t, back+".tmp")
+	requireNoTemp(t, back)
 }
 
 func TestSSHTransferErrorsAreOneLineNamingTheHost(t *testing.T) {
@@ -163,26 +164,32 @@ func TestSSHTransferErrorsAreOneLineNamingTheHost(t *testing.T) {
 	err = r.Download(ctx, missing, back)
 	require.EqualError(t, err, srv.addr+": download "+missing+" to "+back+": cat: "+missing+": No such file or directory")
 	require.NoFileExists(t, back)
-	require.NoFileExists(t, back+".tmp")
+	requireNoTemp(t, back)
 }
 
 // TestSSHDownloadToAFullLocalDisk: a local write failure stops the remote
-// command instead of hanging on it.
+// command instead of hanging on it. The local file fails as a full disk
+// does (a download's temporary file has a new name each time and links are
+// never followed, so /dev/full cannot stand in for it).
 func TestSSHDownloadToAFullLocalDisk(t *testing.T) {
 	srv := startSSHD(t)
-	r := dial(t, srv.addr, srv.config(t, srv.addr))
+	r := dial(t, srv.addr, srv.config(t, srv.addr)).(*sshRemote)
 	dir := t.TempDir()
 	src, _ := randomFile(t, dir, 8<<20)
-	dst := filepath.Join(dir, "back")
-	requireDevFull(t)
-	require.NoError(t, os.Symlink("/dev/full", dst+".tmp"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	err := r.Download(ctx, src, dst)
-	require.ErrorContains(t, err, srv.addr+": download "+src+" to "+dst+": disk full: ")
+	full := writerFunc(func([]byte) (int, error) {
+		return 0, &os.PathError{Op: "write", Path: "back", Err: syscall.ENOSPC}
+	})
+	_, err := r.exec(ctx, command{what: "download " + src + " to back", line: wrapCommand(r.priv, "cat -- "+ShellQuote(src)), stdout: full})
+	require.ErrorContains(t, err, srv.addr+": download "+src+" to back: disk full: ")
 	require.NoError(t, ctx.Err(), "the download ended by itself")
-	require.NoFileExists(t, dst)
 }
+
+// writerFunc is a function as an io.Writer.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestSSHHostKeyChecking(t *testing.T) {
 	srv := startSSHD(t)
