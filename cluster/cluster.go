@@ -91,8 +91,8 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		for _, n := range c.Nodes {
 			c.Remotes[n.Name] = control.NewLocal(n.Name)
 		}
-		c.workDir = LocalDataDir()
-		if err := os.MkdirAll(c.workDir, 0o755); err != nil {
+		var err error
+		if c.workDir, err = PrepareLocalDataDir(); err != nil {
 			return nil, err
 		}
 		lock, err := lockLocalMode(c.workDir)

@@ -47,7 +47,9 @@ func lockLocalMode(dir string) (*os.File, error) {
 
 // LocalDataDir is where local mode's nodes keep their data and pidfiles:
 // a fixed place, so `chaos heal` finds them after a controller crash.
-// It is per user, so runs of different users do not share it.
+// It is per user, so runs of different users do not share it. It lies in
+// a directory every user may write to (os.TempDir), so it is used only
+// through PrepareLocalDataDir, which refuses one another user made.
 func LocalDataDir() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("chaos-local-%d", os.Getuid()))
 }

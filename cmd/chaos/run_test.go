@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"chaos/nemesis"
 )
@@ -75,4 +79,22 @@ func TestRunHelpDocumentsEveryFaultFamily(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, `--nemesis "flood": want a comma list of kill,pause,partition,clock,packet`) {
 		t.Errorf("unknown family: exit %d, %q", code, errOut)
 	}
+}
+
+// Local mode refuses a state directory another user could have planted
+// (here one writable by all): one line naming it, exit 255, and no node is
+// started.
+func TestRunRefusesAPlantedLocalDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := filepath.Join(tmp, fmt.Sprintf("chaos-local-%d", os.Getuid()))
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	code, _, errOut := execute(t, "run", "--time-limit", "1s", "--store", t.TempDir())
+	assert.Equal(t, exitSetup, code)
+	assert.Contains(t, errOut, dir+" has mode 0777, writable by others who may have planted pidfiles: refused")
+	assert.NotContains(t, strings.TrimSpace(errOut), "\n")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing was written into it")
 }
