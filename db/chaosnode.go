@@ -154,15 +154,15 @@ func (c *ChaosNode) Up(ctx context.Context, n Node) error {
 }
 
 func (c *ChaosNode) Kill(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "kill", run(ctx, r, c.daemon(n).killCmd()))
+	return wrap(n, "kill", c.daemon(n).kill9(ctx, r))
 }
 
 func (c *ChaosNode) Pause(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "pause", run(ctx, r, c.daemon(n).signalCmd("STOP")))
+	return wrap(n, "pause", c.daemon(n).signal(ctx, r, "STOP"))
 }
 
 func (c *ChaosNode) Resume(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "resume", run(ctx, r, c.daemon(n).signalCmd("CONT")))
+	return wrap(n, "resume", c.daemon(n).signal(ctx, r, "CONT"))
 }
 
 // Process reports n's process (see ProcessFinder).
@@ -172,7 +172,7 @@ func (c *ChaosNode) Process(ctx context.Context, r control.Remote, n Node) (Proc
 }
 
 func (c *ChaosNode) Stop(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "stop", run(ctx, r, c.daemon(n).stopCmd(5)))
+	return wrap(n, "stop", c.daemon(n).stop(ctx, r, 5))
 }
 
 // Wipe removes n's data and its logs, so the next run's logs hold that run

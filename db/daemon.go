@@ -34,6 +34,13 @@ func (d daemon) pidfile() string {
 	return path.Join(d.dir, d.name+".pid")
 }
 
+// record is where start writes "PID STARTTIME" of the process it started:
+// the pid and the start time (field 22 of /proc/PID/stat, in clock ticks
+// since boot), which together name one process for as long as the machine
+// runs. It is in the node directory, chaos's own, even when the system
+// writes its pidfile elsewhere.
+func (d daemon) record() string { return path.Join(d.dir, d.name+".started") }
+
 func (d daemon) logfile() string { return path.Join(d.dir, d.name+".log") }
 
 // ownStartTimeout bounds start's wait for a system's own pidfile.
@@ -48,61 +55,128 @@ func (d daemon) kill(sig, pid string) string {
 	return fmt.Sprintf("{ kill -%s -%s 2>/dev/null || kill -%s %s; }", sig, pid, sig, pid)
 }
 
-// alive is a shell condition true when the pidfile names a live process:
-// one that exists and is not a zombie (a killed daemon stays a zombie until
-// its new parent reaps it, and kill -0 still succeeds on it).
-func (d daemon) alive() string {
-	p := control.ShellQuote(d.pidfile())
-	return fmt.Sprintf("{ [ -f %s ] && s=$(sed 's/.*) //' \"/proc/$(cat %s)/stat\" 2>/dev/null) && [ \"${s%%%% *}\" != Z ]; }", p, p)
+// funcs defines the shell functions every daemon command uses. A pidfile
+// is a file someone else may have written (a system's own pidfile can be
+// anywhere; a leftover of another run; a file planted to make root signal
+// every process with kill -KILL -1), so no pid is signalled unless it is
+// the process chaos started:
+//
+//   - chaos_live sets p to the pidfile's pid and t to that process's start
+//     time, and succeeds, when the pidfile is a regular file (not a link)
+//     holding a decimal pid above 1 (at most 9 digits, no leading zero)
+//     and that process lives (exists and is
+//     not a zombie: a killed daemon stays a zombie until its new parent
+//     reaps it, and kill -0 still succeeds on it). It fails with 1 when
+//     there is no pidfile or its process is gone, and with 2, saying why
+//     on stderr, when the pidfile holds anything else ("", "0", "1", "-1",
+//     text): such a pidfile is refused.
+//   - chaos_ours is chaos_live whose process is the one start recorded
+//     (record): the same pid and start time. A pid that was reused by an
+//     unrelated process, or a pidfile naming a process chaos did not
+//     start, fails with 1: to chaos the daemon does not run.
+//   - chaos_started prints the start time of process $1.
+func (d daemon) funcs() string {
+	pid, rec := control.ShellQuote(d.pidfile()), control.ShellQuote(d.record())
+	refused := control.ShellQuote(fmt.Sprintf("pidfile %s does not hold a process id above 1: refused, nothing signalled; remove it if no process of this node runs", d.pidfile()))
+	return fmt.Sprintf("chaos_started() { s=$(sed 's/.*) //' \"/proc/$1/stat\" 2>/dev/null) || return 1; set -- $s; [ \"$1\" != Z ] && echo \"${20}\"; }; "+
+		"chaos_live() { p=; [ -f %s ] && [ ! -L %s ] || return 1; p=$(head -c 32 %s); "+
+		"case $p in ''|0*|1|*[!0-9]*|??????????*) echo %s >&2; return 2;; esac; t=$(chaos_started \"$p\"); }; "+
+		"chaos_ours() { chaos_live && [ -f %s ] && [ \"$(head -c 64 %s)\" = \"$p $t\" ]; }; ",
+		pid, pid, pid, refused, rec, rec)
 }
 
+// exitPidfileRefused is the exit code of a daemon command that found a
+// pidfile chaos_live refuses (see funcs).
+const exitPidfileRefused = 97
+
 // startCmd starts argv detached (its own session, stdin from /dev/null,
-// output appended to the log) unless the pidfile names a live process.
-// With a pidfile of the system's own, a stale one is removed first and the
-// system writes the new one.
+// output appended to the log) unless the pidfile names the live process
+// chaos started. Without a pidfile of the system's own, it writes the
+// pidfile and the record. With one, a stale pidfile and record are removed
+// first, the system writes the pidfile, and start writes the record once
+// the pidfile names a live process.
 func (d daemon) startCmd(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		q[i] = control.ShellQuote(a)
 	}
-	dir, log, pid := control.ShellQuote(d.dir), control.ShellQuote(d.logfile()), control.ShellQuote(d.pidfile())
+	dir, log, pid, rec := control.ShellQuote(d.dir), control.ShellQuote(d.logfile()), control.ShellQuote(d.pidfile()), control.ShellQuote(d.record())
 	setsid := "setsid"
 	if d.procs > 0 {
 		setsid = fmt.Sprintf("GOMAXPROCS=%d setsid", d.procs)
 	}
-	check := fmt.Sprintf("mkdir -p %s && cd %s && if %s; then echo \"already running as pid $(cat %s)\" >&2; exit %d; fi; ",
-		dir, dir, d.alive(), pid, exitAlreadyRunning)
+	check := fmt.Sprintf("%smkdir -p %s && cd %s && if chaos_ours 2>/dev/null; then echo \"already running as pid $p\" >&2; exit %d; fi; ",
+		d.funcs(), dir, dir, exitAlreadyRunning)
 	if d.ownPidfile != "" {
-		return check + fmt.Sprintf("rm -f %s; %s %s >> %s 2>&1 < /dev/null &", pid, setsid, strings.Join(q, " "), log)
+		return check + fmt.Sprintf("rm -f %s %s; %s %s >> %s 2>&1 < /dev/null &", pid, rec, setsid, strings.Join(q, " "), log)
 	}
-	return check + fmt.Sprintf("%s %s >> %s 2>&1 < /dev/null & echo $! > %s", setsid, strings.Join(q, " "), log, pid)
+	return check + fmt.Sprintf("rm -f %s; %s %s >> %s 2>&1 < /dev/null & p=$!; echo $p > %s && echo \"$p $(chaos_started $p)\" > %s",
+		rec, setsid, strings.Join(q, " "), log, pid, rec)
+}
+
+// ifOurs runs then when the daemon's pidfile names the process chaos
+// started (with its pid in $p), else when the pidfile is refused exits
+// exitPidfileRefused, else (no daemon runs) runs otherwise.
+func (d daemon) ifOurs(then, otherwise string) string {
+	return fmt.Sprintf("%sif chaos_ours; then %s; elif [ $? = 2 ]; then exit %d; else %s; fi", d.funcs(), then, exitPidfileRefused, otherwise)
 }
 
 // signalCmd sends sig to the daemon if it runs.
 func (d daemon) signalCmd(sig string) string {
-	return fmt.Sprintf("if %s; then %s; fi", d.alive(), d.kill(sig, "\"$(cat "+control.ShellQuote(d.pidfile())+")\""))
+	return d.ifOurs(d.kill(sig, "$p"), ":")
 }
 
 // killCmd sends SIGKILL to the daemon if it runs, and waits (5 s at most)
 // until it is gone, so that a Start right after finds no live process.
 func (d daemon) killCmd() string {
-	return fmt.Sprintf("%s; i=0; while %s && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done", d.signalCmd("KILL"), d.alive())
+	return d.ifOurs(fmt.Sprintf("%s; i=0; while chaos_ours && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done", d.kill("KILL", "$p")), ":")
 }
 
 // stopCmd sends SIGTERM (and SIGCONT, in case it is paused), waits up to
-// graceSeconds for the process to exit, then sends SIGKILL.
+// graceSeconds for the process to exit, then sends SIGKILL, and removes
+// the pidfile and the record; a pidfile naming no process chaos started is
+// removed too, a refused one is left.
 // For a group daemon it waits for the whole group: the shell that leads
-// it may exit at once while the program it started shuts down.
+// it may exit at once while the program it started shuts down (a pid is
+// not reused while a group of that id lives).
 func (d daemon) stopCmd(graceSeconds int) string {
-	pid := control.ShellQuote(d.pidfile())
-	running := d.alive()
+	files := control.ShellQuote(d.pidfile()) + " " + control.ShellQuote(d.record())
+	running := "chaos_ours"
 	if d.group {
-		running = fmt.Sprintf("{ %s || kill -0 -$p 2>/dev/null; }", running)
+		running = "{ chaos_ours || kill -0 -$q 2>/dev/null; }"
 	}
-	return fmt.Sprintf("if %s; then p=\"$(cat %s)\"; %s; %s; "+
-		"i=0; while %s && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done; "+
-		"%s 2>/dev/null; fi; rm -f %s",
-		d.alive(), pid, d.kill("TERM", "$p"), d.kill("CONT", "$p"), running, graceSeconds*10, d.kill("KILL", "$p"), pid)
+	return d.ifOurs(fmt.Sprintf("q=$p; %s; %s; i=0; while %s && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done; %s 2>/dev/null; rm -f %s",
+		d.kill("TERM", "$q"), d.kill("CONT", "$q"), running, graceSeconds*10, d.kill("KILL", "$q"), files), "rm -f "+files)
+}
+
+// signal sends sig to the daemon if it runs (signalCmd).
+func (d daemon) signal(ctx context.Context, r control.Remote, sig string) error {
+	return d.run(ctx, r, d.signalCmd(sig))
+}
+
+// kill9 kills the daemon if it runs and waits until it is gone (killCmd).
+func (d daemon) kill9(ctx context.Context, r control.Remote) error {
+	return d.run(ctx, r, d.killCmd())
+}
+
+// stop stops the daemon if it runs (stopCmd).
+func (d daemon) stop(ctx context.Context, r control.Remote, graceSeconds int) error {
+	return d.run(ctx, r, d.stopCmd(graceSeconds))
+}
+
+// run runs one of the daemon's commands: a refused pidfile is its one-line
+// reason, any other failure run's.
+func (d daemon) run(ctx context.Context, r control.Remote, cmd string) error {
+	res, err := r.Run(ctx, cmd)
+	if err == nil && res.ExitCode == exitPidfileRefused {
+		line, _, _ := strings.Cut(strings.TrimSpace(string(res.Stderr)), "\n")
+		return errors.New(line)
+	}
+	if err == nil && res.ExitCode != 0 {
+		line, _, _ := strings.Cut(strings.TrimSpace(string(res.Stderr)), "\n")
+		return fmt.Errorf("exited %d: %s", res.ExitCode, line)
+	}
+	return err
 }
 
 func (d daemon) start(ctx context.Context, r control.Remote, argv []string) error {
@@ -119,11 +193,12 @@ func (d daemon) start(ctx context.Context, r control.Remote, argv []string) erro
 	// The process may die at once (a bad flag, a locked data dir): give it
 	// a moment and report the end of its log if it is gone. A system that
 	// writes its own pidfile gets until ownStartTimeout to write it.
-	wait := "sleep 0.2"
+	check := fmt.Sprintf("sleep 0.2; %sif ! chaos_ours; then echo exited; tail -n 5 %s; fi", d.funcs(), control.ShellQuote(d.logfile()))
 	if d.ownPidfile != "" {
-		wait = fmt.Sprintf("i=0; while ! %s && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done", d.alive(), int(ownStartTimeout/(100*time.Millisecond)))
+		check = fmt.Sprintf("%si=0; while ! chaos_live 2>/dev/null && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done; "+
+			"if chaos_live; then echo \"$p $t\" > %s; else echo exited; tail -n 5 %s; fi",
+			d.funcs(), int(ownStartTimeout/(100*time.Millisecond)), control.ShellQuote(d.record()), control.ShellQuote(d.logfile()))
 	}
-	check := fmt.Sprintf("%s; if ! %s; then echo exited; tail -n 5 %s; fi", wait, d.alive(), control.ShellQuote(d.logfile()))
 	res, err = r.Run(ctx, check)
 	if err != nil {
 		return err

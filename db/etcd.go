@@ -113,15 +113,15 @@ func (e *Etcd) Up(ctx context.Context, n Node) error {
 }
 
 func (e *Etcd) Kill(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "kill", run(ctx, r, e.daemon(n).killCmd()))
+	return wrap(n, "kill", e.daemon(n).kill9(ctx, r))
 }
 
 func (e *Etcd) Pause(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "pause", run(ctx, r, e.daemon(n).signalCmd("STOP")))
+	return wrap(n, "pause", e.daemon(n).signal(ctx, r, "STOP"))
 }
 
 func (e *Etcd) Resume(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "resume", run(ctx, r, e.daemon(n).signalCmd("CONT")))
+	return wrap(n, "resume", e.daemon(n).signal(ctx, r, "CONT"))
 }
 
 // Process reports n's process (see ProcessFinder).
@@ -131,7 +131,7 @@ func (e *Etcd) Process(ctx context.Context, r control.Remote, n Node) (Process, 
 }
 
 func (e *Etcd) Stop(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "stop", run(ctx, r, e.daemon(n).stopCmd(5)))
+	return wrap(n, "stop", e.daemon(n).stop(ctx, r, 5))
 }
 
 // Wipe removes n's data and its log.

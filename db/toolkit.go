@@ -41,7 +41,7 @@ func (d Daemon) Start(ctx context.Context, r control.Remote, argv []string) erro
 
 // Signal sends sig ("KILL", "STOP", "CONT") to the daemon if it runs.
 func (d Daemon) Signal(ctx context.Context, r control.Remote, sig string) error {
-	return run(ctx, r, d.daemon().signalCmd(sig))
+	return d.daemon().signal(ctx, r, sig)
 }
 
 // Process reports the daemon's process (see ProcessFinder).
@@ -52,7 +52,7 @@ func (d Daemon) Process(ctx context.Context, r control.Remote) (Process, error) 
 // Stop ends the daemon as DB.Stop does: SIGTERM, and SIGKILL after a grace
 // period of five seconds.
 func (d Daemon) Stop(ctx context.Context, r control.Remote) error {
-	return run(ctx, r, d.daemon().stopCmd(5))
+	return d.daemon().stop(ctx, r, 5)
 }
 
 // Run runs cmd on r; a non-zero exit is an error carrying the first line

@@ -161,7 +161,8 @@ func TestHealReportsEveryHost(t *testing.T) {
 	assert.Equal(t, "chaos: heal n2 (h2): n2: ssh: connection refused\n", errOut.String())
 	for _, r := range []*healRemote{r1, r3} {
 		require.Len(t, r.cmds, 5, "%q", r.cmds)
-		assert.Contains(t, r.cmds[0], `kill -CONT "$(cat /data/etcd/`+r.host+`/etcd.pid)"`, "pause first")
+		assert.Contains(t, r.cmds[0], `[ -f /data/etcd/`+r.host+`/etcd.pid ]`, "pause first")
+		assert.Contains(t, r.cmds[0], `kill -CONT $p`, "pause first")
 		assert.Equal(t, []string{"iptables -w -S", "tc qdisc show", "iptables -w -S"}, r.cmds[1:4], "partition, packet")
 		assert.Contains(t, r.cmds[4], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
 	}
