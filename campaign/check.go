@@ -2,12 +2,12 @@ package campaign
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"time"
 
 	"chaos/checker"
 	"chaos/history"
+	"chaos/inputfile"
 	"chaos/raftcheck"
 )
 
@@ -47,9 +47,10 @@ func Check(ctx context.Context, dir string, h history.History, o CheckOptions) (
 // CheckFile is Check on the history.jsonl at path, which it reads once,
 // op by op, checking as it reads: only what each check keeps of an op is
 // held (see checker.Checks), never the whole history. The warnings are
-// history.Parse's; a problem with the file is a *history.ParseError.
+// history.Parse's; a problem with the file is a *history.ParseError, a
+// path that is not a regular file inputfile.ErrNotRegular.
 func CheckFile(ctx context.Context, path string, o CheckOptions) (checker.Report, []history.Warning, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return checker.Report{}, nil, err
 	}

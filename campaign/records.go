@@ -3,12 +3,12 @@ package campaign
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"chaos/checker"
 	"chaos/control"
+	"chaos/inputfile"
 	"chaos/secret"
 )
 
@@ -79,11 +79,16 @@ func sshRecord(cfg control.SSHConfig) *SSHRecord {
 // Recovery is the recovery period the run had.
 func (t TestRecord) Recovery() time.Duration { return seconds(t.RecoveryS) }
 
+// maxRecordBytes bounds test.json and results.json when they are read:
+// a run writes a few KiB into test.json and rarely more than a few MiB
+// into results.json (the details of every check).
+const maxRecordBytes = 256 << 20
+
 // ReadTestRecord reads the test.json of the run directory dir, its argv
 // redacted.
 func ReadTestRecord(dir string) (TestRecord, error) {
 	var t TestRecord
-	b, err := os.ReadFile(filepath.Join(dir, "test.json"))
+	b, err := inputfile.ReadFile(filepath.Join(dir, "test.json"), maxRecordBytes)
 	if err != nil {
 		return t, err
 	}
@@ -149,7 +154,7 @@ type Results struct {
 func ReadResults(dir string) (Results, error) {
 	var r Results
 	path := filepath.Join(dir, "results.json")
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path, maxRecordBytes)
 	if err != nil {
 		return r, err
 	}

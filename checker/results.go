@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 
 	"chaos/atomicfile"
+	"chaos/inputfile"
 )
 
 // WriteResults writes r into the results.json at path and returns the
@@ -58,12 +58,16 @@ func WriteResults(path string, r Report) (Validity, error) {
 	return valid, nil
 }
 
+// maxResultsBytes bounds an existing results.json that WriteResults
+// reads: far more than any run writes.
+const maxResultsBytes = 256 << 20
+
 // readResults returns the top-level fields and the checks of the
 // results.json at path, empty when there is none.
 func readResults(path string) (fields, checks map[string]json.RawMessage, err error) {
 	fields = make(map[string]json.RawMessage)
 	checks = make(map[string]json.RawMessage)
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path, maxResultsBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fields, checks, nil
 	}

@@ -3,8 +3,9 @@ package foreignlog
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
+
+	"chaos/inputfile"
 )
 
 // Log is one file, read.
@@ -15,10 +16,18 @@ type Log struct {
 	Events []Event `json:"-"`
 }
 
+// MaxFileBytes bounds one log file: the file is held in memory whole with
+// its events. A long run's events.jsonl holds a few hundred bytes per log
+// entry per node, a few hundred MiB for millions of operations.
+const MaxFileBytes = 1 << 30
+
 // ReadFile reads and parses one file. format names the parser; "" detects
-// it. Errors name the file and, for unknown input, the formats tried.
+// it. Errors name the file and, for unknown input, the formats tried. A
+// path that is not a regular file (a device, a pipe) or holds more than
+// MaxFileBytes is refused before it is read (inputfile.ErrNotRegular,
+// inputfile.ErrTooLarge).
 func ReadFile(path, format string) (Log, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return Log{}, err
 	}

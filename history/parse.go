@@ -107,6 +107,9 @@ func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
 			}
 			return chunk[:len(chunk)-1], true, nil
 		case errors.Is(err, bufio.ErrBufferFull):
+			if long == nil && !objectStart(chunk) {
+				return nil, false, fmt.Errorf("a line of over %d bytes that is not a JSON object: it begins with %q", len(chunk), chunk[:min(len(chunk), 16)])
+			}
 			if len(long)+len(chunk) > MaxLineBytes {
 				return nil, false, fmt.Errorf("line longer than %d bytes", MaxLineBytes)
 			}
@@ -121,6 +124,14 @@ func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
 			return nil, false, fmt.Errorf("read: %w", err)
 		}
 	}
+}
+
+// objectStart reports whether b, the start of a line, begins as a JSON
+// object does. A line that does not is wrong whatever follows, so a long
+// one (a file of zeros, a binary) is refused without reading it whole.
+func objectStart(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r")
+	return len(b) == 0 || b[0] == '{'
 }
 
 // wireOp is an Op as decoded from JSON, with the required fields as pointers

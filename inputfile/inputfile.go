@@ -17,11 +17,12 @@ import (
 	"syscall"
 )
 
-// ErrNotRegular is wrapped by the error for a path that is not a regular
-// file (after symlinks are followed).
+// ErrNotRegular is wrapped by the error (an *fs.PathError) for a path that
+// is not a regular file (after symlinks are followed).
 var ErrNotRegular = errors.New("not a regular file")
 
-// ErrTooLarge is wrapped by ReadFile's error for a file over its bound.
+// ErrTooLarge is wrapped by ReadFile's error (an *fs.PathError) for a
+// file over its bound.
 var ErrTooLarge = errors.New("too large")
 
 // Open opens path for reading when it is a regular file. O_NONBLOCK keeps
@@ -39,7 +40,7 @@ func Open(path string) (*os.File, error) {
 	}
 	if !info.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is %s, %w: give a file", path, kind(info.Mode()), ErrNotRegular)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("it is %s, %w: give a file", kind(info.Mode()), ErrNotRegular)}
 	}
 	return f, nil
 }
@@ -72,7 +73,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 }
 
 func tooLarge(path string, size, limit int64) error {
-	return fmt.Errorf("%s is %s, %w: this file may hold at most %s", path, Size(size), ErrTooLarge, Size(limit))
+	return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("it is %s, %w: this file may hold at most %s", Size(size), ErrTooLarge, Size(limit))}
 }
 
 // Size is n bytes for a person: "512 B", "64 MiB", "2.0 GiB".

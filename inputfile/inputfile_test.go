@@ -32,10 +32,10 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 	fifo := filepath.Join(dir, "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	cases := map[string]string{
-		"/dev/zero": "/dev/zero is a character device, not a regular file: give a file",
-		link:        link + " is a character device, not a regular file: give a file",
-		fifo:        fifo + " is a named pipe, not a regular file: give a file",
-		dir:         dir + " is a directory, not a regular file: give a file",
+		"/dev/zero": "read /dev/zero: it is a character device, not a regular file: give a file",
+		link:        "read " + link + ": it is a character device, not a regular file: give a file",
+		fifo:        "read " + fifo + ": it is a named pipe, not a regular file: give a file",
+		dir:         "read " + dir + ": it is a directory, not a regular file: give a file",
 	}
 	for path, want := range cases {
 		start := time.Now()
@@ -58,7 +58,7 @@ func TestReadFileRefusesAFileOverTheBound(t *testing.T) {
 	before.read()
 	start := time.Now()
 	_, err := ReadFile(p, 64<<20)
-	require.EqualError(t, err, p+" is 2 GiB, too large: this file may hold at most 64 MiB")
+	require.EqualError(t, err, "read "+p+": it is 2 GiB, too large: this file may hold at most 64 MiB")
 	require.ErrorIs(t, err, ErrTooLarge)
 	assert.Less(t, time.Since(start), time.Second)
 	after.read()
@@ -70,7 +70,7 @@ func TestReadFileRefusesAFileOverTheBound(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "12345", string(b))
 	_, err = ReadFile(small, 4)
-	require.EqualError(t, err, small+" is 5 B, too large: this file may hold at most 4 B")
+	require.EqualError(t, err, "read "+small+": it is 5 B, too large: this file may hold at most 4 B")
 }
 
 func TestSize(t *testing.T) {

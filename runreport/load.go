@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"chaos/campaign"
 	"chaos/foreignlog"
 	"chaos/history"
+	"chaos/inputfile"
 	"chaos/node/eventlog"
 )
 
@@ -78,7 +78,7 @@ func (r Run) WithHistory(h history.History) Run {
 // line is skipped, as every reader of the history does.
 func readHistory(path string) (digest, error) {
 	var d digest
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return d, err
 	}

@@ -27,11 +27,12 @@ package testall
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"chaos/inputfile"
 )
 
 // Expected verdicts of a test.
@@ -94,10 +95,13 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
 }
 
-// ReadFile reads and parses the campaign file at path. Every error is an
-// *Error.
+// maxFileBytes bounds a campaign file: a few KiB of YAML.
+const maxFileBytes = 16 << 20
+
+// ReadFile reads and parses the campaign file at path (a regular file of
+// at most 16 MiB). Every error is an *Error.
 func ReadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path, maxFileBytes)
 	if err != nil {
 		return nil, &Error{Path: path, Msg: fmt.Sprintf("cannot be read: %v", errors.Unwrap(err))}
 	}

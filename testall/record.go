@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"chaos/atomicfile"
+	"chaos/inputfile"
 	"chaos/secret"
 )
 
@@ -65,12 +66,15 @@ func (rec Record) Write(dir string) error {
 	return nil
 }
 
+// maxRecordBytes bounds a campaign.json that is read: a few KiB per test.
+const maxRecordBytes = 64 << 20
+
 // ReadRecord reads the campaign.json in dir, its replay commands
 // redacted: also those of a campaign.json written before chaos redacted
 // them.
 func ReadRecord(dir string) (Record, error) {
 	var rec Record
-	b, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	b, err := inputfile.ReadFile(filepath.Join(dir, RecordFile), maxRecordBytes)
 	if err != nil {
 		return rec, err
 	}

@@ -16,6 +16,7 @@ import (
 	"chaos/campaign"
 	"chaos/checker"
 	"chaos/history"
+	"chaos/inputfile"
 	"chaos/runreport"
 )
 
@@ -134,7 +135,8 @@ func checkFailure(path string, err error) error {
 		return usageErrorf("%s:%d: %v", path, pe.Line, pe.Err)
 	case errors.As(err, &pe), errors.Is(err, checker.ErrMalformed):
 		return usageErrorf("%s: %v", path, err)
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
+		errors.Is(err, inputfile.ErrNotRegular), errors.Is(err, inputfile.ErrTooLarge):
 		return usageErrorf("%v", err)
 	}
 	return setupError(err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"chaos/inputfile"
 )
 
 // Description is a loaded and validated description file.
@@ -33,10 +35,14 @@ func IsPath(name string) bool {
 	return ext == ".yaml" || ext == ".yml"
 }
 
-// Load reads, parses and validates the description file at path. Every
-// error is an *Error: the file, the line, what is wrong and how to fix it.
+// maxFileBytes bounds a description file: a few KiB of YAML.
+const maxFileBytes = 16 << 20
+
+// Load reads, parses and validates the description file at path (a
+// regular file of at most 16 MiB). Every error is an *Error: the file, the
+// line, what is wrong and how to fix it.
 func Load(path string) (*Description, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path, maxFileBytes)
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read the description (%v); give the path of a .yaml file", unwrapPathError(err))}
 	}

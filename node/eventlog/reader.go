@@ -1,12 +1,14 @@
 package eventlog
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // Warning is a problem ReadEvents recovered from.
@@ -19,9 +21,14 @@ type Warning struct {
 func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Msg) }
 
 // maxEventLine bounds one events.jsonl line; real lines are ~150 bytes.
+// It is also what bounds the memory a hostile file can make ReadEvents
+// take beyond its events: a file of zeros (/dev/zero, a sparse file) is
+// refused after its first maxEventLine bytes.
 const maxEventLine = 1 << 20
 
 // ReadEvents reads one events.jsonl, in file order, each event's Line set.
+// It reads line by line and stops at the first bad line, never holding
+// more of the input than one line.
 //
 // A torn line, the beginning of an event line cut short, is what a node
 // killed (or a machine crashed) in the middle of a write leaves behind: it
@@ -30,34 +37,29 @@ const maxEventLine = 1 << 20
 // event follows it on the same line (the next life appended to it; older
 // chaos-nodes did not end a torn line before starting). Blank lines are
 // skipped. Any other bad line (not a JSON object, no time, node or event,
-// a torn line in the middle of a life) is an error naming the line.
+// a torn line in the middle of a life, a line over 1 MiB) is an error
+// naming the line.
 func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
-	// The whole log is read first: its lines counted, the events are
-	// decoded into a slice of their final size, never copied as it grows.
-	data, err := readAll(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("events: %w", err)
-	}
+	lr := newLineReader(r)
 	d := newDecoder()
 	var (
-		events   = make([]Event, 0, bytes.Count(data, []byte{'\n'})+1)
+		events   []Event
 		warnings []Warning
 		torn     *tornLine // the last line, if it was torn
 	)
-lines:
 	for line := 1; ; line++ {
-		text, complete := data, false
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			text, data, complete = data[:i+1], data[i+1:], true
+		text, complete, err := lr.next()
+		if err == io.EOF {
+			break
 		}
-		if len(text) > maxEventLine {
-			return nil, nil, fmt.Errorf("events line %d: longer than %d bytes", line, maxEventLine)
+		if err != nil {
+			return nil, nil, fmt.Errorf("events line %d: %w", line, err)
+		}
+		if line == sampleLines {
+			events = slices.Grow(events, lr.estimateLines(line))
 		}
 		text = bytes.TrimSpace(text)
 		if len(text) == 0 {
-			if !complete {
-				break
-			}
 			continue
 		}
 		ev, perr := d.parseLine(text)
@@ -74,9 +76,6 @@ lines:
 				torn = nil
 				ev.Line = line
 				events = append(events, ev)
-			}
-			if !complete {
-				break lines
 			}
 			continue
 		case perr != nil:
@@ -146,22 +145,78 @@ func (d *decoder) parseLine(text []byte) (Event, error) {
 	return ev, nil
 }
 
-// readAll reads r to its end, in one allocation when its size is known
-// (a file, or a reader with a Len method such as bytes.Reader).
-func readAll(r io.Reader) ([]byte, error) {
-	size := int64(-1)
+// sampleLines is how many lines ReadEvents reads before it sizes its
+// slice of events from the input's size: growing the slice of a long log
+// by appends alone copies it over and over.
+const sampleLines = 4096
+
+// lineReader reads lines of at most maxEventLine bytes.
+type lineReader struct {
+	br   *bufio.Reader
+	size int64 // of the input, -1 when unknown
+	read int64 // bytes read so far
+	long []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10), size: -1}
 	switch v := r.(type) {
 	case interface{ Len() int }:
-		size = int64(v.Len())
+		lr.size = int64(v.Len())
 	case *os.File:
 		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
-			size = st.Size()
+			lr.size = st.Size()
 		}
 	}
-	if size < 0 {
-		return io.ReadAll(r)
+	return lr
+}
+
+// next returns the next line without its newline, and whether it ended
+// with one; the line is valid until the next call. It returns io.EOF only
+// when nothing is left.
+func (lr *lineReader) next() (line []byte, complete bool, err error) {
+	lr.long = lr.long[:0]
+	for {
+		chunk, err := lr.br.ReadSlice('\n')
+		lr.read += int64(len(chunk))
+		complete := err == nil
+		if complete {
+			chunk = chunk[:len(chunk)-1]
+		}
+		switch {
+		case complete && len(lr.long) == 0:
+			line = chunk
+		case complete, errors.Is(err, io.EOF):
+			lr.long = append(lr.long, chunk...)
+			line = lr.long
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(lr.long)+len(chunk) > maxEventLine {
+				return nil, false, errLongLine
+			}
+			lr.long = append(lr.long, chunk...)
+			continue
+		default:
+			return nil, false, err
+		}
+		switch {
+		case len(line) > maxEventLine:
+			return nil, false, errLongLine
+		case !complete && len(line) == 0:
+			return nil, false, io.EOF
+		}
+		return line, complete, nil
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
+}
+
+// errLongLine is lineReader's error for a line over maxEventLine bytes.
+var errLongLine = fmt.Errorf("longer than %d bytes", maxEventLine)
+
+// estimateLines is how many more lines the input holds after lines lines,
+// judging by their length, with a tenth to spare; 0 when its size is
+// unknown.
+func (lr *lineReader) estimateLines(lines int) int {
+	if lr.size <= lr.read || lr.read == 0 {
+		return 0
+	}
+	return int(float64(lr.size-lr.read) / (float64(lr.read) / float64(lines)) * 1.1)
 }

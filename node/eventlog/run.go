@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"chaos/inputfile"
 )
 
 // LoadRun reads runDir/nodes/*/events.jsonl and merges them into one
@@ -12,7 +14,9 @@ import (
 // node-directory order. Torn lines that end a life (see [ReadEvents]) are
 // skipped, each said in a warning naming the file and line. A run without
 // any event log is an error wrapping os.ErrNotExist; a bad line is an
-// error naming the file and line.
+// error naming the file and line; an event log that is not a regular file
+// (a link to /dev/zero, a pipe) is an error wrapping
+// inputfile.ErrNotRegular, refused before it is read.
 //
 // Times come from each node's own clock, so under clock faults the merged
 // order across nodes is approximate; per-node checks should rely on file
@@ -31,7 +35,7 @@ func LoadRun(runDir string) ([]Event, []string, error) {
 		warnings []string
 	)
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := inputfile.Open(p)
 		if err != nil {
 			return nil, nil, err
 		}
