@@ -154,6 +154,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Name == "" {
 		o.Name = o.defaultName()
+		if err := CheckName(o.Name); err != nil {
+			return usagef("the test name %q made of the system, workload, faults and bugs %v; give one with --name", o.Name, err)
+		}
+	}
+	if err := CheckName(o.Name); err != nil {
+		return usagef("--name %q %v", o.Name, err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,38 @@ import (
 
 	"chaos/atomicfile"
 )
+
+// MaxNameLen bounds a test name (--name).
+const MaxNameLen = 200
+
+// CheckName returns an error saying what is wrong unless name can name a
+// test in the store: one directory name of letters, digits and . _ + -,
+// beginning with a letter or digit (so never "." or "..", hidden, or
+// taken for a flag), at most MaxNameLen bytes, and none of the store's own
+// names (latest, campaigns). A name with a slash, a newline or a control
+// character would write outside the store or forge lines of the output.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("is empty")
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("is %d bytes long, more than %d", len(name), MaxNameLen)
+	case !isAlnum(name[0]):
+		return errors.New("must begin with a letter or a digit")
+	case name == "latest" || name == "campaigns":
+		return errors.New("is one of the store's own names (latest, campaigns)")
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '.' && c != '_' && c != '+' && c != '-' {
+			return fmt.Errorf("holds %q: use letters, digits and . _ + - only", c)
+		}
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // runDir is one run's directory in the store (docs/FORMATS.md's store layout).
 type runDir struct {
@@ -18,8 +51,12 @@ type runDir struct {
 }
 
 // newRunDir creates store/<name>/<UTC time>/ and points the latest links at
-// it. It fails when the store cannot be written.
+// it. It fails when the store cannot be written, or name is no test name
+// (CheckName; Options.Validate has refused it already).
 func newRunDir(store, name string, now time.Time) (*runDir, error) {
+	if err := CheckName(name); err != nil {
+		return nil, fmt.Errorf("test name %q %w", name, err)
+	}
 	stamp := now.UTC().Format("20060102T150405.000Z")
 	dir := filepath.Join(store, name, stamp)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

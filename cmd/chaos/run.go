@@ -89,7 +89,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for every random choice (default random; printed at start)")
-	f.StringVar(&o.Name, "name", "", "test name in the store (default from db, workload, nemesis)")
+	f.StringVar(&o.Name, "name", "", "test name in the store: letters, digits and . _ + - (default from db, workload, nemesis)")
 	f.BoolVar(&o.LeaveDBRunning, "leave-db-running", false, "don't tear down at the end")
 	f.StringArrayVar(&o.Bugs, "bug", nil, "start chaos-node with a planted bug (repeatable)")
 	f.DurationVar(&o.CheckerTimeout, "checker-timeout", 60*time.Second, "bound on the linearizability search")

@@ -38,6 +38,9 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"run", "--keys", "0"},
 		{"run", "--read-consistency", "eventual"},
 		{"run", "--clock-strategy", "ntp"},
+		{"run", "--name", "../outside"},
+		{"run", "--name", "two\nlines"},
+		{"run", "--name", "latest"},
 	}
 	for _, args := range cases {
 		if got := run(append(args, "--store", store)); got != exitUsage {
@@ -49,6 +52,9 @@ func TestRunRefusesBadInput(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(store); len(entries) > 0 {
 		t.Errorf("bad input wrote into the store: %v", entries)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "outside")); err == nil {
+		t.Errorf("--name ../outside wrote outside the store")
 	}
 }
 
