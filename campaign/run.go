@@ -15,6 +15,7 @@ import (
 	"chaos/history"
 	"chaos/nemesis"
 	"chaos/secret"
+	"chaos/termsafe"
 	"chaos/workload"
 )
 
@@ -37,7 +38,8 @@ type Result struct {
 
 // Env is what a run talks to besides its options.
 type Env struct {
-	// Out receives the final summary; Progress the live progress display.
+	// Out receives the final summary (escaped by Run, package termsafe);
+	// Progress the live progress display.
 	Out, Progress io.Writer
 	// ProgressIsTerminal selects the live display over periodic lines.
 	ProgressIsTerminal bool
@@ -64,6 +66,9 @@ func Run(ctx context.Context, o Options, env Env) (Result, error) {
 	if env.Hard == nil {
 		env.Hard = context.Background()
 	}
+	// What a run prints comes from data (keys, node names, errors nodes
+	// and remote shells sent): nothing of it may act on a terminal.
+	env.Out = termsafe.NewWriter(env.Out)
 	var res Result
 	for i := range o.TestCount {
 		var err error

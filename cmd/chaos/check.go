@@ -18,6 +18,7 @@ import (
 	"chaos/history"
 	"chaos/inputfile"
 	"chaos/runreport"
+	"chaos/termsafe"
 )
 
 // checkOptions are the flags of `chaos check`.
@@ -78,7 +79,7 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	report, warnings, err := campaign.CheckFile(ctx, historyPath, campaign.CheckOptions{Workload: o.workload,
 		CheckerTimeout: o.timeout, Checker: o.algorithm})
 	for _, w := range warnings {
-		fmt.Fprintf(cmd.ErrOrStderr(), "chaos: warning: %s:%d: %s\n", historyPath, w.Line, w.Msg)
+		fmt.Fprintf(termsafe.NewWriter(cmd.ErrOrStderr()), "chaos: warning: %s:%d: %s\n", historyPath, w.Line, w.Msg)
 	}
 	if err != nil {
 		return checkFailure(historyPath, err)
@@ -88,7 +89,7 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	if err != nil {
 		return checkFailure(resultsPath, err)
 	}
-	printReport(cmd.OutOrStdout(), report, valid, resultsPath)
+	printReport(termsafe.NewWriter(cmd.OutOrStdout()), report, valid, resultsPath)
 	if filepath.Base(historyPath) == "history.jsonl" {
 		if err := runreport.Write(dir); err != nil {
 			return setupError(err)
@@ -143,7 +144,8 @@ func checkFailure(path string, err error) error {
 }
 
 // printReport writes a verdict per check, what each found, and the overall
-// verdict.
+// verdict. The findings carry keys, values and errors from the history: w
+// must escape them (package termsafe).
 func printReport(w io.Writer, r checker.Report, valid checker.Validity, resultsPath string) {
 	names := make([]string, 0, len(r.Checks))
 	for name := range r.Checks {

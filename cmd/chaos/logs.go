@@ -10,6 +10,7 @@ import (
 
 	"chaos/atomicfile"
 	"chaos/foreignlog"
+	"chaos/termsafe"
 )
 
 // logsOptions are the flags of `chaos logs`.
@@ -68,7 +69,7 @@ func runLogs(cmd *cobra.Command, o logsOptions, paths []string) error {
 			return usageErrorf("%v", err)
 		}
 		if u := l.Unparsed(); u != "" {
-			fmt.Fprintln(cmd.ErrOrStderr(), "chaos logs: warning:", u)
+			fmt.Fprintln(termsafe.NewWriter(cmd.ErrOrStderr()), "chaos logs: warning:", u)
 		}
 		logs = append(logs, l)
 	}
@@ -90,13 +91,16 @@ func runLogs(cmd *cobra.Command, o logsOptions, paths []string) error {
 		}
 		return verdict(reports)
 	}
+	// The text holds node names, terms and lines from the logs: escaped, so
+	// that no log can act on the terminal (the JSON and HTML are encoded).
+	text := termsafe.NewWriter(out)
 	for i, r := range reports {
 		if i > 0 {
-			fmt.Fprintln(out)
+			fmt.Fprintln(text)
 		}
-		foreignlog.Summary(out, r)
-		fmt.Fprintln(out, "\nTimeline:")
-		foreignlog.TimelineText(out, r)
+		foreignlog.Summary(text, r)
+		fmt.Fprintln(text, "\nTimeline:")
+		foreignlog.TimelineText(text, r)
 	}
 	return verdict(reports)
 }

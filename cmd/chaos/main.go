@@ -6,7 +6,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+
+	"chaos/termsafe"
 )
 
 func main() {
@@ -15,22 +18,27 @@ func main() {
 
 // run executes the command line and returns the process exit code of
 // docs/FORMATS.md. It is the only place that maps errors to exit codes.
-func run(args []string) int {
+func run(args []string) int { return runWith(args, os.Stderr) }
+
+// runWith is run with the error line written to stderr, escaped: an error
+// may carry what a node, a remote shell or a file said.
+func runWith(args []string, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
 		return exitOK
 	}
+	stderr = termsafe.NewWriter(stderr)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "chaos:", ee.err)
+			fmt.Fprintln(stderr, "chaos:", ee.err)
 		}
 		return ee.code
 	}
 	// Errors cobra returns itself (unknown flag, bad value, wrong arg count)
 	// are usage errors.
-	fmt.Fprintln(os.Stderr, "chaos:", err)
+	fmt.Fprintln(stderr, "chaos:", err)
 	return exitUsage
 }

@@ -17,6 +17,7 @@ import (
 	"chaos/checker"
 	"chaos/runreport"
 	"chaos/secret"
+	"chaos/termsafe"
 	"chaos/testall"
 )
 
@@ -136,7 +137,7 @@ func runRepeated(cmd *cobra.Command, o campaign.Options, keepGoing bool) error {
 	defer stop()
 	env := runEnv(cmd, hard)
 	test := testall.Test{Name: o.Name, Expect: testall.ExpectValid, Count: count}
-	runner := testall.Runner{Out: cmd.OutOrStdout(), StopAtInvalid: !keepGoing,
+	runner := testall.Runner{Out: termsafe.NewWriter(cmd.OutOrStdout()), StopAtInvalid: !keepGoing,
 		Run: func(ctx context.Context, _ testall.Test, i int) testall.Run { return p.runOnce(ctx, i, env) }}
 	started := time.Now()
 	results, interrupted := runner.Execute(ctx, []testall.Test{test})
@@ -149,7 +150,7 @@ func runRepeated(cmd *cobra.Command, o campaign.Options, keepGoing bool) error {
 // finishCampaign writes rec into a new campaign directory of store, prints
 // the table and where it went, and returns rec's exit status.
 func finishCampaign(cmd *cobra.Command, store string, rec testall.Record, started time.Time) error {
-	out := cmd.OutOrStdout()
+	out := termsafe.NewWriter(cmd.OutOrStdout())
 	fmt.Fprintln(out)
 	testall.PrintTable(out, rec.Tests)
 	for _, t := range rec.Tests {

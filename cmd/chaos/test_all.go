@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"chaos/campaign"
+	"chaos/termsafe"
 	"chaos/testall"
 )
 
@@ -94,7 +95,7 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 	defer stop()
 	env := runEnv(cmd, hard)
 	env.Out = io.Discard // each run is a line; its summary goes to campaign.json
-	runner := testall.Runner{Out: cmd.OutOrStdout(),
+	runner := testall.Runner{Out: termsafe.NewWriter(cmd.OutOrStdout()),
 		Run: func(ctx context.Context, t testall.Test, i int) testall.Run {
 			return plans[t.Name].runOnce(ctx, i, env)
 		}}
