@@ -32,7 +32,7 @@ func (v validator) at(path []string, format string, args ...any) *Error {
 // kinds, and every template's variables.
 func (d *Description) validate(top *yaml.Node) error {
 	v := validator{d: d, top: top}
-	for _, check := range []func() *Error{v.basics, v.uploads, v.probes, v.leader, v.client, v.templates} {
+	for _, check := range []func() *Error{v.basics, v.uploads, v.probes, v.leader, v.client, v.templates, v.shellQuoting, v.httpPaths} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -231,6 +231,38 @@ func (v validator) templates() *Error {
 		}
 	}
 	return nil
+}
+
+// httpPaths checks that every HTTP path begins with "/": the request goes
+// to http://ADDR+PATH, so a path such as "@other-host/x" or ".evil.com/"
+// would send it to another host.
+func (v validator) httpPaths() *Error {
+	for _, p := range v.d.httpPathTemplates() {
+		if p.t.IsSet() && !strings.HasPrefix(p.t.Text, "/") {
+			return &Error{File: v.d.File, Line: p.t.Line, Msg: fmt.Sprintf(
+				"%s path %q does not begin with /; write the path on the node, such as /%s", p.where, p.t.Text, strings.TrimLeft(p.t.Text, "/@:."))}
+		}
+	}
+	return nil
+}
+
+// httpPathTemplates are the templates that are HTTP paths.
+func (d *Description) httpPathTemplates() []placedTemplate {
+	out := []placedTemplate{{"up.http", d.Up.HTTP}}
+	if d.Ready != nil {
+		out = append(out, placedTemplate{"ready.http", d.Ready.HTTP})
+	}
+	if d.Leader != nil {
+		out = append(out, placedTemplate{"leader", d.Leader.Path})
+	}
+	if h := d.Client.HTTP; h != nil {
+		for _, name := range []string{OpRead, OpWrite, OpCAS, OpAdd, OpSetRead} {
+			if op := h.Op(name); op != nil {
+				out = append(out, placedTemplate{"client.http." + name, op.Path})
+			}
+		}
+	}
+	return out
 }
 
 func unknownVariable(where, name string, known []string, hasPeer bool) string {
