@@ -118,3 +118,13 @@ func TestCappedBufferKeepsTheStart(t *testing.T) {
 	}
 	require.Equal(t, "abcde", c.buf.String())
 }
+
+// A reported group of 1 or less (kill -KILL -1 would kill every process)
+// is never taken: the cancelled command's kill then refuses to run.
+func TestPGIDWriterRefusesGroupsAtMostOne(t *testing.T) {
+	for _, id := range []string{"1", "0", "-1", "-5"} {
+		pgid, passed := feed(t, "chaos-pgid="+id+"\nerr\n")
+		require.Zero(t, pgid, id)
+		require.Equal(t, "err\n", passed, id)
+	}
+}
