@@ -64,12 +64,13 @@ func (d daemon) kill(sig, pid string) string {
 //   - chaos_live sets p to the pidfile's pid and t to that process's start
 //     time, and succeeds, when the pidfile is a regular file (not a link)
 //     holding a decimal pid above 1 (at most 9 digits, no leading zero)
-//     and that process lives (exists and is
-//     not a zombie: a killed daemon stays a zombie until its new parent
-//     reaps it, and kill -0 still succeeds on it). It fails with 1 when
-//     there is no pidfile or its process is gone, and with 2, saying why
-//     on stderr, when the pidfile holds anything else ("", "0", "1", "-1",
-//     text): such a pidfile is refused.
+//     and that process lives: it exists and is not a zombie (a killed
+//     daemon stays a zombie until its new parent reaps it, and kill -0
+//     still succeeds on it). It fails with 1 when there is no pidfile or
+//     its process is gone, and with 2, saying why on stderr, when the
+//     pidfile holds anything else ("", "0", "1", "-1", text): such a
+//     pidfile is refused by every command that signals, and replaced by
+//     start.
 //   - chaos_ours is chaos_live whose process is the one start recorded
 //     (record): the same pid and start time. A pid that was reused by an
 //     unrelated process, or a pidfile naming a process chaos did not
