@@ -165,19 +165,28 @@ func (d daemon) stop(ctx context.Context, r control.Remote, graceSeconds int) er
 	return d.run(ctx, r, d.stopCmd(graceSeconds))
 }
 
-// run runs one of the daemon's commands: a refused pidfile is its one-line
-// reason, any other failure run's.
+// run runs one of the daemon's commands (see output).
 func (d daemon) run(ctx context.Context, r control.Remote, cmd string) error {
-	res, err := r.Run(ctx, cmd)
-	if err == nil && res.ExitCode == exitPidfileRefused {
-		line, _, _ := strings.Cut(strings.TrimSpace(string(res.Stderr)), "\n")
-		return errors.New(line)
-	}
-	if err == nil && res.ExitCode != 0 {
-		line, _, _ := strings.Cut(strings.TrimSpace(string(res.Stderr)), "\n")
-		return fmt.Errorf("exited %d: %s", res.ExitCode, line)
-	}
+	_, err := d.output(ctx, r, cmd)
 	return err
+}
+
+// output runs one of the daemon's commands and returns its stdout: a
+// refused pidfile is an error of its one-line reason, any other failure
+// says the exit code and the first line of stderr.
+func (d daemon) output(ctx context.Context, r control.Remote, cmd string) ([]byte, error) {
+	res, err := r.Run(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(res.Stderr)), "\n")
+	switch res.ExitCode {
+	case 0:
+		return res.Stdout, nil
+	case exitPidfileRefused:
+		return nil, errors.New(line)
+	}
+	return nil, fmt.Errorf("exited %d: %s", res.ExitCode, line)
 }
 
 func (d daemon) start(ctx context.Context, r control.Remote, argv []string) error {

@@ -45,7 +45,7 @@ func requireUnsignalled(t *testing.T, cmd *exec.Cmd) {
 
 // A pidfile that does not hold a pid above 1 ("1" would make a group
 // signal kill -SIG -1, every process) is refused by every command that
-// signals, with one line naming it; nothing is signalled and the pidfile
+// signals and by Process (a run's setup asks it), with one line naming it; nothing is signalled and the pidfile
 // is left for a person to look at. The signal sent is CONT, harmless to
 // every process, should the refusal ever fail.
 func TestPidfileWithoutAPidIsRefused(t *testing.T) {
@@ -62,6 +62,8 @@ func TestPidfileWithoutAPidIsRefused(t *testing.T) {
 				want := "pidfile " + d.pidfile() + " does not hold a process id above 1: refused, nothing signalled; remove it if no process of this node runs"
 				require.EqualError(t, d.signal(ctx, r, "CONT"), want)
 				require.EqualError(t, d.stop(ctx, r, 0), want)
+				_, err := d.process(ctx, r)
+				require.EqualError(t, err, want)
 				require.FileExists(t, d.pidfile(), "a refused pidfile is left")
 				require.NoFileExists(t, filepath.Join(d.dir, "pwned"))
 			}
@@ -93,6 +95,9 @@ func TestPidfileOfAnUnrelatedProcessIsNeverSignalled(t *testing.T) {
 					}
 				}
 				plant()
+				p, err := d.process(ctx, r)
+				require.NoError(t, err)
+				require.Equal(t, Process{}, p, "no process of chaos's runs")
 				require.NoError(t, d.signal(ctx, r, "STOP"))
 				require.NoError(t, d.kill9(ctx, r))
 				requireUnsignalled(t, other)

@@ -34,16 +34,16 @@ var (
 )
 
 // processCmd prints "PID STATE" (STATE the letter of /proc/PID/stat) when
-// the pidfile names a live process (see alive), and nothing otherwise.
+// the pidfile names the live process chaos started (see funcs), and
+// nothing when none runs; a refused pidfile makes it exit
+// exitPidfileRefused.
 func (d daemon) processCmd() string {
-	p := control.ShellQuote(d.pidfile())
-	return fmt.Sprintf(`if %s; then p="$(cat %s)"; s=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) && echo "$p ${s%%%% *}"; fi; true`,
-		d.alive(), p)
+	return d.ifOurs(`s=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) && echo "$p ${s%% *}" || true`, "true")
 }
 
 // process runs processCmd on r and reads its answer.
 func (d daemon) process(ctx context.Context, r control.Remote) (Process, error) {
-	out, err := control.Output(ctx, r, d.processCmd())
+	out, err := d.output(ctx, r, d.processCmd())
 	if err != nil {
 		return Process{}, err
 	}
