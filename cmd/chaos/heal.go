@@ -229,6 +229,11 @@ func (o healOptions) newDB(nodes []db.Node, local bool) (db.DB, error) {
 	case o.dataDir != "":
 		layout.DataDir = o.dataDir
 	case local:
+		// The local directory is refused as a run refuses it: another
+		// user may have made it and planted pidfiles in it.
+		if _, err := cluster.PrepareLocalDataDir(); err != nil {
+			return nil, setupError(err)
+		}
 		layout = cluster.LocalLayout()
 	}
 	d, err := described.Open(o.db, db.Config{Nodes: nodes, Layout: layout})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -271,4 +272,20 @@ func TestHealTheNewestRunUnreachable(t *testing.T) {
 	assert.Equal(t, exitSetup, code, errOut)
 	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05Z: etcd on 1 hosts, nemesis all\n", out)
 	assert.Contains(t, errOut, "chaos: heal n1 (127.0.0.1): ")
+}
+
+// chaos heal in local mode refuses a local directory another user could
+// have planted pidfiles in, as chaos run does: one line, exit 255, nothing
+// signalled.
+func TestHealRefusesAPlantedLocalDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := filepath.Join(tmp, fmt.Sprintf("chaos-local-%d", os.Getuid()))
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	require.NoError(t, os.Chown(dir, 65534, 65534), "chown to nobody (the tests run as root)")
+	code, out, errOut := execute(t, "heal", "--db", "chaos-node")
+	assert.Equal(t, exitSetup, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, dir+" belongs to uid 65534, not to uid")
+	assert.NotContains(t, strings.TrimSpace(errOut), "\n")
 }
