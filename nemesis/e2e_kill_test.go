@@ -115,7 +115,7 @@ func TestKillPauseClockOnTestbed(t *testing.T) {
 	assertHealed(ctx, t, c)
 
 	leaveFaults(ctx, t, c, &followers)
-	out, err := exec.CommandContext(ctx, bin, "heal", "--nodes-file", filepath.Join(dir, testbed.NodesFile),
+	out, err := exec.CommandContext(ctx, bin, "heal", "--db", "chaos-node", "--nodes-file", filepath.Join(dir, testbed.NodesFile),
 		"--ssh-private-key", filepath.Join(dir, testbed.KeyFile), "--known-hosts", filepath.Join(dir, testbed.KnownHostsFile)).CombinedOutput()
 	require.NoError(t, err, "chaos heal: %s", out)
 	for _, n := range c.Nodes {

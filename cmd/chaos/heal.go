@@ -20,6 +20,7 @@ import (
 	"chaos/db"
 	"chaos/db/described"
 	"chaos/nemesis"
+	"chaos/termsafe"
 )
 
 // healOptions are the flags of `chaos heal`.
@@ -267,7 +268,7 @@ func printHeal(out, errOut io.Writer, nodes []db.Node, outcome map[string]error)
 	for _, n := range nodes {
 		if err := outcome[n.Name]; err != nil {
 			failed++
-			fmt.Fprintf(errOut, "chaos: heal %s (%s): %s\n", n.Name, n.Addr, strings.ReplaceAll(err.Error(), "\n", "; "))
+			fmt.Fprintf(errOut, "chaos: heal %s (%s): %s\n", n.Name, n.Addr, termsafe.Escape(strings.ReplaceAll(err.Error(), "\n", "; ")))
 			continue
 		}
 		fmt.Fprintf(out, "%s (%s): healed\n", n.Name, n.Addr)

@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"chaos/control"
+	"chaos/inputfile"
 	"chaos/secret"
 )
 
@@ -94,7 +94,7 @@ func readNodes(list, file string) ([]string, error) {
 	if file == "" {
 		return nil, nil
 	}
-	f, err := os.Open(file)
+	f, err := inputfile.Open(file) // a regular file: never a FIFO that blocks
 	if err != nil {
 		return nil, usageErrorf("--nodes-file: %v", err)
 	}
