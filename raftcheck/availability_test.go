@@ -83,6 +83,24 @@ func TestAvailabilitySlowRecoveryIsInvalid(t *testing.T) {
 	}
 }
 
+// A bound the system did not state is advisory: a late recovery is
+// reported, valid; no recovery at all is still invalid.
+func TestAvailabilityAdvisoryBoundReportsSlowRecovery(t *testing.T) {
+	opts := AvailabilityOptions{RecoveryBound: time.Second, RecoveryAdvisory: true}
+	r := Availability(nil, readHistory(t, "recovered.jsonl"), opts)
+	d := availDetails(t, r)
+	if r.Valid != checker.Valid || d.Reason != "" || !d.RecoveryAdvisory {
+		t.Errorf("valid %v, reason %q, advisory %v", r.Valid, d.Reason, d.RecoveryAdvisory)
+	}
+	if !strings.Contains(d.SlowRecovery, "1.5s after stop-partition") || !strings.Contains(d.SlowRecovery, "advisory") {
+		t.Errorf("slow recovery %q", d.SlowRecovery)
+	}
+	r = Availability(nil, readHistory(t, "no-recovery.jsonl"), opts)
+	if d := availDetails(t, r); r.Valid != checker.Invalid || d.SlowRecovery != "" || !strings.Contains(d.Reason, "no client op succeeded") {
+		t.Errorf("no recovery: valid %v, reason %q, slow %q", r.Valid, d.Reason, d.SlowRecovery)
+	}
+}
+
 func TestAvailabilityEndingAtTheHealIsUnknown(t *testing.T) {
 	r := Availability(nil, readHistory(t, "ends-at-heal.jsonl"), AvailabilityOptions{})
 	d := availDetails(t, r)

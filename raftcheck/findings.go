@@ -31,7 +31,14 @@ func (d *AvailabilityDetails) Findings() []string {
 	lines := []string{fmt.Sprintf("no leader for %.1f s in %d windows; %d client-visible unavailability windows",
 		d.LeaderlessTotal.Seconds(), len(d.Leaderless), len(d.Unavailable))}
 	if h := d.FinalHeal; h != nil && h.Recovered {
-		lines = append(lines, fmt.Sprintf("recovered %.2f s after the final heal (bound %.0f s)", h.After.Seconds(), d.RecoveryBound.Seconds()))
+		bound := fmt.Sprintf("bound %.0f s", d.RecoveryBound.Seconds())
+		if d.RecoveryAdvisory {
+			bound = fmt.Sprintf("advisory bound %.0f s: the system states none", d.RecoveryBound.Seconds())
+		}
+		lines = append(lines, fmt.Sprintf("recovered %.2f s after the final heal (%s)", h.After.Seconds(), bound))
+	}
+	if d.SlowRecovery != "" {
+		lines = append(lines, "slow recovery, not a failure: "+d.SlowRecovery)
 	}
 	if l := d.Liveness; l != nil {
 		lines = append(lines, l.summary())
