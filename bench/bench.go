@@ -20,6 +20,7 @@ import (
 	"chaos/cluster"
 	"chaos/db"
 	"chaos/history"
+	"chaos/sleep"
 	"chaos/workload"
 )
 
@@ -174,9 +175,9 @@ func measure(ctx context.Context, c *cluster.Cluster, o Options) (Result, error)
 	go func() { _, err := runner.Run(loadCtx); done <- err }()
 
 	o.logf("%s: warm-up %v, then %v measured", o.System, o.Warmup, o.Duration)
-	window := sleep(ctx, o.Warmup)
+	window := sleep.For(ctx, o.Warmup)
 	from := since()
-	window = errors.Join(window, sleep(ctx, o.Duration))
+	window = errors.Join(window, sleep.For(ctx, o.Duration))
 	to := since()
 	var kills []Kill
 	if window == nil && o.Failover > 0 {
@@ -200,18 +201,6 @@ func readConsistency(rc string) string {
 		return cluster.ReadLinearizable
 	}
 	return rc
-}
-
-// sleep waits d, or until ctx ends (its error).
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func (o Options) logf(format string, args ...any) {

@@ -10,6 +10,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history"
+	"chaos/sleep"
 )
 
 // Failover measurement bounds.
@@ -96,7 +97,7 @@ func failover(ctx context.Context, c *cluster.Cluster, rec *history.Recorder, si
 		if err := restart(ctx, c.DB, r, n); err != nil {
 			return kills, fmt.Errorf("failover %d: %w", i+1, err)
 		}
-		if err := sleep(ctx, settle); err != nil {
+		if err := sleep.For(ctx, settle); err != nil {
 			return kills, err
 		}
 	}
@@ -119,7 +120,7 @@ func awaitLeader(ctx context.Context, c *cluster.Cluster) (string, error) {
 		if err == nil {
 			return leader, nil
 		}
-		if sleep(ctx, pollEvery) != nil {
+		if sleep.For(ctx, pollEvery) != nil {
 			return "", fmt.Errorf("no leader within %v: %w", recoveryWait, err)
 		}
 	}
@@ -136,7 +137,7 @@ func restart(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
 		if err == nil {
 			break
 		}
-		if sleep(ctx, 100*time.Millisecond) != nil {
+		if sleep.For(ctx, 100*time.Millisecond) != nil {
 			return fmt.Errorf("restart %s: %w", n.Name, err)
 		}
 	}
@@ -163,7 +164,7 @@ func (s *ackScanner) await(ctx context.Context, rec *history.Recorder, at int64)
 		if t, ok := s.scan(rec.Ops(), at); ok {
 			return t, true
 		}
-		if sleep(ctx, pollEvery) != nil {
+		if sleep.For(ctx, pollEvery) != nil {
 			return 0, false
 		}
 	}

@@ -3,6 +3,8 @@ package campaign
 import (
 	"context"
 	"time"
+
+	"chaos/sleep"
 )
 
 // The recovery window. The nemesis starts no fault after nemesisTime
@@ -44,7 +46,7 @@ func (r *run) nemesisTime() time.Duration {
 func (r *run) endLoad(ctx context.Context, healed <-chan time.Duration, stop chan<- struct{}) {
 	defer close(stop)
 	limit := r.o.TimeLimit
-	if !sleepUntil(ctx, r.start.Add(limit)) {
+	if sleep.Until(ctx, r.start.Add(limit)) != nil {
 		return
 	}
 	last := time.NewTimer(time.Until(r.start.Add(limit + maxLoadOverrun)))
@@ -61,18 +63,5 @@ func (r *run) endLoad(ctx context.Context, healed <-chan time.Duration, stop cha
 	if end > limit {
 		r.log.Info("load extended for the recovery window", "healed_at", healEnd, "ends_at", end)
 	}
-	sleepUntil(ctx, r.start.Add(end))
-}
-
-// sleepUntil waits until t and reports true, or until ctx ends and
-// reports false.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	_ = sleep.Until(ctx, r.start.Add(end))
 }

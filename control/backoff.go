@@ -34,18 +34,6 @@ func (b Backoff) Delay(n int) time.Duration {
 // sleeper waits d or until ctx is done, returning ctx.Err() in that case.
 type sleeper func(ctx context.Context, d time.Duration) error
 
-// sleepCtx is the real sleeper.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // retry calls op until it succeeds, fails with retryable false, or has been
 // tried b.Attempts times (at least once), sleeping b.Delay(n) before retry
 // n. It returns op's last error, or the sleeper's (wrapped, naming op's last

@@ -91,10 +91,3 @@ func TestRetryTriesOnceWithZeroAttempts(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, 1, calls)
 }
-
-func TestSleepCtx(t *testing.T) {
-	require.NoError(t, sleepCtx(context.Background(), time.Nanosecond))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	require.ErrorIs(t, sleepCtx(ctx, time.Hour), context.Canceled)
-}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"chaos/sleep"
 )
 
 // sshRemote is a Remote over one SSH connection, replaced when it dies.
@@ -147,7 +149,7 @@ func (r *sshRemote) session(ctx context.Context) (s *ssh.Session, release func()
 	case <-ctx.Done():
 		return nil, nil, fmt.Errorf("%s: ssh: waiting for a free session: %w", r.host, ctx.Err())
 	}
-	err = r.d.cfg.Backoff.retry(ctx, sleepCtx, func() (bool, error) {
+	err = r.d.cfg.Backoff.retry(ctx, sleep.For, func() (bool, error) {
 		c, retryable, err := r.conn(ctx)
 		if err != nil {
 			return retryable, err

@@ -17,6 +17,7 @@ import (
 	"chaos/db"
 	"chaos/history"
 	"chaos/node/nodeapi"
+	"chaos/sleep"
 )
 
 // ClockStrategy is how the clock family bends a node's time.
@@ -368,7 +369,7 @@ func (k *Clock) now() time.Time {
 
 func (k *Clock) wait(ctx context.Context, d time.Duration) error {
 	if k.Wait == nil {
-		return wait(ctx, d)
+		return sleep.For(ctx, d)
 	}
 	return k.Wait(ctx, d)
 }

@@ -3,6 +3,8 @@ package nemesis
 import (
 	"context"
 	"time"
+
+	"chaos/sleep"
 )
 
 // Pace is the clock a targeted fault's sequence runs on: Now tells the
@@ -22,7 +24,7 @@ func (p Pace) now() time.Time {
 
 func (p Pace) wait(ctx context.Context, d time.Duration) error {
 	if p.Wait == nil {
-		return wait(ctx, d)
+		return sleep.For(ctx, d)
 	}
 	return p.Wait(ctx, d)
 }

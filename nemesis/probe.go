@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"chaos/db"
+	"chaos/sleep"
 )
 
 // Probe is the check kill and pause run around a fault, as etcd's
@@ -52,7 +53,7 @@ func (p Probe) answers(ctx context.Context, d db.DB, n db.Node) bool {
 // fails.
 func (p Probe) stopsAnswering(ctx context.Context, d db.DB, n db.Node) bool {
 	for i := range p.Tries {
-		if i > 0 && wait(ctx, p.Gap) != nil {
+		if i > 0 && sleep.For(ctx, p.Gap) != nil {
 			return false
 		}
 		if !p.answers(ctx, d, n) {
@@ -85,21 +86,8 @@ func waitUp(ctx context.Context, d db.DB, n db.Node, timeout time.Duration) erro
 		if err == nil {
 			return nil
 		}
-		if wait(ctx, upPoll) != nil {
+		if sleep.For(ctx, upPoll) != nil {
 			return err
 		}
-	}
-}
-
-// wait blocks for d or until ctx ends, whichever comes first, and returns
-// ctx's error in the second case.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

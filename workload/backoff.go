@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"chaos/history"
+	"chaos/sleep"
 )
 
 // The bounds of a Backoff's wait.
@@ -39,13 +40,13 @@ type Backoff struct {
 }
 
 // NewBackoff returns a Backoff drawing its jitter from rng and waiting
-// with sleep, which must return when ctx ends at the latest; nil means
-// sleepCtx, a timer. Tests pass a seeded rng and a sleep that only records.
-func NewBackoff(rng *rand.Rand, sleep func(ctx context.Context, d time.Duration)) *Backoff {
-	if sleep == nil {
-		sleep = sleepCtx
+// with wait, which must return when ctx ends at the latest; nil means
+// sleep.For, a timer. Tests pass a seeded rng and a wait that only records.
+func NewBackoff(rng *rand.Rand, wait func(ctx context.Context, d time.Duration)) *Backoff {
+	if wait == nil {
+		wait = func(ctx context.Context, d time.Duration) { _ = sleep.For(ctx, d) }
 	}
-	return &Backoff{rng: rng, sleep: sleep, ceiling: BackoffMin}
+	return &Backoff{rng: rng, sleep: wait, ceiling: BackoffMin}
 }
 
 // After follows the policy for out, the outcome of the worker's last
@@ -71,13 +72,3 @@ func (b *Backoff) Next() time.Duration {
 
 // Reset brings the ceiling back to BackoffMin.
 func (b *Backoff) Reset() { b.ceiling = BackoffMin }
-
-// sleepCtx waits d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}

@@ -81,14 +81,10 @@ func TestBackoffAfterOutcomes(t *testing.T) {
 	assert.LessOrEqual(t, s.waits[6], BackoffMin, "a success resets the ceiling")
 }
 
-// The default timer returns when ctx ends, however long the wait.
-func TestBackoffSleepHonoursContext(t *testing.T) {
+// The default wait ends when the context does.
+func TestBackoffDefaultWaitHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	done := make(chan struct{})
-	go func() {
-		sleepCtx(ctx, time.Hour)
-		close(done)
-	}()
-	<-done
+	b := NewBackoff(rand.New(rand.NewPCG(1, 1)), nil)
+	b.After(ctx, history.Outcome{Unavailable: true}) // returns at once: the context has ended
 }

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"chaos/raft"
+	"chaos/sleep"
 )
 
 // readBufferBytes is the size of each inbound connection's read buffer.
@@ -29,7 +29,7 @@ func (t *Transport) acceptLoop(ln net.Listener) {
 				return
 			}
 			t.log.Warn("accept failed", "err", err)
-			if !sleepCtx(t.ctx, bo.next()) {
+			if sleep.For(t.ctx, bo.next()) != nil {
 				return
 			}
 			continue
@@ -141,16 +141,4 @@ func (t *Transport) deliver(msgs []raft.Message) error {
 		t.cfg.Handler(kept)
 	}
 	return nil
-}
-
-// sleepCtx waits for d and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"chaos/raft"
+	"chaos/sleep"
 )
 
 // maxKeptScratchBytes bounds the encoding buffer a sender keeps between
@@ -209,4 +210,4 @@ func (p *peer) disconnect() {
 }
 
 // pause waits out the next backoff interval, or until ctx is done.
-func (p *peer) pause(ctx context.Context) { sleepCtx(ctx, p.backoff.next()) }
+func (p *peer) pause(ctx context.Context) { _ = sleep.For(ctx, p.backoff.next()) }
