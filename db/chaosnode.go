@@ -34,6 +34,9 @@ type ChaosNode struct {
 	Bugs []string
 	// FaultHooks starts nodes with --enable-fault-hooks.
 	FaultHooks bool
+	// Faketime starts nodes reading a fake clock's control file (see
+	// FakeClocker).
+	Faketime bool
 }
 
 const chaosNodeName = "chaos-node"
@@ -141,7 +144,9 @@ func (c *ChaosNode) Start(ctx context.Context, r control.Remote, n Node) error {
 	if err != nil {
 		return err
 	}
-	return wrap(n, "start chaos-node", c.daemon(n).start(ctx, r, argv))
+	d := c.daemon(n)
+	d.clock = StartClock(ctx, c.Faketime, c, r, n)
+	return wrap(n, "start chaos-node", d.start(ctx, r, argv))
 }
 
 func (c *ChaosNode) Ready(ctx context.Context, n Node) error {

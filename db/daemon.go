@@ -25,6 +25,10 @@ type daemon struct {
 	group bool
 	// procs, when not 0, is the daemon's GOMAXPROCS (Layout.Procs).
 	procs int
+	// clock, when set, is the fake clock the daemon starts under: its
+	// control file is readied before the start, and its environment set
+	// for the started process.
+	clock *FakeClock
 }
 
 func (d daemon) pidfile() string {
@@ -108,6 +112,13 @@ func (d daemon) startCmd(argv []string) string {
 	}
 	check := fmt.Sprintf("%smkdir -p %s && cd %s && if chaos_ours 2>/dev/null; then echo \"already running as pid $p\" >&2; exit %d; fi; ",
 		d.funcs(), dir, dir, exitAlreadyRunning)
+	if c := d.clock; c != nil {
+		check += fmt.Sprintf("( %s ) || exit 1; ", fakeClockPrepare(c.File, c.Mechanism))
+		for _, kv := range fakeClockEnv(c.File, c.Mechanism, c.Lib) {
+			name, value, _ := strings.Cut(kv, "=")
+			setsid = name + "=" + control.ShellQuote(value) + " " + setsid
+		}
+	}
 	if d.ownPidfile != "" {
 		return check + fmt.Sprintf("rm -f %s %s; %s %s >> %s 2>&1 < /dev/null &", pid, rec, setsid, strings.Join(q, " "), log)
 	}

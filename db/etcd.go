@@ -23,6 +23,12 @@ type Etcd struct {
 	Nodes []Node
 	// ClientPort and PeerPort default to 2379 and 2380.
 	ClientPort, PeerPort int
+	// Faketime starts members under a fake clock where the etcd binary
+	// allows it (see FakeClocker; a Go program never does).
+	Faketime bool
+
+	fakeClocks FakeClocks
+	reach      ReachCache
 }
 
 const etcdName = "etcd"
@@ -98,7 +104,9 @@ func (e *Etcd) argv(n Node) []string {
 }
 
 func (e *Etcd) Start(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "start etcd", e.daemon(n).start(ctx, r, e.argv(n)))
+	d := e.daemon(n)
+	d.clock = StartClock(ctx, e.Faketime, e, r, n)
+	return wrap(n, "start etcd", d.start(ctx, r, e.argv(n)))
 }
 
 // Ready waits until the member reports itself healthy (it has a leader).

@@ -17,6 +17,10 @@ type Config struct {
 	Upload bool
 	// Bugs are planted bugs; only chaos-node has any.
 	Bugs []string
+	// Faketime starts the nodes under a fake clock where their program
+	// allows it (see FakeClocker): the clock family's faketime strategy
+	// needs it.
+	Faketime bool
 }
 
 // System describes one system under test of the registry.
@@ -33,13 +37,13 @@ func Systems() []System {
 	return []System{
 		{Name: chaosNodeName, New: func(cfg Config) (DB, error) {
 			return &ChaosNode{Binary: cfg.Binary, Upload: cfg.Upload, Layout: cfg.Layout, Nodes: cfg.Nodes,
-				Bugs: cfg.Bugs, FaultHooks: true}, nil
+				Bugs: cfg.Bugs, FaultHooks: true, Faketime: cfg.Faketime}, nil
 		}},
 		{Name: etcdName, New: func(cfg Config) (DB, error) {
 			if len(cfg.Bugs) > 0 {
 				return nil, fmt.Errorf("etcd has no planted bugs (--bug is for chaos-node)")
 			}
-			return &Etcd{Binary: cfg.Binary, Layout: cfg.Layout, Nodes: cfg.Nodes}, nil
+			return &Etcd{Binary: cfg.Binary, Layout: cfg.Layout, Nodes: cfg.Nodes, Faketime: cfg.Faketime}, nil
 		}},
 	}
 }

@@ -24,10 +24,13 @@ type Daemon struct {
 	Group bool
 	// Procs, when not 0, is the process's GOMAXPROCS (Layout.Procs).
 	Procs int
+	// Clock, when set, is the fake clock the process starts under (see
+	// FakeClocker).
+	Clock *FakeClock
 }
 
 func (d Daemon) daemon() daemon {
-	return daemon{dir: d.Dir, name: d.Name, ownPidfile: d.Pidfile, group: d.Group, procs: d.Procs}
+	return daemon{dir: d.Dir, name: d.Name, ownPidfile: d.Pidfile, group: d.Group, procs: d.Procs, clock: d.Clock}
 }
 
 // LogFile is where the daemon's output goes.

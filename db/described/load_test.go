@@ -63,7 +63,7 @@ func TestLoadRefusesBadFiles(t *testing.T) {
 		{"unknown key", strings.Replace(minimal, "up: {http: /health}", "up: {http: /health, timeout: 3}", 1), 5,
 			`unknown key "timeout" in up; the keys there are body_contains, command, http, status, tcp: fix the spelling or remove it`},
 		{"unknown top-level key", minimal + "wipes: rm -rf /\n", 8,
-			`unknown key "wipes" at the top level; the keys there are client, leader, logs, members, name, pidfile, ports, ready, start, up, upload, wipe: fix the spelling or remove it`},
+			`unknown key "wipes" at the top level; the keys there are binary, client, leader, logs, members, name, pidfile, ports, ready, start, up, upload, wipe: fix the spelling or remove it`},
 		{"missing required field", strings.Replace(minimal, "start: mydb --id {id} --peers {members} --data {data_dir}\n", "", 1), 1,
 			"no start; add start: the shell command line that runs one node in the foreground, such as: mydb --name {id} --listen {client_addr}"},
 		{"unknown template variable", strings.Replace(minimal, "{data_dir}", "{datadir}", 1), 4,

@@ -22,6 +22,10 @@ type Spec struct {
 	// Pidfile, when set, is the pidfile the system writes itself (when it
 	// daemonizes); otherwise chaos tracks the process Start leaves.
 	Pidfile Template `yaml:"pidfile"`
+	// Binary, when set, is the program start runs (a path on the hosts,
+	// or a name on their PATH), for the faketime clock strategy to
+	// inspect; without it, start's first word (after exec) is.
+	Binary Template `yaml:"binary"`
 	// Logs are more files to pull back after a run, besides the output of
 	// the start command.
 	Logs []Template `yaml:"logs"`

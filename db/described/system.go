@@ -31,6 +31,9 @@ type System struct {
 	// one file system (local mode: db.Config.Upload is false): each is
 	// copied once, not by five nodes at once.
 	shared sharedUploads
+	// fakeClocks and reach remember what FakeClock found.
+	fakeClocks db.FakeClocks
+	reach      db.ReachCache
 }
 
 // leaderSystem is a System whose description can say who leads.
@@ -202,7 +205,9 @@ func (s *System) Start(ctx context.Context, r control.Remote, n db.Node) error {
 		flags.WriteString(" --bug " + control.ShellQuote(b))
 	}
 	cmd := s.desc.Start.ExpandShell(s.Vars(n).With(VarBugFlags, flags.String()))
-	return wrap(n, "start "+s.desc.Name, s.daemon(n).Start(ctx, r, []string{"sh", "-c", cmd}))
+	d := s.daemon(n)
+	d.Clock = db.StartClock(ctx, s.cfg.Faketime, s, r, n)
+	return wrap(n, "start "+s.desc.Name, d.Start(ctx, r, []string{"sh", "-c", cmd}))
 }
 
 func (s *System) Kill(ctx context.Context, r control.Remote, n db.Node) error {

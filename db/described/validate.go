@@ -280,7 +280,7 @@ func unknownVariable(where, name string, known []string, hasPeer bool) string {
 
 // placedTemplates lists every template of the description with its place.
 func (d *Description) placedTemplates() []placedTemplate {
-	out := []placedTemplate{{"start", d.Start}, {"pidfile", d.Pidfile}, {"wipe", d.Wipe}, {"members.each", d.Members.Each},
+	out := []placedTemplate{{"start", d.Start}, {"pidfile", d.Pidfile}, {"binary", d.Binary}, {"wipe", d.Wipe}, {"members.each", d.Members.Each},
 		{"up", d.Up.HTTP}, {"up", d.Up.Command}, {"client.command", d.Client.Command}}
 	for _, u := range d.Upload {
 		out = append(out, placedTemplate{"upload.src", u.Src}, placedTemplate{"upload.dest", u.Dest})
