@@ -48,10 +48,12 @@ func (o *Options) clusterOptions() cluster.Options {
 }
 
 func (o *Options) newDB(cfg db.Config) (db.DB, error) {
-	if o.system != nil {
-		return described.New(o.system, cfg)
-	}
-	return db.New(o.DB, cfg)
+	return o.fakeClockConfig(cfg, func(cfg db.Config) (db.DB, error) {
+		if o.system != nil {
+			return described.New(o.system, cfg)
+		}
+		return db.New(o.DB, cfg)
+	})
 }
 
 // ClientsSummary is results.json's "clients": how the clients of a

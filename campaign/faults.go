@@ -41,6 +41,10 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		return nil, map[string]string{}, nil
 	}
 	c := r.nemesisCluster()
+	var clock nemesis.ClockStrategy
+	if slices.ContainsFunc(names, func(n string) bool { return slices.Contains(clockFamilies, n) }) {
+		clock = r.clockStrategy(ctx, c)
+	}
 	unavailable := map[string]string{}
 	var faults []nemesis.Fault
 	for _, name := range names {
@@ -48,9 +52,7 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: --nemesis: %v", ErrUsage, err)
 		}
-		if k, ok := f.(*nemesis.Clock); ok {
-			k.Strategy = nemesis.ClockStrategy(r.o.ClockStrategy)
-		}
+		setClock(f, clock)
 		err = f.Available(ctx, c)
 		var partial *nemesis.PacketUnavailableError
 		switch {

@@ -36,10 +36,13 @@ type Options struct {
 	// or "serializable" (a node's local state: etcd's serializable range,
 	// chaos-node's ?stale=true), the way to check a weaker read mode.
 	ReadConsistency string
-	// ClockStrategy is how the clock family skews clocks: "hook"
-	// (chaos-node's fault hook, the default) or "system" (the hosts' real
-	// clocks: real VMs only, refused on hosts that share this machine's
-	// clock).
+	// ClockStrategy is how the clock and lease families bend clocks:
+	// "hook" (chaos-node's fault hook), "faketime" (the nodes start under
+	// a fake clock whose control file chaos rewrites: libfaketime, or
+	// chaos-node's own reading of it), "system" (the hosts' real clocks:
+	// real VMs only, refused on hosts that share this machine's clock),
+	// or "auto" (or empty): hook where the system has hooks, else
+	// faketime where it works (nemesis.PickClockStrategy).
 	ClockStrategy string
 	Concurrency   string // a number, or Nn = N times the node count
 	Rate          float64
@@ -98,8 +101,8 @@ func (o *Options) Validate() error {
 		return usagef("--workload %q: want register or set", o.Workload)
 	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
 		return usagef("--read-consistency %q: want %s or %s", o.ReadConsistency, ReadLinearizable, ReadSerializable)
-	case o.ClockStrategy != "" && o.ClockStrategy != string(nemesis.ClockHook) && o.ClockStrategy != string(nemesis.ClockSystem):
-		return usagef("--clock-strategy %q: want %s or %s", o.ClockStrategy, nemesis.ClockHook, nemesis.ClockSystem)
+	case !slices.Contains([]string{"", ClockAuto, string(nemesis.ClockHook), string(nemesis.ClockFaketime), string(nemesis.ClockSystem)}, o.ClockStrategy):
+		return usagef("--clock-strategy %q: want %s, %s, %s or %s", o.ClockStrategy, ClockAuto, nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem)
 	case o.Keys < 1:
 		return usagef("--keys %d: want at least 1", o.Keys)
 	case o.Rate < 0:

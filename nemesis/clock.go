@@ -33,13 +33,18 @@ const (
 	// `date -s`: for real VMs, and any system under test. It is refused on
 	// hosts that share the controller's clock (Cluster.SharedClock).
 	ClockSystem ClockStrategy = "system"
+	// ClockFaketime rewrites the control file of each node's fake clock
+	// (nemesis/faketime.go): the nodes run under libfaketime, or read
+	// the file themselves (chaos-node). Only the node's processes are
+	// affected, so it is safe on hosts that share a clock.
+	ClockFaketime ClockStrategy = "faketime"
 )
 
 // Kinds of clock faults, recorded in the op's "kind".
 const (
 	clockBump   = "bump"   // one jump per node, of ±100ms..±2 election timeouts
 	clockStrobe = "strobe" // several jumps back and forth, a short period apart
-	clockRate   = "rate"   // the ticker runs 0.5x..2x as fast (hook only)
+	clockRate   = "rate"   // the clock runs 0.5x..2x as fast (hook and faketime)
 )
 
 // errNoHooks is why the hook strategy is unavailable.
@@ -97,6 +102,9 @@ type clockValue struct {
 	// clock the fault asked for; Unchanged lists those that did not.
 	Effect    string   `json:"effect,omitempty"`
 	Unchanged []string `json:"unchanged,omitempty"`
+	// Readers (faketime only) says who reads each node's control file:
+	// "libfaketime" or "native" (chaos-node).
+	Readers map[string]string `json:"readers,omitempty"`
 }
 
 func (k *Clock) Name() string { return "clock" }
@@ -110,8 +118,9 @@ func (k *Clock) strategy() ClockStrategy {
 
 // Available reports why the strategy cannot run here: the hook strategy
 // needs a hook address for every node, the system strategy hosts with a
-// clock of their own and a Remote for each.
-func (k *Clock) Available(_ context.Context, c *Cluster) error {
+// clock of their own and a Remote for each, the faketime strategy every
+// node under a fake clock.
+func (k *Clock) Available(ctx context.Context, c *Cluster) error {
 	switch k.strategy() {
 	case ClockHook:
 		if _, hooks := c.DB.(db.FaultHooker); c.DB != nil && !hooks {
@@ -132,8 +141,10 @@ func (k *Clock) Available(_ context.Context, c *Cluster) error {
 			return fmt.Errorf("clock: %w", errSharedClock)
 		}
 		return requireRemotes("clock", c)
+	case ClockFaketime:
+		return wrapFamily("clock", fakeAvailable(ctx, c))
 	}
-	return fmt.Errorf("clock: unknown strategy %q (want hook or system)", k.Strategy)
+	return fmt.Errorf("clock: unknown strategy %q (want hook, faketime or system)", k.Strategy)
 }
 
 // Start picks targets and a kind of fault with rng and applies it. When
@@ -200,6 +211,9 @@ func (k *Clock) Heal(ctx context.Context, c *Cluster) error {
 // leftoverFinder). Only the system strategy, on hosts with clocks of their
 // own, has any: the hook strategy's skews live in the node processes.
 func (k *Clock) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
+	if k.strategy() == ClockFaketime {
+		return fakeLeftover(ctx, c, n)
+	}
 	if k.strategy() != ClockSystem || c.SharedClock {
 		return nil, nil
 	}
@@ -292,6 +306,9 @@ func (v *clockValue) jumps(n string) []int64 {
 
 // apply carries v out on every node and, with hooks, fills in its effect.
 func (k *Clock) apply(ctx context.Context, c *Cluster, nodes []db.Node, v *clockValue) error {
+	if v.Mechanism == ClockFaketime {
+		v.Readers = fakeReaders(ctx, c, nodes)
+	}
 	changed, err := mapNodes(nodes, func(n db.Node) (bool, error) { return k.applyNode(ctx, c, n, v) })
 	if err != nil || v.Mechanism != ClockHook {
 		return err
@@ -309,6 +326,9 @@ func (k *Clock) apply(ctx context.Context, c *Cluster, nodes []db.Node, v *clock
 // applyNode carries v out on n; with hooks, changed says whether the
 // node's last answer shows the clock v asked for.
 func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *clockValue) (changed bool, err error) {
+	if v.Mechanism == ClockFaketime {
+		return false, k.fakeApply(ctx, c, n, v)
+	}
 	if v.Kind == clockRate {
 		st, err := k.hook(ctx, c, n, &nodeapi.ClockFault{Rate: v.Rates[n.Name]})
 		return err == nil && st.Rate == v.Rates[n.Name], err
@@ -347,6 +367,9 @@ func (k *Clock) jump(ctx context.Context, c *Cluster, n db.Node, ms, total int64
 // reset removes n's skew. A node without hooks, or that does not run, or
 // runs without hooks (403), has none: the skew lives in the process.
 func (k *Clock) reset(ctx context.Context, c *Cluster, n db.Node) error {
+	if k.strategy() == ClockFaketime {
+		return fakeReset(ctx, c, n)
+	}
 	if k.strategy() == ClockSystem {
 		return k.system(ctx, c, n, k.resetCmd())
 	}

@@ -40,6 +40,9 @@ type Lease struct {
 	// HTTP sends the fault hook requests; nil means a client with a 5 s
 	// timeout.
 	HTTP *http.Client
+	// Clock is how the leader's clock is slowed: ClockHook (the default)
+	// or ClockFaketime.
+	Clock ClockStrategy
 
 	seq sequence
 }
@@ -49,13 +52,16 @@ const LeaseFamily = "lease"
 
 func (l *Lease) Name() string { return LeaseFamily }
 
-// Available needs a leader, clock hooks on every node, and a way to cut
-// the network.
+// Available needs a leader, a clock its strategy can slow on every node
+// (the clock hook, or a fake clock), and a way to cut the network.
 func (l *Lease) Available(ctx context.Context, c *Cluster) error {
 	if err := requireRoles(LeaseFamily, c, false, false); err != nil {
 		return err
 	}
-	if err := (&Clock{Strategy: ClockHook}).Available(ctx, c); err != nil {
+	if l.clock() == ClockSystem {
+		return fmt.Errorf("%s: the system clock strategy cannot slow a clock; use hook or faketime", LeaseFamily)
+	}
+	if err := (&Clock{Strategy: l.clock()}).Available(ctx, c); err != nil {
 		return fmt.Errorf("%s: %w", LeaseFamily, err)
 	}
 	return wrapFamily(LeaseFamily, cutAvailable(ctx, c))
@@ -82,11 +88,16 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 		rates = []float64{0.05, 0.1}
 	}
 	rate := rates[rng.IntN(len(rates))]
-	v["leader"], v["rate"] = leader, rate
-	got, err := s.setRate(ctx, c, leader, rate)
-	v["effect"] = EffectObserved
-	if got != rate {
-		v["effect"] = EffectNotObserved
+	v["leader"], v["rate"], v["clock"] = leader, rate, l.clock()
+	var got float64
+	if l.clock() == ClockFaketime {
+		got, err = s.setFakeRate(ctx, c, leader, rate)
+	} else {
+		got, err = s.setRate(ctx, c, leader, rate)
+		v["effect"] = EffectObserved
+		if got != rate {
+			v["effect"] = EffectNotObserved
+		}
 	}
 	if err != nil {
 		return s.op(err)
@@ -137,6 +148,13 @@ func (l *Lease) Stop(ctx context.Context, c *Cluster) (Op, error) { return l.sta
 func (l *Lease) Heal(ctx context.Context, c *Cluster) error { return l.state().heal(ctx, c) }
 
 func (l *Lease) state() *sequence { return l.seq.setup(LeaseFamily, l.HTTP, 0) }
+
+func (l *Lease) clock() ClockStrategy {
+	if l.Clock == "" {
+		return ClockHook
+	}
+	return l.Clock
+}
 
 // OneShot: a sequence that succeeded leaves nothing for Stop.
 func (l *Lease) OneShot() {}

@@ -49,11 +49,11 @@ func Families() []Family {
 			New: func() Fault { return &Pause{} }, Weight: 1, healRank: 0},
 		{Name: "partition", Doc: "cut nodes off from each other (iptables, or chaos-node's drop list)",
 			New: func() Fault { return &Partition{} }, Weight: 1, healRank: 1},
-		{Name: "clock", Doc: "bump, strobe or skew nodes' clocks (chaos-node's clock hook)",
+		{Name: "clock", Doc: "bump, strobe or skew nodes' clocks (chaos-node's clock hook, or a fake clock: libfaketime)",
 			New: func() Fault { return &Clock{} }, Weight: 1, healRank: 3, healers: clockHealers},
 		{Name: "packet", Doc: "loss, delay, reordering and duplication on links (tc netem, iptables or hooks)",
 			New: func() Fault { return &Packet{} }, Weight: 1, healRank: 2},
-		{Name: LeaseFamily, Doc: "slow the leader's clock, then cut the leader off (leader leases; chaos-node)",
+		{Name: LeaseFamily, Doc: "slow the leader's clock, then cut the leader off (leader leases; clock hook or fake clock)",
 			New: func() Fault { return &Lease{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: VoteRestartFamily, Doc: "crash a node right after its vote, restart it, let the old leader ask again (chaos-node)",
 			New: func() Fault { return &VoteRestart{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
@@ -191,11 +191,12 @@ func healedByBase(bool) []Fault { return nil }
 // family sets; its cuts, links and clocks are healed by theirs.
 func figure8Healers(bool) []Fault { return []Fault{&appendLimitHealer{}} }
 
-// clockHealers heals the clock hooks everywhere and, where the hosts have
-// clocks of their own, the system clock too.
+// clockHealers heals the clock hooks and the fake clocks' control files
+// everywhere and, where the hosts have clocks of their own, the system
+// clock too.
 func clockHealers(sharedClock bool) []Fault {
 	if sharedClock {
-		return []Fault{&Clock{Strategy: ClockHook}}
+		return []Fault{&Clock{Strategy: ClockHook}, &Clock{Strategy: ClockFaketime}}
 	}
-	return []Fault{&Clock{Strategy: ClockHook}, &Clock{Strategy: ClockSystem}}
+	return []Fault{&Clock{Strategy: ClockHook}, &Clock{Strategy: ClockFaketime}, &Clock{Strategy: ClockSystem}}
 }

@@ -40,6 +40,7 @@ type sequence struct {
 	links  Packet    // the degraded links' fault, kept for its probe of the hosts
 	slowed bool      // links is active
 	clocks []string  // nodes whose clock hook was set
+	fakes  []string  // nodes whose fake clock was set (faketime.go)
 	splits []string  // nodes whose append limit hook was set
 	down   []db.Node // nodes killed and not yet restarted
 }
@@ -135,6 +136,12 @@ func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 	}
 	errs = append(errs, s.resetClocks(ctx, c, clocks))
 	s.clocks = nil
+	fakes := s.fakes
+	if all {
+		fakes = partitionNames(c.Nodes)
+	}
+	errs = append(errs, resetFakeClocks(ctx, c, fakes))
+	s.fakes = nil
 	splits := s.splits
 	if all {
 		splits = partitionNames(c.Nodes)

@@ -51,6 +51,10 @@ type Config struct {
 	// Bugs are planted bugs by name (see BugNames).
 	Bugs             []string
 	EnableFaultHooks bool
+	// ClockFile, when set, is a fake clock's control file the node's clock
+	// follows (see clockFile; `chaos node` takes it from
+	// FAKETIME_TIMESTAMP_FILE).
+	ClockFile string
 	// Seed seeds the node's randomness (elections, transport faults); 0 picks one from the name.
 	Seed   uint64
 	Logger *slog.Logger

@@ -78,6 +78,9 @@ func (s *Server) loop() {
 			// quorum or a dead leader.
 			s.drainReceived()
 			s.applyAppendLimit(ls)
+			if s.clockFile != nil {
+				s.clockFile.poll()
+			}
 			for range tk.due() {
 				s.rn.Tick()
 				ls.ticks++

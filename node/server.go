@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,7 @@ type Server struct {
 	disk      *storage
 	rn        *raft.RawNode // owned by the event loop goroutine
 	clock     *skewClock
+	clockFile *clockFile // nil without Config.ClockFile
 	trans     *transport.Transport
 	httpLn    net.Listener
 	http      *http.Server
@@ -75,6 +77,9 @@ func New(cfg Config) (*Server, error) {
 		store: kv.NewStore(), clock: newSkewClock(time.Now),
 		propC: make(chan *proposal, 4096), readC: make(chan *readRequest, 4096), confC: make(chan *confRequest, 16),
 		recvC: make(chan inbound, 1024), stopC: make(chan struct{}), failed: make(chan error, 1)}
+	if cfg.ClockFile != "" {
+		s.clockFile = newClockFile(cfg.ClockFile, os.ReadFile, s.clock, s.log)
+	}
 	if err := s.identify(); err != nil {
 		return nil, err
 	}

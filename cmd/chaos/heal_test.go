@@ -105,7 +105,7 @@ func TestHealFlagsParse(t *testing.T) {
 
 // Local mode shares this machine's clock: its heal never includes the
 // system clock strategy; over SSH it does (acting only where chaos left
-// NTP off).
+// NTP off). Both reset the fake clocks' control files.
 func TestHealFaultsNeverSetTheSharedClock(t *testing.T) {
 	strategies := func(faults []nemesis.Fault) (names []string, clocks []nemesis.ClockStrategy) {
 		for _, f := range faults {
@@ -117,11 +117,11 @@ func TestHealFaultsNeverSetTheSharedClock(t *testing.T) {
 		return names, clocks
 	}
 	names, clocks := strategies(nemesis.HealFaults(true))
-	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook}, clocks)
-	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "figure8", "member", "kill"}, names,
+	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime}, clocks)
+	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "clock", "figure8", "member", "kill"}, names,
 		"every family (figure8 for its append limits, member for the original membership), SIGCONT first so that the nodes answer the hooks")
 	_, clocks = strategies(nemesis.HealFaults(false))
-	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockSystem}, clocks)
+	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem}, clocks)
 }
 
 // healRemote records commands; it stands for a reached host.
@@ -161,11 +161,12 @@ func TestHealReportsEveryHost(t *testing.T) {
 	assert.Equal(t, "n1 (h1): healed\nn3 (h3): healed\n", out.String())
 	assert.Equal(t, "chaos: heal n2 (h2): n2: ssh: connection refused\n", errOut.String())
 	for _, r := range []*healRemote{r1, r3} {
-		require.Len(t, r.cmds, 5, "%q", r.cmds)
+		require.Len(t, r.cmds, 6, "%q", r.cmds)
 		assert.Contains(t, r.cmds[0], `[ -f /data/etcd/`+r.host+`/etcd.pid ]`, "pause first")
 		assert.Contains(t, r.cmds[0], `kill -CONT $p`, "pause first")
 		assert.Equal(t, []string{"iptables -w -S", "tc qdisc show", "iptables -w -S"}, r.cmds[1:4], "partition, packet")
-		assert.Contains(t, r.cmds[4], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
+		assert.Contains(t, r.cmds[4], `if [ -f /data/etcd/`+r.host+`/faketimerc ]; then`, "fake clock")
+		assert.Contains(t, r.cmds[5], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
 	}
 }
 

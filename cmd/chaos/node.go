@@ -13,16 +13,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"chaos/fakeclock"
 	"chaos/node"
 )
 
 type nodeOptions struct {
-	id, dataDir, logDir, clientAddr, peerAddr, peers, clientPeers string
-	heartbeat, election, requestTimeout                           time.Duration
-	snapshotEntries, maxAppendBytes                               uint64
-	bugs                                                          []string
-	faultHooks, join                                              bool
-	seed                                                          uint64
+	id, dataDir, logDir, clientAddr, peerAddr, peers, clientPeers, clockFile string
+	heartbeat, election, requestTimeout                                      time.Duration
+	snapshotEntries, maxAppendBytes                                          uint64
+	bugs                                                                     []string
+	faultHooks, join                                                         bool
+	seed                                                                     uint64
 }
 
 func newNodeCmd() *cobra.Command {
@@ -68,6 +69,8 @@ and writes nothing.`,
 	f.Uint64Var(&o.snapshotEntries, "snapshot-entries", 10000, "snapshot and compact the log every this many applied entries")
 	f.StringArrayVar(&o.bugs, "bug", nil, "plant a bug (repeatable): "+strings.Join(node.BugNames(), ", "))
 	f.BoolVar(&o.faultHooks, "enable-fault-hooks", false, "answer the /faults endpoints (clock skew, peer drops, message faults)")
+	f.StringVar(&o.clockFile, "clock-file", os.Getenv(fakeclock.EnvFile),
+		"a fake clock's control file the node's clock follows (\"+1.5 x0.5\": 1.5 s ahead, at half speed); default $"+fakeclock.EnvFile+", as libfaketime reads it")
 	f.Uint64Var(&o.seed, "seed", 0, "seed for elections and transport faults (0: from the clock)")
 	return cmd
 }
@@ -90,7 +93,7 @@ func (o *nodeOptions) config() (node.Config, error) {
 		PeerAddr: o.peerAddr, Peers: peers, ClientAddrs: clientPeers, HeartbeatInterval: o.heartbeat,
 		ElectionTimeout: o.election, RequestTimeout: o.requestTimeout, SnapshotEntries: o.snapshotEntries,
 		MaxAppendBytes: o.maxAppendBytes,
-		Bugs:           o.bugs, EnableFaultHooks: o.faultHooks, Seed: o.seed, Join: o.join}, nil
+		Bugs:           o.bugs, EnableFaultHooks: o.faultHooks, Seed: o.seed, Join: o.join, ClockFile: o.clockFile}, nil
 }
 
 func runNode(cmd *cobra.Command, o *nodeOptions) error {

@@ -84,8 +84,9 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid (see --keep-going)")
 	f.BoolVar(&ro.keepGoing, "keep-going", false, "with --test-count: run every count, then print and store the detection rate and time to the first anomaly")
 	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below, e.g. lease,vote-restart), or none, or all (default: every family the environment supports but the opt-in member)")
-	f.StringVar(&o.ClockStrategy, "clock-strategy", string(nemesis.ClockHook),
-		"how the clock family skews clocks: hook (chaos-node's fault hook) or system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock)")
+	f.StringVar(&o.ClockStrategy, "clock-strategy", campaign.ClockAuto,
+		"how the clock and lease families bend clocks: hook (chaos-node's fault hook), faketime (nodes started under a fake clock: libfaketime for dynamically linked programs that are not Go, chaos-node natively), "+
+			"system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock), or auto: hook where the system has hooks, else faketime where it works")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for every random choice (default random; printed at start)")
