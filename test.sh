@@ -28,6 +28,7 @@ need iptables iptables       # testbed firewall checks and, later, partitions
 need sudo sudo               # the control plane's sudo and password tests
 need procps pkill            # cleanup of the control plane's test accounts
 need python3 python3         # examples/clients: the example client command of described systems
+need faketime faketime       # libfaketime: the faketime clock strategy (examples/systems/clockserver.yaml)
 need ansible ansible-playbook   # ansible/: the playbook run against testbed hosts
 need ansible-lint ansible-lint  # ansible/: lint
 need chromium chromium         # runreport: report.html rendered in headless Chromium

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,4 +151,27 @@ func TestDaemonStartsUnderAFakeClock(t *testing.T) {
 	b, err := os.ReadFile(fc.File)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "# started ")
+}
+
+// etcd is a Go program: its members never run under libfaketime, and the
+// refusal names the host's binary and why.
+func TestEtcdFakeClockRefused(t *testing.T) {
+	if _, err := exec.LookPath("etcd"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("etcd is missing; test.sh installs it (apt-get install -y etcd-server)")
+		}
+		t.Skip("needs etcd on PATH (apt-get install -y etcd-server)")
+	}
+	n := Node{Name: "n1", Addr: "127.0.0.1"}
+	e := &Etcd{Layout: Layout{DataDir: t.TempDir()}, Nodes: []Node{n}}
+	r := control.NewLocal("n1")
+	_, err := e.FakeClock(context.Background(), r, n)
+	assert.ErrorIs(t, err, ErrNoFakeClock)
+	e.Faketime = true
+	_, err = e.FakeClock(context.Background(), r, n)
+	if !errors.Is(err, ErrGoProgram) && !errors.Is(err, ErrStaticProgram) {
+		t.Fatalf("etcd under a fake clock: %v, want a Go or static program's refusal", err)
+	}
+	t.Log(err)
+	assert.Nil(t, StartClock(context.Background(), true, e, r, n), "started as without a fake clock")
 }
