@@ -11,6 +11,8 @@ Every node serves:
   GET  /kv/KEY       {"value": V}, or {} when KEY holds nothing
   PUT  /kv/KEY       body {"value": V}
   POST /cas/KEY      body {"from": A, "to": B}: {"ok": true} when KEY held A
+  GET  /set          {"values": [...]}: the values of the keys that start with s
+                     (the set workload's elements)
 
 The first member holds the register, in a JSON file written before each
 answer; the others forward the client's request to it, so the register is
@@ -55,6 +57,10 @@ class Register:
         with self.lock:
             self.values[key] = value
             self._save()
+
+    def elements(self):
+        with self.lock:
+            return [v for k, v in self.values.items() if k.startswith("s")]
 
     def cas(self, key, old, new):
         with self.lock:
@@ -103,6 +109,10 @@ def handler(args, register):
             if self.path == "/state":
                 role = "leader" if args.id == leader_id else "follower"
                 return self.answer(200, {"id": args.id, "role": role, "term": 1, "leader": leader_id})
+            if self.path == "/set":
+                if register is None:
+                    return self.forward(None)
+                return self.answer(200, {"values": register.elements()})
             if self.path.startswith("/kv/"):
                 if register is None:
                     return self.forward(None)
