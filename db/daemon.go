@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"chaos/control"
+	"chaos/fakeclock"
 )
 
 // daemon is a process started in the background on a host and tracked by a
@@ -112,18 +113,23 @@ func (d daemon) startCmd(argv []string) string {
 	}
 	check := fmt.Sprintf("%smkdir -p %s && cd %s && if chaos_ours 2>/dev/null; then echo \"already running as pid $p\" >&2; exit %d; fi; ",
 		d.funcs(), dir, dir, exitAlreadyRunning)
+	after := "" // run once the daemon's first process is started, its pid in $!
 	if c := d.clock; c != nil {
 		check += fmt.Sprintf("( %s ) || exit 1; ", fakeClockPrepare(c.File, c.Mechanism))
 		for _, kv := range fakeClockEnv(c.File, c.Mechanism, c.Lib) {
 			name, value, _ := strings.Cut(kv, "=")
 			setsid = name + "=" + control.ShellQuote(value) + " " + setsid
 		}
+		if c.Mechanism == fakeclock.Libfaketime {
+			check += fmt.Sprintf("( %s ) || exit 1; ", libfaketimeShmCleanup(c.File))
+			after = fmt.Sprintf(" echo $! >> %s;", control.ShellQuote(libfaketimeShmList(c.File)))
+		}
 	}
 	if d.ownPidfile != "" {
-		return check + fmt.Sprintf("rm -f %s %s; %s %s >> %s 2>&1 < /dev/null &", pid, rec, setsid, strings.Join(q, " "), log)
+		return check + fmt.Sprintf("rm -f %s %s; %s %s >> %s 2>&1 < /dev/null &%s", pid, rec, setsid, strings.Join(q, " "), log, after)
 	}
-	return check + fmt.Sprintf("rm -f %s; %s %s >> %s 2>&1 < /dev/null & p=$!; echo $p > %s && echo \"$p $(chaos_started $p)\" > %s",
-		rec, setsid, strings.Join(q, " "), log, pid, rec)
+	return check + fmt.Sprintf("rm -f %s; %s %s >> %s 2>&1 < /dev/null &%s p=$!; echo $p > %s && echo \"$p $(chaos_started $p)\" > %s",
+		rec, setsid, strings.Join(q, " "), log, after, pid, rec)
 }
 
 // ifOurs runs then when the daemon's pidfile names the process chaos

@@ -58,3 +58,25 @@ func fakeClockEnv(file, mechanism, lib string) []string {
 // installed by hand goes, and fails when it is nowhere.
 const findLibfaketimeCmd = `for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; ` +
 	`do if [ -f "$f" ]; then echo "$f"; exit 0; fi; done; exit 1`
+
+// libfaketime shares its start (S) among a node's processes through POSIX
+// shared memory that the first of them creates, /dev/shm/faketime_shm_PID
+// and /dev/shm/sem.faketime_sem_PID, PID being that first process's. Only
+// that process removes them, when it exits normally; a node's first
+// process (setsid, which becomes the start command's shell) never does,
+// so every start leaves a pair behind. chaos lists the pids of the
+// node's first processes beside its control file, and the next start of
+// the node removes the pairs of those that are gone.
+
+// libfaketimeShmList is the list of a node's first processes' pids.
+func libfaketimeShmList(file string) string { return file + ".pids" }
+
+// libfaketimeShmCleanup removes the shared memory of the listed
+// processes that no longer run on the host (gone, or zombies), and keeps
+// the others listed.
+func libfaketimeShmCleanup(file string) string {
+	l := control.ShellQuote(libfaketimeShmList(file))
+	return fmt.Sprintf(`l=%s; [ -f "$l" ] || exit 0; while read -r q; do case $q in ''|*[!0-9]*) continue;; esac; `+
+		`s=$(sed 's/.*) //' "/proc/$q/stat" 2>/dev/null); case $s in ''|Z*) rm -f "/dev/shm/faketime_shm_$q" "/dev/shm/sem.faketime_sem_$q";; *) echo "$q";; esac; `+
+		`done < "$l" > "$l.tmp" && mv "$l.tmp" "$l"`, l)
+}

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,4 +175,36 @@ func TestEtcdFakeClockRefused(t *testing.T) {
 	}
 	t.Log(err)
 	assert.Nil(t, StartClock(context.Background(), true, e, r, n), "started as without a fake clock")
+}
+
+// Each start of a node under libfaketime leaves libfaketime's shared
+// memory behind (its first process never removes it); the next start of
+// the node removes that of its processes that are gone.
+func TestLibfaketimeSharedMemoryCleanedAtRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	libs, _ := filepath.Glob("/usr/lib/*/faketime/libfaketime.so.1")
+	if len(libs) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("libfaketime is missing; test.sh installs it (apt-get install -y faketime)")
+		}
+		t.Skip("needs libfaketime (apt-get install -y faketime)")
+	}
+	dir := t.TempDir()
+	fc := &FakeClock{File: ClockFileIn(dir), Mechanism: fakeclock.Libfaketime, Lib: libs[0]}
+	d := Daemon{Dir: dir, Name: "d", Clock: fc}
+	r := control.NewLocal("n1")
+	ctx := context.Background()
+	require.NoError(t, d.Start(ctx, r, []string{"sleep", "30"}))
+	p, err := d.Process(ctx, r)
+	require.NoError(t, err)
+	shm := fmt.Sprintf("/dev/shm/faketime_shm_%d", p.Pid)
+	require.FileExists(t, shm, "libfaketime shares the node's start")
+	require.NoError(t, d.Stop(ctx, r))
+	assert.FileExists(t, shm, "left behind by the stopped node")
+	require.NoError(t, d.Start(ctx, r, []string{"sleep", "30"}))
+	t.Cleanup(func() { _ = d.Stop(context.Background(), r) })
+	assert.NoFileExists(t, shm, "removed by the next start")
+	assert.NoFileExists(t, fmt.Sprintf("/dev/shm/sem.faketime_sem_%d", p.Pid))
 }
