@@ -23,4 +23,12 @@
 // The proxy is run by `chaos fault-proxy serve` on each host and driven
 // through a control socket (see Handler and SetLinks) by `chaos
 // fault-proxy set`, which the nemesis runs there.
+//
+// Shopify/toxiproxy's toxics were weighed for the shaping and left out:
+// they can be driven without toxiproxy's server, but they read the wall
+// clock and a global random source (so they cannot be tested
+// deterministically), their jitter is ± rather than the [0, jitter) of
+// chaos's packet faults, their bandwidth is in whole KB/s, and a change
+// of a live connection's toxic takes toxiproxy's interrupt protocol. The
+// token bucket is golang.org/x/time/rate's, driven with explicit times.
 package faultproxy

@@ -40,8 +40,8 @@ func newHealCmd() *cobra.Command {
 		Long: `heal removes every fault chaos can leave behind on the nodes, whether or not
 this process injected it: for use after a controller crash or an interrupt.
 On every host it sends SIGCONT to the node's daemon, removes chaos's iptables
-chains and tc qdiscs, clears chaos-node's fault hooks (clock, drops, packet
-faults) and, where chaos stopped NTP to set the system clock, sets the clock
+chains and tc qdiscs, stops chaos's fault proxy, clears chaos-node's fault
+hooks (clock, drops, packet faults) and, where chaos stopped NTP to set the system clock, sets the clock
 and starts NTP again. Killed nodes stay down: the next run redeploys them.
 
 Without --db it heals the newest run in --store (store/latest/test.json),
