@@ -15,7 +15,8 @@ import (
 // nemesisCluster is the nemesis's view of the cluster.
 func (r *run) nemesisCluster() *nemesis.Cluster {
 	return &nemesis.Cluster{Nodes: r.cl.Nodes, Remotes: r.cl.Remotes, DB: r.cl.DB, HookAddrs: r.cl.HookAddrs(),
-		Leader: r.cl.Leader, SharedClock: r.cl.SharedClock, States: nodeStates(r.cl), Events: nodeEvents(r.cl)}
+		Leader: r.cl.Leader, SharedClock: r.cl.SharedClock, States: nodeStates(r.cl), Events: nodeEvents(r.cl),
+		FaultProxy: nemesis.NewFaultProxy(r.cl.Layout, !r.cl.Local)}
 }
 
 // pickFaults chooses the fault families: the ones asked for (each must be

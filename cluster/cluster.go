@@ -69,6 +69,8 @@ type Cluster struct {
 	// SharedClock is true when some host runs on this machine's kernel
 	// (local mode, the testbed): its system clock is the controller's.
 	SharedClock bool
+	// Layout is where the system keeps its files on the hosts.
+	Layout db.Layout
 
 	readConsistency string
 	workDir         string   // local mode: where the nodes keep their data
@@ -112,6 +114,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		// On this machine, the nodes share its cores (db.Layout.Procs).
 		layout.Procs = max(1, runtime.NumCPU()/len(c.Nodes))
 	}
+	c.Layout = layout
 	d, err := o.NewDB(db.Config{Nodes: c.Nodes, Layout: layout, Binary: o.Binary, Upload: !c.Local, Bugs: o.Bugs})
 	if err != nil {
 		c.Close(false)

@@ -24,6 +24,10 @@ const (
 	// MechHooks is chaos-node's in-process transport faults
 	// (--enable-fault-hooks): only the Raft peer traffic of chaos-node.
 	MechHooks = "hooks"
+	// MechProxy is chaos's fault proxy on the hosts (faultproxy): iptables
+	// REDIRECTs the nodes' peer connections to it, and it delays and
+	// rate-limits their bytes (see proxy.go).
+	MechProxy = "proxy"
 )
 
 // NetCaps is what one host offers for network faults. Each field is nil
@@ -40,6 +44,16 @@ type NetCaps struct {
 	// Netem: the netem qdisc (delay, loss, duplication, reordering,
 	// corruption).
 	Netem error
+	// Redirect: iptables' nat REDIRECT with a mark match, which sends
+	// connections to the fault proxy.
+	Redirect error
+	// TEE: iptables' TEE target in the mangle table, which duplicates
+	// packets on the wire.
+	TEE error
+	// SS: ss(8) with its mark filter, which resets the connections a
+	// fault proxy must take over (ss -K; the kernel needs
+	// CONFIG_INET_DIAG_DESTROY).
+	SS error
 }
 
 // netProbeScript tests each capability. The kernel features are tried in a
@@ -54,7 +68,10 @@ const netProbeScript = `p() { n=$1; shift; o=$("$@" 2>&1); s=$?; ` +
 	`p htb unshare --net tc qdisc add dev lo root handle 1: htb; ` +
 	`p u32 unshare --net sh -c 'tc qdisc add dev lo root handle 1: htb && ` +
 	`tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip dst 127.0.0.1/32 flowid 1:1'; ` +
-	`p netem unshare --net tc qdisc add dev lo root handle 1: netem delay 1ms`
+	`p netem unshare --net tc qdisc add dev lo root handle 1: netem delay 1ms; ` +
+	`p redirect unshare --net iptables -w -t nat -A OUTPUT -p tcp -m mark ! --mark 1 -j REDIRECT --to-ports 9; ` +
+	`p tee unshare --net iptables -w -t mangle -A POSTROUTING -j TEE --gateway 127.0.0.1; ` +
+	`p ss ss -tn 'fwmark = 0x1/0xffffffff'`
 
 // ProbeNet finds out what r's host offers for network faults. It changes
 // nothing on the host. The error is for a probe that could not run at all.
@@ -88,7 +105,7 @@ func parseNetProbe(out string) (NetCaps, error) {
 		return errors.New(name + ": not probed")
 	}
 	return NetCaps{IPTables: get("iptables"), Statistic: get("statistic"), HTB: get("htb"),
-		U32: get("u32"), Netem: get("netem")}, nil
+		U32: get("u32"), Netem: get("netem"), Redirect: get("redirect"), TEE: get("tee"), SS: get("ss")}, nil
 }
 
 // netCapsCache probes each node's host once and remembers the answer; a

@@ -21,6 +21,13 @@ func TestParseNetProbe(t *testing.T) {
 	assert.NoError(t, caps.HTB)
 	assert.NoError(t, caps.U32)
 	assert.EqualError(t, caps.Netem, "netem: exit 2: Error: Specified qdisc kind is unknown.")
+	assert.NoError(t, caps.Redirect)
+	assert.NoError(t, caps.TEE)
+	assert.NoError(t, caps.SS)
+
+	caps, err = parseNetProbe(netProbeNotRoot)
+	require.NoError(t, err)
+	assert.EqualError(t, caps.Redirect, "redirect: exit 1: unshare: unshare failed: Operation not permitted")
 
 	caps, err = parseNetProbe("iptables ok\n")
 	require.NoError(t, err)
@@ -46,8 +53,12 @@ func TestProbeNetOnThisMachineLeavesNothingBehind(t *testing.T) {
 		}
 	}
 	state := func() string {
-		ipt, err := exec.Command("iptables", "-w", "-S").CombinedOutput()
-		require.NoError(t, err, string(ipt))
+		var ipt []byte
+		for _, table := range []string{"filter", "nat", "mangle"} {
+			out, err := exec.Command("iptables", "-w", "-t", table, "-S").CombinedOutput()
+			require.NoError(t, err, string(out))
+			ipt = append(ipt, out...)
+		}
 		tc, err := exec.Command("tc", "qdisc", "show").CombinedOutput()
 		require.NoError(t, err, string(tc))
 		return string(ipt) + string(tc)

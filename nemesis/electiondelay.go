@@ -59,7 +59,8 @@ const ElectionDelayFamily = "election-delay"
 func (e *ElectionDelay) Name() string { return ElectionDelayFamily }
 
 // Available needs a leader, a way to cut the network, and a way to delay
-// messages on every link (tc netem, or chaos-node's hooks).
+// messages on every link (tc netem, chaos-node's hooks, or the fault
+// proxy).
 func (e *ElectionDelay) Available(ctx context.Context, c *Cluster) error {
 	if err := requireRoles(ElectionDelayFamily, c, false, false); err != nil {
 		return err

@@ -50,7 +50,7 @@ func HealEach(ctx context.Context, c *Cluster, faults []Fault) []NodeHeal {
 // only is c restricted to node n. Its Leader is nil: a heal has no use for
 // it.
 func only(c *Cluster, n db.Node) *Cluster {
-	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock,
+	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock, FaultProxy: c.FaultProxy,
 		Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}}
 	if r, ok := c.Remotes[n.Name]; ok {
 		v.Remotes[n.Name] = r

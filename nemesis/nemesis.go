@@ -43,6 +43,11 @@ type Cluster struct {
 	// event logs. The targeted faults watch it for votes and leaders.
 	Events func(ctx context.Context, node string) ([]eventlog.Event, error)
 
+	// FaultProxy says where chaos's fault proxy runs on the hosts, for
+	// the packet fault's proxy mechanism (see proxy.go); nil leaves that
+	// mechanism out.
+	FaultProxy *FaultProxy
+
 	// cuts are the targeted faults' cuts in place, which the nodes' drop
 	// lists hold the union of (see netCut); the first cut makes it (the
 	// schedule runs one fault at a time), and copies of the Cluster made

@@ -46,15 +46,20 @@ func netGolden(t *testing.T, name, got string) {
 // Probe answers of three kinds of host.
 const (
 	// netProbeNetem is a host whose kernel has everything.
-	netProbeNetem = "iptables ok\nstatistic ok\nhtb ok\nu32 ok\nnetem ok\n"
-	// netProbeNoNetem is this machine: root, iptables, htb, u32, no netem.
-	netProbeNoNetem = "iptables ok\nstatistic ok\nhtb ok\nu32 ok\nnetem no exit 2: Error: Specified qdisc kind is unknown.\n"
+	netProbeNetem = "iptables ok\nstatistic ok\nhtb ok\nu32 ok\nnetem ok\nredirect ok\ntee ok\nss ok\n"
+	// netProbeNoNetem is this machine: root, iptables (with nat REDIRECT
+	// and TEE), htb, u32, ss, no netem.
+	netProbeNoNetem = "iptables ok\nstatistic ok\nhtb ok\nu32 ok\nnetem no exit 2: Error: Specified qdisc kind is unknown.\n" +
+		"redirect ok\ntee ok\nss ok\n"
 	// netProbeNotRoot is local mode as an ordinary user.
 	netProbeNotRoot = "iptables no exit 4: iptables v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)\n" +
 		"statistic no exit 1: unshare: unshare failed: Operation not permitted\n" +
 		"htb no exit 1: unshare: unshare failed: Operation not permitted\n" +
 		"u32 no exit 1: unshare: unshare failed: Operation not permitted\n" +
-		"netem no exit 1: unshare: unshare failed: Operation not permitted\n"
+		"netem no exit 1: unshare: unshare failed: Operation not permitted\n" +
+		"redirect no exit 1: unshare: unshare failed: Operation not permitted\n" +
+		"tee no exit 1: unshare: unshare failed: Operation not permitted\n" +
+		"ss ok\n"
 )
 
 // netFakeHost is one simulated host (one network namespace), reached by
@@ -72,9 +77,21 @@ type netFakeHost struct {
 
 	mu     sync.Mutex
 	log    *netLog
-	chains []string          // custom iptables chains, in creation order
-	rules  []string          // rules as `iptables -S` prints them, in order
-	roots  map[string]string // dev -> its root qdisc, as `tc qdisc show` prints it
+	chains []string                 // custom chains of the filter table, in creation order
+	rules  []string                 // the filter table's rules as `iptables -S` prints them, in order
+	tables map[string]*netFakeTable // the other tables (nat, mangle), made on first use
+	roots  map[string]string        // dev -> its root qdisc, as `tc qdisc show` prints it
+	proxy  netFakeProxy
+}
+
+// netFakeTable is an iptables table other than filter.
+type netFakeTable struct{ chains, rules []string }
+
+// netFakeProxy is the fault proxy's daemon on a fake host.
+type netFakeProxy struct {
+	running bool
+	starts  int
+	sum     string // what sha256sum prints for the binary, "" when absent
 }
 
 // netLog is a transcript shared by hosts, so one test shows commands on
@@ -114,8 +131,16 @@ type netFakeRemote struct {
 
 func (r *netFakeRemote) Host() string { return r.node }
 func (r *netFakeRemote) Close() error { return nil }
-func (r *netFakeRemote) Upload(context.Context, string, string, os.FileMode) error {
-	return fmt.Errorf("%s: unexpected upload", r.node)
+func (r *netFakeRemote) Upload(_ context.Context, local, remote string, _ os.FileMode) error {
+	sum, err := fileSHA256(local)
+	if err != nil {
+		return err
+	}
+	r.host.mu.Lock()
+	defer r.host.mu.Unlock()
+	r.host.log.add("%s: upload %s", r.node, remote)
+	r.host.proxy.sum = sum
+	return nil
 }
 func (r *netFakeRemote) Download(context.Context, string, string) error {
 	return fmt.Errorf("%s: unexpected download", r.node)
@@ -125,12 +150,56 @@ func (r *netFakeRemote) Run(_ context.Context, cmd string) (control.Result, erro
 	h := r.host
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if cmd == netProbeScript {
+	switch what := netFakeDaemonCmd(cmd); {
+	case cmd == netProbeScript:
 		h.log.add("%s: <probe>", r.node)
-	} else {
+	case what != "":
+		h.log.add("%s: <fault-proxy %s>", r.node, what)
+		return h.daemon(what), nil
+	default:
 		h.log.add("%s: %s", r.node, cmd)
 	}
 	return h.run(cmd), nil
+}
+
+// netFakeDaemonCmd says which of the fault proxy daemon's commands (see
+// db.Daemon) cmd is, or "" for another command: they are long shell
+// scripts, shown in transcripts by this name.
+func netFakeDaemonCmd(cmd string) string {
+	switch {
+	case !strings.Contains(cmd, "fault-proxy.pid") && !strings.Contains(cmd, "fault-proxy.started"):
+		return ""
+	case strings.Contains(cmd, "setsid"):
+		return "start"
+	case strings.Contains(cmd, "sleep 0.2"):
+		return "check start"
+	case strings.Contains(cmd, "kill -TERM"):
+		return "stop"
+	case strings.Contains(cmd, `echo "$p ${s%% *}"`):
+		return "process"
+	}
+	return "unknown"
+}
+
+// daemon answers one of the fault proxy daemon's commands.
+func (h *netFakeHost) daemon(what string) control.Result {
+	switch what {
+	case "start":
+		h.proxy.running = true
+		h.proxy.starts++
+		return netOK("")
+	case "check start":
+		return netOK("")
+	case "stop":
+		h.proxy.running = false
+		return netOK("")
+	case "process":
+		if h.proxy.running {
+			return netOK("4242 S\n")
+		}
+		return netOK("")
+	}
+	return netFail(99, "the fake host does not know this daemon command")
 }
 
 func netOK(out string) control.Result { return control.Result{Stdout: []byte(out)} }
@@ -161,6 +230,18 @@ func (h *netFakeHost) run(cmd string) control.Result {
 			return netFail(4, "iptables v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)")
 		}
 		return h.iptables(cmd)
+	case strings.HasPrefix(cmd, "ss -K "):
+		return netOK("")
+	case strings.HasPrefix(cmd, "mkdir -p ") && strings.Contains(cmd, "sha256sum "):
+		if h.proxy.sum == "" {
+			return netOK("")
+		}
+		return netOK(h.proxy.sum + "  /opt/chaos/chaos-fault-proxy\n")
+	case strings.Contains(cmd, " fault-proxy set "):
+		if !h.proxy.running {
+			return netFail(255, "chaos: fault proxy at /var/lib/chaos/fault-proxy/control.sock: dial unix: connect: no such file or directory")
+		}
+		return netOK(`{"port":40001,"owners":{}}` + "\n")
 	case strings.HasPrefix(cmd, "tc "):
 		return h.tc(cmd)
 	}
@@ -168,86 +249,129 @@ func (h *netFakeHost) run(cmd string) control.Result {
 }
 
 var (
+	netIPTTable       = regexp.MustCompile(`^iptables -w -t (\S+) `)
 	netIPTEnsureChain = regexp.MustCompile(`^iptables -w -N (\S+) 2>/dev/null \|\| iptables -w -S (\S+) >/dev/null$`)
-	netIPTEnsureJump  = regexp.MustCompile(`^iptables -w -C INPUT -j (\S+) 2>/dev/null \|\| iptables -w -I INPUT 1 -j (\S+)$`)
+	netIPTEnsureJump  = regexp.MustCompile(`^iptables -w -C (\S+) -j (\S+) 2>/dev/null \|\| iptables -w -I (\S+) 1 -j (\S+)$`)
 	netIPTAppend      = regexp.MustCompile(`^iptables -w -A (\S+) (.+)$`)
 	netIPTDelete      = regexp.MustCompile(`^iptables -w -D (\S+) (.+)$`)
 	netIPTChainOp     = regexp.MustCompile(`^iptables -w -([FX]) (\S+)$`)
 )
 
-// iptables simulates the filter table for the commands chaos runs.
+// netFakeBuiltins are the built-in chains of table, none for a table the
+// fake does not know.
+func netFakeBuiltins(table string) []string {
+	return map[string][]string{
+		"filter": {"INPUT", "FORWARD", "OUTPUT"},
+		"nat":    {"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"},
+		"mangle": {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"},
+	}[table]
+}
+
+// iptables simulates the filter, nat and mangle tables for the commands
+// chaos runs.
 func (h *netFakeHost) iptables(cmd string) control.Result {
+	table := "filter"
+	if m := netIPTTable.FindStringSubmatch(cmd); m != nil {
+		table = m[1]
+		cmd = strings.ReplaceAll(cmd, "iptables -w -t "+table+" ", "iptables -w ")
+	}
+	if netFakeBuiltins(table) == nil {
+		return netFail(3, "iptables v1.8.9 (nf_tables): table '"+table+"' does not exist")
+	}
+	chains, rules := &h.chains, &h.rules
+	if table != "filter" {
+		if h.tables == nil {
+			h.tables = map[string]*netFakeTable{}
+		}
+		if h.tables[table] == nil {
+			h.tables[table] = &netFakeTable{}
+		}
+		chains, rules = &h.tables[table].chains, &h.tables[table].rules
+	}
+	return netFakeIPTables(cmd, netFakeBuiltins(table), chains, rules)
+}
+
+// netFakeIPTables runs cmd (without its -t) on one table: its built-in
+// chains, its custom chains and its rules.
+func netFakeIPTables(cmd string, builtins []string, chains, rules *[]string) control.Result {
 	if cmd == "iptables -w -S" {
-		return netOK(h.iptablesS())
+		return netOK(netFakeIPTablesS(builtins, *chains, *rules))
 	}
 	if m := netIPTEnsureChain.FindStringSubmatch(cmd); m != nil && m[1] == m[2] {
-		if !slices.Contains(h.chains, m[1]) {
-			h.chains = append(h.chains, m[1])
+		if !slices.Contains(*chains, m[1]) {
+			*chains = append(*chains, m[1])
 		}
 		return netOK("")
 	}
-	if m := netIPTEnsureJump.FindStringSubmatch(cmd); m != nil && m[1] == m[2] {
-		if rule := "-A INPUT -j " + m[1]; !slices.Contains(h.rules, rule) {
-			h.rules = append([]string{rule}, h.rules...)
+	if m := netIPTEnsureJump.FindStringSubmatch(cmd); m != nil && m[1] == m[3] && m[2] == m[4] {
+		if rule := "-A " + m[1] + " -j " + m[2]; !slices.Contains(*rules, rule) {
+			*rules = append([]string{rule}, *rules...)
 		}
 		return netOK("")
 	}
 	if m := netIPTAppend.FindStringSubmatch(cmd); m != nil {
-		if !slices.Contains(h.chains, m[1]) && m[1] != "INPUT" {
+		if !slices.Contains(*chains, m[1]) && !slices.Contains(builtins, m[1]) {
 			return netFail(1, "iptables: No chain/target/match by that name.")
 		}
-		h.rules = append(h.rules, "-A "+m[1]+" "+m[2])
+		*rules = append(*rules, "-A "+m[1]+" "+m[2])
 		return netOK("")
 	}
 	if m := netIPTDelete.FindStringSubmatch(cmd); m != nil {
-		i := slices.Index(h.rules, "-A "+m[1]+" "+m[2])
+		i := slices.Index(*rules, "-A "+m[1]+" "+m[2])
 		if i < 0 {
 			return netFail(1, "iptables: Bad rule (does a matching rule exist in that chain?).")
 		}
-		h.rules = slices.Delete(h.rules, i, i+1)
+		*rules = slices.Delete(*rules, i, i+1)
 		return netOK("")
 	}
 	if m := netIPTChainOp.FindStringSubmatch(cmd); m != nil {
-		return h.iptablesChainOp(m[1], m[2])
+		return netFakeChainOp(m[1], m[2], chains, rules)
 	}
 	return netFail(99, "the fake iptables does not know this command")
 }
 
-// iptablesChainOp flushes (F) or deletes (X) a custom chain.
-func (h *netFakeHost) iptablesChainOp(op, chain string) control.Result {
-	if !slices.Contains(h.chains, chain) {
+// netFakeChainOp flushes (F) or deletes (X) a custom chain.
+func netFakeChainOp(op, chain string, chains, rules *[]string) control.Result {
+	if !slices.Contains(*chains, chain) {
 		return netFail(1, "iptables: No chain/target/match by that name.")
 	}
 	in := func(r string) bool { return strings.HasPrefix(r, "-A "+chain+" ") }
 	if op == "F" {
-		h.rules = slices.DeleteFunc(h.rules, in)
+		*rules = slices.DeleteFunc(*rules, in)
 		return netOK("")
 	}
-	for _, r := range h.rules {
+	for _, r := range *rules {
 		if in(r) || strings.HasSuffix(r, " -j "+chain) {
 			return netFail(1, "iptables: Too many links.")
 		}
 	}
-	h.chains = slices.DeleteFunc(h.chains, func(c string) bool { return c == chain })
+	*chains = slices.DeleteFunc(*chains, func(c string) bool { return c == chain })
 	return netOK("")
 }
 
-// iptablesS prints the table as `iptables -S` does: policies, custom
+// netFakeIPTablesS prints a table as `iptables -S` does: policies, custom
 // chains, then rules chain by chain.
-func (h *netFakeHost) iptablesS() string {
+func netFakeIPTablesS(builtins, chains, rules []string) string {
 	var b strings.Builder
-	b.WriteString("-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n")
-	for _, c := range h.chains {
+	for _, c := range builtins {
+		b.WriteString("-P " + c + " ACCEPT\n")
+	}
+	for _, c := range chains {
 		b.WriteString("-N " + c + "\n")
 	}
-	for _, chain := range append([]string{"INPUT", "FORWARD", "OUTPUT"}, h.chains...) {
-		for _, r := range h.rules {
+	for _, chain := range append(slices.Clone(builtins), chains...) {
+		for _, r := range rules {
 			if strings.HasPrefix(r, "-A "+chain+" ") {
 				b.WriteString(r + "\n")
 			}
 		}
 	}
 	return b.String()
+}
+
+// iptablesS prints the filter table as `iptables -S` does.
+func (h *netFakeHost) iptablesS() string {
+	return netFakeIPTablesS(netFakeBuiltins("filter"), h.chains, h.rules)
 }
 
 var (

@@ -106,7 +106,7 @@ type PacketValue struct {
 	Targets  PacketLinks    `json:"targets"`
 	Behavior PacketBehavior `json:"behavior"`
 	// Mechanism says which mechanism performed each part (MechNetem,
-	// MechIPTables, MechHTB or MechHooks), by part.
+	// MechIPTables, MechHTB, MechHooks or MechProxy), by part.
 	Mechanism map[string]string `json:"mechanism"`
 	// Unavailable lists the parts of Behavior no mechanism could perform.
 	Unavailable []string `json:"unavailable,omitempty"`
@@ -138,7 +138,11 @@ func (e *PacketUnavailableError) Error() string {
 //   - elsewhere: loss by iptables' statistic match in chaos's packet chain
 //     on the receivers (else the hooks); delay, duplication and reordering
 //     by chaos-node's transport hooks (POST /faults/net); the bandwidth cap
-//     by an htb class. Corruption needs netem.
+//     by an htb class. Corruption needs netem;
+//   - without hooks either (etcd, described systems): delay and jitter, and
+//     the bandwidth cap where htb is missing, by chaos's fault proxy on
+//     the hosts (proxy.go), duplication by iptables' TEE target on the
+//     senders (duplicate.go). Reordering needs netem or the hooks.
 //
 // A part no mechanism can perform is listed in the op value's
 // "unavailable"; Available reports it as a *PacketUnavailableError.
@@ -159,7 +163,8 @@ type Packet struct {
 	// timeout.
 	HTTP *http.Client
 
-	caps netCapsCache
+	caps  netCapsCache
+	proxy proxyState // guarded by mu
 
 	mu     sync.Mutex
 	active *PacketValue
@@ -269,8 +274,9 @@ func (p *Packet) Heal(ctx context.Context, c *Cluster) error {
 	return nil
 }
 
-// leftovers names chaos's root qdiscs and packet chain on n's host (see
-// leftoverFinder); the hooks' message faults live in the node processes.
+// leftovers names chaos's root qdiscs, packet, TEE and proxy chains and
+// fault proxy on n's host (see leftoverFinder); the hooks' message faults
+// live in the node processes.
 func (p *Packet) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
 	r, err := nodeRemote(c, n)
 	if err != nil {
@@ -280,8 +286,12 @@ func (p *Packet) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string
 	if err != nil {
 		return nil, err
 	}
-	chains, err := iptLeftovers(ctx, r, packetChain)
-	return append(roots, chains...), err
+	chains, err := iptChainsLeft(ctx, r, inInput(packetChain), teeChain(), proxyChain())
+	if err != nil {
+		return append(roots, chains...), err
+	}
+	procs, err := proxyLeftovers(ctx, r, c.FaultProxy)
+	return append(append(roots, chains...), procs...), err
 }
 
 // heal undoes, on every node, what the mechanisms in used (part ->
@@ -299,7 +309,12 @@ func (p *Packet) heal(ctx context.Context, c *Cluster, used map[string]string) e
 			}
 		}
 		if r != nil && uses(MechIPTables) {
-			if err := iptHeal(ctx, r, packetChain); err != nil {
+			if err := iptHealChains(ctx, r, inInput(packetChain), teeChain()); err != nil {
+				errs = append(errs, fmt.Errorf("%s: packet: %w", n.Name, err))
+			}
+		}
+		if r != nil && uses(MechProxy) {
+			if err := proxyHeal(ctx, r, c.FaultProxy); err != nil {
 				errs = append(errs, fmt.Errorf("%s: packet: %w", n.Name, err))
 			}
 		}
@@ -412,7 +427,8 @@ func (p *Packet) plan(c *Cluster, caps map[string]NetCaps, b PacketBehavior, lin
 
 // mechOptions lists, for each part, its mechanisms in order of preference
 // with why each cannot serve links: tc (netem, htb) needs the senders'
-// hosts, iptables the receivers', hooks the senders.
+// hosts, iptables the receivers' (loss) or the senders' (TEE), hooks the
+// senders, the proxy both ends' hosts.
 func (p *Packet) mechOptions(c *Cluster, caps map[string]NetCaps, links PacketLinks) map[string][]packetMechOption {
 	senders, receivers := links.ends(c)
 	first := func(nodes []string, picks ...func(NetCaps) error) error {
@@ -432,15 +448,30 @@ func (p *Packet) mechOptions(c *Cluster, caps map[string]NetCaps, links PacketLi
 		netem = errors.New("not used (Packet.NoNetem)")
 	}
 	stat := first(receivers, func(nc NetCaps) error { return nc.IPTables }, func(nc NetCaps) error { return nc.Statistic })
+	tee := first(senders, func(nc NetCaps) error { return nc.IPTables }, func(nc NetCaps) error { return nc.TEE })
 	hooks := netHooksMissing(c, senders)
+	proxy := proxyMissing(c.FaultProxy, caps, links.allEnds(c))
 	return map[string][]packetMechOption{
 		PartLoss:      {{MechNetem, netem}, {MechIPTables, stat}, {MechHooks, hooks}},
-		PartDelay:     {{MechNetem, netem}, {MechHooks, hooks}},
-		PartDuplicate: {{MechNetem, netem}, {MechHooks, hooks}},
-		PartReorder:   {{MechNetem, netem}, {MechHooks, hooks}},
+		PartDelay:     {{MechNetem, netem}, {MechHooks, hooks}, {MechProxy, proxy}},
+		PartDuplicate: {{MechNetem, netem}, {MechHooks, hooks}, {MechIPTables, tee}},
+		PartReorder:   {{MechNetem, netem}, {MechHooks, hooks}, {MechProxy, errProxyReorder}},
 		PartCorrupt:   {{MechNetem, netem}},
-		PartRate:      {{MechHTB, htb}},
+		PartRate:      {{MechHTB, htb}, {MechProxy, proxy}},
 	}
+}
+
+// allEnds returns the nodes at either end of links, in the order of
+// c.Nodes.
+func (l PacketLinks) allEnds(c *Cluster) []string {
+	senders, receivers := l.ends(c)
+	var out []string
+	for _, n := range c.Nodes {
+		if slices.Contains(senders, n.Name) || slices.Contains(receivers, n.Name) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
 
 // ends returns the nodes that send on links and those that receive, each
@@ -461,7 +492,8 @@ func (l PacketLinks) ends(c *Cluster) (senders, receivers []string) {
 }
 
 // apply performs the planned parts: tc on the senders' hosts first, then
-// iptables loss on the receivers', then the senders' hooks.
+// iptables loss on the receivers', duplication on the senders', the
+// proxy on both ends', then the senders' hooks.
 func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string) error {
 	uses := func(m string) bool { return packetUses(mech, m) }
 	ips, err := iptNodeIPs(ctx, c.Nodes)
@@ -475,6 +507,16 @@ func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links 
 	}
 	if mech[PartLoss] == MechIPTables {
 		if err := p.applyLoss(ctx, c, b.Loss, links, ips); err != nil {
+			return err
+		}
+	}
+	if mech[PartDuplicate] == MechIPTables {
+		if err := p.applyDuplicate(ctx, c, b.Duplicate, links, ips); err != nil {
+			return err
+		}
+	}
+	if uses(MechProxy) {
+		if err := p.applyProxy(ctx, c, b, links, mech, ips); err != nil {
 			return err
 		}
 	}

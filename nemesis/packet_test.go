@@ -66,7 +66,8 @@ func TestPacketWithoutNetem(t *testing.T) {
 	netGolden(t, "packet-no-netem", netPacketRun(t, p, c, log, 1))
 }
 
-// etcd on hosts without netem: only loss can be done (iptables); the
+// etcd on hosts without netem, and no place for the fault proxy: loss
+// and duplication can be done (iptables' statistic match and TEE); the
 // rest is reported, plainly, by Available and in the op value.
 func TestPacketForEtcdWithoutNetem(t *testing.T) {
 	ctx := context.Background()
@@ -76,10 +77,11 @@ func TestPacketForEtcdWithoutNetem(t *testing.T) {
 	c.DB = &db.Etcd{}
 	p := &Packet{}
 	err := p.Available(ctx, c)
-	require.EqualError(t, err, "packet: these hosts cannot perform delay, duplicate, reorder: "+
-		"delay (netem: n1: netem: exit 2: Error: Specified qdisc kind is unknown.; hooks: n1: no fault hooks (etcd has none)); "+
-		"duplicate (netem: n1: netem: exit 2: Error: Specified qdisc kind is unknown.; hooks: n1: no fault hooks (etcd has none)); "+
-		"reorder (netem: n1: netem: exit 2: Error: Specified qdisc kind is unknown.; hooks: n1: no fault hooks (etcd has none))")
+	require.EqualError(t, err, "packet: these hosts cannot perform delay, reorder: "+
+		"delay (netem: n1: netem: exit 2: Error: Specified qdisc kind is unknown.; hooks: n1: no fault hooks (etcd has none); "+
+		"proxy: no place for it on the hosts (Cluster.FaultProxy is nil)); "+
+		"reorder (netem: n1: netem: exit 2: Error: Specified qdisc kind is unknown.; hooks: n1: no fault hooks (etcd has none); "+
+		"proxy: a TCP stream delivers its bytes in order)")
 	log.take()
 	netGolden(t, "packet-etcd", netPacketRun(t, p, c, log, 2))
 

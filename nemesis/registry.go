@@ -51,7 +51,7 @@ func Families() []Family {
 			New: func() Fault { return &Partition{} }, Weight: 1, healRank: 1},
 		{Name: "clock", Doc: "bump, strobe or skew nodes' clocks (chaos-node's clock hook, or a fake clock: libfaketime)",
 			New: func() Fault { return &Clock{} }, Weight: 1, healRank: 3, healers: clockHealers},
-		{Name: "packet", Doc: "loss, delay, reordering and duplication on links (tc netem, iptables or hooks)",
+		{Name: "packet", Doc: "loss, delay, reordering and duplication on links (tc netem, iptables, hooks or the fault proxy)",
 			New: func() Fault { return &Packet{} }, Weight: 1, healRank: 2},
 		{Name: LeaseFamily, Doc: "slow the leader's clock, then cut the leader off (leader leases; clock hook or fake clock)",
 			New: func() Fault { return &Lease{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},

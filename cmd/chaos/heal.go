@@ -40,8 +40,8 @@ func newHealCmd() *cobra.Command {
 		Long: `heal removes every fault chaos can leave behind on the nodes, whether or not
 this process injected it: for use after a controller crash or an interrupt.
 On every host it sends SIGCONT to the node's daemon, removes chaos's iptables
-chains and tc qdiscs, clears chaos-node's fault hooks (clock, drops, packet
-faults) and, where chaos stopped NTP to set the system clock, sets the clock
+chains and tc qdiscs, stops chaos's fault proxy, clears chaos-node's fault
+hooks (clock, drops, packet faults) and, where chaos stopped NTP to set the system clock, sets the clock
 and starts NTP again. Killed nodes stay down: the next run redeploys them.
 
 Without --db it heals the newest run in --store (store/latest/test.json),
@@ -83,7 +83,11 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	defer cancel()
 	local := len(hosts) == 0
 	nodes := cluster.Nodes(hosts)
-	d, err := o.newDB(nodes, local)
+	layout, err := o.layout(local)
+	if err != nil {
+		return err
+	}
+	d, err := o.newDB(nodes, layout)
 	if err != nil {
 		return err
 	}
@@ -97,6 +101,7 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 		}
 	}()
 	c.SharedClock = local
+	c.FaultProxy = nemesis.NewFaultProxy(layout, !local)
 	for _, h := range nemesis.HealEach(ctx, c, nemesis.HealFaults(local)) {
 		outcome[h.Node.Name] = h.Err
 	}
@@ -222,9 +227,9 @@ func (o healOptions) connect(ctx context.Context, stderr io.Writer, d db.DB, nod
 	return c, outcome, nil
 }
 
-// newDB is the system under test on nodes, where --data-dir (or local
-// mode) says it keeps its data.
-func (o healOptions) newDB(nodes []db.Node, local bool) (db.DB, error) {
+// layout is where the nodes keep their data, as --data-dir (or local
+// mode) says, and where the fault proxy keeps its files.
+func (o healOptions) layout(local bool) (db.Layout, error) {
 	layout := db.DefaultLayout()
 	switch {
 	case o.dataDir != "":
@@ -233,10 +238,15 @@ func (o healOptions) newDB(nodes []db.Node, local bool) (db.DB, error) {
 		// The local directory is refused as a run refuses it: another
 		// user may have made it and planted pidfiles in it.
 		if _, err := cluster.PrepareLocalDataDir(); err != nil {
-			return nil, setupError(err)
+			return layout, setupError(err)
 		}
 		layout = cluster.LocalLayout()
 	}
+	return layout, nil
+}
+
+// newDB is the system under test on nodes, keeping its files in layout.
+func (o healOptions) newDB(nodes []db.Node, layout db.Layout) (db.DB, error) {
 	d, err := described.Open(o.db, db.Config{Nodes: nodes, Layout: layout})
 	if err != nil {
 		return nil, usageErrorf("%v", err)

@@ -148,9 +148,12 @@ func TestHealReportsEveryHost(t *testing.T) {
 	o := healOptions{db: "etcd", dataDir: "/data"}
 	nodes := cluster.Nodes([]string{"h1:2222", "h2", "h3"})
 	r1, r3 := &healRemote{host: "n1"}, &healRemote{host: "n3"}
-	d, err := o.newDB(nodes, false)
+	layout, err := o.layout(false)
+	require.NoError(t, err)
+	d, err := o.newDB(nodes, layout)
 	require.NoError(t, err)
 	c, outcome := reached(d, nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
+	c.FaultProxy = nemesis.NewFaultProxy(layout, true)
 	assert.Empty(t, c.HookAddrs, "etcd has no hooks")
 	for _, h := range nemesis.HealEach(context.Background(), c, nemesis.HealFaults(false)) {
 		outcome[h.Node.Name] = h.Err
@@ -161,12 +164,15 @@ func TestHealReportsEveryHost(t *testing.T) {
 	assert.Equal(t, "n1 (h1): healed\nn3 (h3): healed\n", out.String())
 	assert.Equal(t, "chaos: heal n2 (h2): n2: ssh: connection refused\n", errOut.String())
 	for _, r := range []*healRemote{r1, r3} {
-		require.Len(t, r.cmds, 6, "%q", r.cmds)
+		require.Len(t, r.cmds, 9, "%q", r.cmds)
 		assert.Contains(t, r.cmds[0], `[ -f /data/etcd/`+r.host+`/etcd.pid ]`, "pause first")
 		assert.Contains(t, r.cmds[0], `kill -CONT $p`, "pause first")
-		assert.Equal(t, []string{"iptables -w -S", "tc qdisc show", "iptables -w -S"}, r.cmds[1:4], "partition, packet")
-		assert.Contains(t, r.cmds[4], `if [ -f /data/etcd/`+r.host+`/faketimerc ]; then`, "fake clock")
-		assert.Contains(t, r.cmds[5], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
+		assert.Equal(t, []string{"iptables -w -S", "tc qdisc show", "iptables -w -S", "iptables -w -t mangle -S", "iptables -w -t nat -S"},
+			r.cmds[1:6], "partition, packet (its TEE and proxy chains too)")
+		assert.Contains(t, r.cmds[6], `[ -f /data/fault-proxy/fault-proxy.pid ]`, "packet: the fault proxy")
+		assert.Contains(t, r.cmds[6], `kill -TERM`, "packet: the fault proxy")
+		assert.Contains(t, r.cmds[7], `if [ -f /data/etcd/`+r.host+`/faketimerc ]; then`, "fake clock")
+		assert.Contains(t, r.cmds[8], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
 	}
 }
 
@@ -175,7 +181,7 @@ func TestHealReportsEveryHost(t *testing.T) {
 func TestHealChaosNodeHookAddresses(t *testing.T) {
 	o := healOptions{db: "chaos-node", dataDir: "/data"}
 	nodes := cluster.Nodes([]string{"10.77.0.11", "10.77.0.12"})
-	d, err := o.newDB(nodes, false)
+	d, err := o.newDB(nodes, db.DefaultLayout())
 	require.NoError(t, err)
 	c, _ := reached(d, nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
 	assert.Equal(t, map[string]string{"n1": "10.77.0.11:7000"}, c.HookAddrs)

@@ -23,5 +23,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newLogsCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newFaultProxyCmd())
 	return root
 }

@@ -1,0 +1,150 @@
+package faultproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Mark is the socket mark (SO_MARK) of the proxy's own connections: the
+// REDIRECT rules skip packets that carry it, so that the proxy's
+// connection toward a peer is not sent back to the proxy.
+const Mark = 0xc4a5
+
+// Proxy forwards the connections redirected to its listener toward where
+// they were going, shaped by Links.
+type Proxy struct {
+	// Links are the degraded links; connections on other links pass
+	// through as they come.
+	Links *Table
+	// OriginalDst says where an accepted connection was going before
+	// REDIRECT sent it here (OriginalDst, in production).
+	OriginalDst func(*net.TCPConn) (netip.AddrPort, error)
+	// Dial opens the proxy's own connection from the address from (the
+	// connection's source, so that the peer's packet filter sees the node
+	// it knows) to to (DialMarked with Mark, in production).
+	Dial func(ctx context.Context, from netip.Addr, to netip.AddrPort) (*net.TCPConn, error)
+	// Log records each connection and why it ended.
+	Log *slog.Logger
+	// Now is the clock of the shaping (time.Now when nil).
+	Now func() time.Time
+}
+
+// dialTimeout bounds the proxy's dial toward a connection's destination.
+const dialTimeout = 10 * time.Second
+
+// Serve accepts connections on ln and forwards each until ctx ends; then
+// it closes ln and every connection and returns once they are gone. Its
+// error is the listener's, nil after ctx ended.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("fault proxy: accept: %w", err)
+		}
+		tc, ok := c.(*net.TCPConn)
+		if !ok {
+			_ = c.Close()
+			continue
+		}
+		wg.Go(func() { p.handle(ctx, tc) })
+	}
+}
+
+// handle forwards one accepted connection and logs how it ended.
+func (p *Proxy) handle(ctx context.Context, in *net.TCPConn) {
+	defer in.Close()
+	src, dst, err := p.ends(in)
+	if err != nil {
+		p.log().Warn("refused", "from", in.RemoteAddr().String(), "err", err)
+		return
+	}
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	out, err := p.Dial(dctx, src.Addr(), dst)
+	cancel()
+	if err != nil {
+		p.log().Warn("dial", "from", src.String(), "to", dst.String(), "err", err)
+		return
+	}
+	defer out.Close()
+	p.log().Info("forward", "from", src.String(), "to", dst.String())
+	err = p.forward(ctx, in, out, src.Addr(), dst.Addr())
+	p.log().Info("closed", "from", src.String(), "to", dst.String(), "err", err)
+}
+
+// ends are where an accepted connection comes from and where it was
+// going. A connection that was not redirected (its destination is the
+// proxy itself) is refused: forwarding it would loop.
+func (p *Proxy) ends(in *net.TCPConn) (src, dst netip.AddrPort, err error) {
+	src = in.RemoteAddr().(*net.TCPAddr).AddrPort()
+	dst, err = p.OriginalDst(in)
+	if err != nil {
+		return src, dst, fmt.Errorf("original destination: %w", err)
+	}
+	src, dst = netip.AddrPortFrom(src.Addr().Unmap(), src.Port()), netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	if dst == in.LocalAddr().(*net.TCPAddr).AddrPort() {
+		return src, dst, fmt.Errorf("connection to %v was not redirected here", dst)
+	}
+	return src, dst, nil
+}
+
+// forward runs both directions of a connection: in -> out shaped by the
+// link from -> to, out -> in by the link to -> from. It returns once both
+// ended: each after its source's end was passed on, or both at once when
+// one fails or ctx ends.
+func (p *Proxy) forward(ctx context.Context, in, out *net.TCPConn, from, to netip.Addr) error {
+	done := make(chan struct{})
+	var once sync.Once
+	teardown := func() { once.Do(func() { close(done); _ = in.Close(); _ = out.Close() }) }
+	stop := context.AfterFunc(ctx, teardown)
+	defer stop()
+	now := p.Now
+	if now == nil {
+		now = time.Now
+	}
+	dirs := []*pipe{
+		{src: in, dst: out, look: func() Behavior { return p.Links.Lookup(from, to) }},
+		{src: out, dst: in, look: func() Behavior { return p.Links.Lookup(to, from) }},
+	}
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		d.sh, d.now, d.done = NewShaper(rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))), now, done
+		wg.Go(func() {
+			if errs[i] = d.run(); errs[i] != nil {
+				teardown()
+			}
+		})
+	}
+	wg.Wait()
+	teardown()
+	for i, err := range errs {
+		if errors.Is(err, net.ErrClosed) {
+			errs[i] = nil // the teardown's doing, not a cause
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// log is Log, or a logger that discards when Log is nil.
+func (p *Proxy) log() *slog.Logger {
+	if p.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Log
+}

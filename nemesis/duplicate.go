@@ -1,0 +1,52 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strconv"
+)
+
+// Duplication without netem: iptables' TEE target clones a packet and
+// sends the clone to a gateway; with the packet's own destination as the
+// gateway, the peer receives it twice, on the wire, as netem's duplicate
+// would make it. The rules live in mangle's CHAOS-TEE chain, jumped to
+// from POSTROUTING, on the senders' hosts: after NAT, so a connection the
+// fault proxy takes over is duplicated on the proxy's way to the peer,
+// never on the host's loopback. TCP then does with the copies what it
+// does with any duplicate segment: it drops them and acknowledges again.
+
+// teeChainName is the mangle chain of the duplication rules.
+const teeChainName = "CHAOS-TEE"
+
+// teeChain is the duplication's chain (teeChainName).
+func teeChain() iptChain { return iptChain{table: "mangle", from: "POSTROUTING", name: teeChainName} }
+
+// teeCmd duplicates, in the TEE chain, each packet from `from` to `to`
+// with probability p.
+func teeCmd(from, to netip.Addr, p float64) string {
+	return fmt.Sprintf("iptables -w -t mangle -A %s -s %s/32 -d %s/32 -m statistic --mode random --probability %s -j TEE --gateway %s",
+		teeChainName, from, to, strconv.FormatFloat(p, 'f', -1, 64), to)
+}
+
+// applyDuplicate makes each sender's host duplicate its packets toward
+// its degraded peers with probability p.
+func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, links PacketLinks, ips map[string]netip.Addr) error {
+	for _, n := range c.Nodes {
+		if len(links[n.Name]) == 0 {
+			continue
+		}
+		cmds := teeChain().ensureCmds()
+		for _, to := range links[n.Name] {
+			cmds = append(cmds, teeCmd(ips[n.Name], ips[to], prob))
+		}
+		r, err := netRemote(c, n)
+		if err != nil {
+			return fmt.Errorf("packet: %w", err)
+		}
+		if err := netRun(ctx, r, "packet", cmds); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+	}
+	return nil
+}

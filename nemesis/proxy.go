@@ -1,0 +1,312 @@
+package nemesis
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path"
+	"strings"
+
+	"chaos/control"
+	"chaos/db"
+	"chaos/faultproxy"
+)
+
+// The proxy mechanism of the packet fault: where the kernel has no netem
+// and the system no hooks, delay, jitter and the bandwidth cap are done by
+// chaos's fault proxy (package faultproxy) on the nodes' hosts. For a
+// degraded link A -> B, iptables REDIRECTs (in nat's CHAOS-PROXY chain)
+// the connections A's host opens toward B's peer and client ports, and
+// those B's host opens toward A's, to the proxy on the same host, which
+// shapes the bytes each way by the link that carries them. REDIRECT only
+// sees new connections, so the connections already open on those links
+// are reset (ss -K) once the rules are in: the nodes reconnect, through
+// the proxy. A fault's Stop removes the rules and stops the proxy: the
+// proxied connections close, and the nodes reconnect directly.
+
+// FaultProxy says where the fault proxy runs on the nodes' hosts, as
+// `chaos fault-proxy serve`. Its files are the host's, not a node's: nodes
+// that share a host (local mode) share its proxy, each setting its own
+// links.
+type FaultProxy struct {
+	// Binary is the chaos binary on this machine; "" when it cannot be
+	// found (then the proxy is unavailable).
+	Binary string
+	// Upload copies Binary to Path on a host the first time a fault needs
+	// the proxy there, unless the same file is there already. Without it
+	// Path is Binary, on hosts that share this machine's files (local
+	// mode).
+	Upload bool
+	// Path is the chaos binary on the hosts.
+	Path string
+	// Dir is the proxy's directory on each host: its pidfile, start
+	// record and log (fault-proxy.pid, .started, .log) and its control
+	// socket.
+	Dir string
+}
+
+// NewFaultProxy places the fault proxy in layout: this executable, copied
+// to BinDir/chaos-fault-proxy when upload (a name of its own, so that it
+// never replaces a node's binary), its files in DataDir/fault-proxy.
+func NewFaultProxy(layout db.Layout, upload bool) *FaultProxy {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	fp := &FaultProxy{Binary: exe, Upload: upload, Path: exe, Dir: path.Join(layout.DataDir, "fault-proxy")}
+	if upload {
+		fp.Path = path.Join(layout.BinDir, "chaos-fault-proxy")
+	}
+	return fp
+}
+
+// daemon is the proxy's process on a host.
+func (fp *FaultProxy) daemon() db.Daemon { return db.Daemon{Dir: fp.Dir, Name: "fault-proxy"} }
+
+// missing says why fp cannot run the proxy, or nil: it is placed and its
+// binary is an executable file on this machine.
+func (fp *FaultProxy) missing() error {
+	if fp == nil {
+		return errors.New("no place for it on the hosts (Cluster.FaultProxy is nil)")
+	}
+	if fp.Binary == "" {
+		return errors.New("the chaos binary of this process cannot be found")
+	}
+	st, err := os.Stat(fp.Binary)
+	if err != nil {
+		return fmt.Errorf("the chaos binary: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("the chaos binary %s is no executable file", fp.Binary)
+	}
+	return nil
+}
+
+// errProxyReorder is why the proxy does not reorder: a byte stream cannot.
+var errProxyReorder = errors.New("a TCP stream delivers its bytes in order")
+
+// proxyMissing says why the proxy cannot serve links whose ends are the
+// nodes ends, or nil: it needs fp, and on every end's host iptables with
+// nat REDIRECT and ss. Connections are intercepted on the host that opens
+// them, which either end may be.
+func proxyMissing(fp *FaultProxy, caps map[string]NetCaps, ends []string) error {
+	if err := fp.missing(); err != nil {
+		return err
+	}
+	for _, pick := range []func(NetCaps) error{
+		func(nc NetCaps) error { return nc.IPTables },
+		func(nc NetCaps) error { return nc.Redirect },
+		func(nc NetCaps) error { return nc.SS },
+	} {
+		if err := netFirstErr(ends, caps, pick); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// proxyState is what a Packet remembers of the proxies it used: the
+// hosts (by node) where the binary was checked or copied, and the
+// binary's digest. Its user serializes the calls.
+type proxyState struct {
+	sum       string
+	installed map[string]bool
+}
+
+// install makes sure fp's binary is on r's host (node's), copying it
+// unless the same file is there; without fp.Upload there is nothing to
+// do.
+func (ps *proxyState) install(ctx context.Context, fp *FaultProxy, r control.Remote, node string) error {
+	if !fp.Upload || ps.installed[node] {
+		return nil
+	}
+	if ps.sum == "" {
+		sum, err := fileSHA256(fp.Binary)
+		if err != nil {
+			return fmt.Errorf("fault proxy: %w", err)
+		}
+		ps.sum = sum
+	}
+	check := fmt.Sprintf("mkdir -p %s && { sha256sum %s 2>/dev/null || true; }", control.ShellQuote(path.Dir(fp.Path)), control.ShellQuote(fp.Path))
+	out, err := control.Output(ctx, r, check)
+	if err != nil {
+		return fmt.Errorf("fault proxy: %w", err)
+	}
+	if f := strings.Fields(string(out)); len(f) == 0 || f[0] != ps.sum {
+		if err := r.Upload(ctx, fp.Binary, fp.Path, 0o755); err != nil {
+			return fmt.Errorf("fault proxy: upload chaos: %w", err)
+		}
+	}
+	if ps.installed == nil {
+		ps.installed = map[string]bool{}
+	}
+	ps.installed[node] = true
+	return nil
+}
+
+// fileSHA256 is the hex SHA-256 of the file at p.
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// start runs the proxy on r's host unless it runs already, and sets
+// owner's links in it; it returns the port the proxy takes redirected
+// connections on.
+func (ps *proxyState) start(ctx context.Context, fp *FaultProxy, r control.Remote, owner string, links []faultproxy.Link) (int, error) {
+	if err := ps.install(ctx, fp, r, owner); err != nil {
+		return 0, err
+	}
+	d := fp.daemon()
+	proc, err := d.Process(ctx, r)
+	if err != nil {
+		return 0, fmt.Errorf("fault proxy: %w", err)
+	}
+	if proc.Pid == 0 {
+		if err := d.Start(ctx, r, []string{fp.Path, "fault-proxy", "serve", "--dir", fp.Dir}); err != nil {
+			return 0, fmt.Errorf("fault proxy: start: %w", err)
+		}
+	}
+	body, err := json.Marshal(links)
+	if err != nil {
+		return 0, err
+	}
+	cmd := fmt.Sprintf("%s fault-proxy set --dir %s --owner %s %s", control.ShellQuote(fp.Path),
+		control.ShellQuote(fp.Dir), control.ShellQuote(owner), control.ShellQuote(string(body)))
+	out, err := control.Output(ctx, r, cmd)
+	if err != nil {
+		return 0, fmt.Errorf("fault proxy: set links: %w", err)
+	}
+	var st faultproxy.Status
+	if err := json.Unmarshal(out, &st); err != nil || st.Port <= 0 || st.Port > 65535 {
+		return 0, fmt.Errorf("fault proxy: set links: unexpected answer %q", strings.TrimSpace(string(out)))
+	}
+	return st.Port, nil
+}
+
+// proxyBehavior is the part of b the plan mech gives the proxy.
+func proxyBehavior(b PacketBehavior, mech map[string]string) faultproxy.Behavior {
+	var fb faultproxy.Behavior
+	if mech[PartDelay] == MechProxy {
+		fb.DelayMS, fb.JitterMS = b.DelayMS, b.JitterMS
+	}
+	if mech[PartRate] == MechProxy {
+		fb.RateKbit = b.RateKbit
+	}
+	return fb
+}
+
+// proxyPeers are the nodes linked to node in either direction, in the
+// order of c.Nodes, and the proxy's links for the connections node opens
+// toward them: node -> peer and peer -> node, where degraded, with fb.
+func proxyPeers(c *Cluster, node string, links PacketLinks, fb faultproxy.Behavior, ips map[string]netip.Addr) ([]db.Node, []faultproxy.Link) {
+	var peers []db.Node
+	var out []faultproxy.Link
+	for _, m := range c.Nodes {
+		to, from := packetLinked(links, node, m.Name), packetLinked(links, m.Name, node)
+		if !to && !from {
+			continue
+		}
+		peers = append(peers, m)
+		if to {
+			out = append(out, faultproxy.Link{From: ips[node], To: ips[m.Name], Behavior: fb})
+		}
+		if from {
+			out = append(out, faultproxy.Link{From: ips[m.Name], To: ips[node], Behavior: fb})
+		}
+	}
+	return peers, out
+}
+
+// packetLinked reports whether links degrade from -> to.
+func packetLinked(links PacketLinks, from, to string) bool {
+	for _, t := range links[from] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
+// applyProxy sends the connections on links through the fault proxy,
+// with the parts mech gives it: on the host of each node at an end of a
+// link, one node after the other (nodes of one host share its proxy and
+// its chain), the proxy is started (or kept) with the node's links, the
+// REDIRECT rules are added, and the connections they would have taken are
+// reset.
+func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr) error {
+	fb := proxyBehavior(b, mech)
+	for _, n := range c.Nodes {
+		peers, own := proxyPeers(c, n.Name, links, fb, ips)
+		if len(own) == 0 {
+			continue
+		}
+		r, err := netRemote(c, n)
+		if err != nil {
+			return fmt.Errorf("packet: %w", err)
+		}
+		port, err := p.proxy.start(ctx, c.FaultProxy, r, n.Name, own)
+		if err != nil {
+			return fmt.Errorf("%s: packet: %w", n.Name, err)
+		}
+		cmds := proxyChain().ensureCmds()
+		for _, m := range peers {
+			ports := proxyPorts(c.DB, m)
+			cmds = append(cmds, proxyRedirectCmds(ips[n.Name], ips[m.Name], ports, port)...)
+			cmds = append(cmds, proxyResetCmd(ips[n.Name], ips[m.Name], ports))
+		}
+		if err := netRun(ctx, r, "packet", cmds); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// proxyHeal removes the REDIRECT chain from r's host and stops its proxy,
+// when fp places one: the proxied connections close, and the nodes
+// reconnect directly. Rules first, so that no connection is redirected to
+// a proxy that is gone.
+func proxyHeal(ctx context.Context, r control.Remote, fp *FaultProxy) error {
+	if err := iptHealChains(ctx, r, proxyChain()); err != nil {
+		return err
+	}
+	if fp == nil {
+		return nil
+	}
+	if err := fp.daemon().Stop(ctx, r); err != nil {
+		return fmt.Errorf("stop the fault proxy: %w", err)
+	}
+	return nil
+}
+
+// proxyLeftovers names the fault proxy's process on r's host, when fp
+// places one and it runs ("fault proxy process 4242, running").
+func proxyLeftovers(ctx context.Context, r control.Remote, fp *FaultProxy) ([]string, error) {
+	if fp == nil {
+		return nil, nil
+	}
+	proc, err := fp.daemon().Process(ctx, r)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("fault proxy: %w", err)
+	case proc.Pid == 0:
+		return nil, nil
+	case proc.Stopped:
+		return []string{fmt.Sprintf("fault proxy process %d, paused", proc.Pid)}, nil
+	}
+	return []string{fmt.Sprintf("fault proxy process %d, running", proc.Pid)}, nil
+}
