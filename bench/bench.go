@@ -124,7 +124,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer c.Close(false)
-	if _, ok := c.DB.(db.LeaderFinder); o.Failover > 0 && !ok {
+	if o.Failover > 0 && db.CapabilitiesOf(c.DB).Leader == nil {
 		return Result{}, &cluster.ConfigError{Err: fmt.Errorf("--failover: %s cannot say which node leads, so none can be killed as the leader", c.DB.Name())}
 	}
 	o.logf("%s: setting up %d nodes", o.System, len(c.Nodes))

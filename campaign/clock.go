@@ -55,12 +55,8 @@ func (o *Options) fakeClockConfig(cfg db.Config, build func(db.Config) (db.DB, e
 
 // hasHooks reports whether d's nodes answer chaos-node's fault hooks.
 func hasHooks(d db.DB, nodes []db.Node) bool {
-	h, ok := d.(db.FaultHooker)
-	if !ok || len(nodes) == 0 {
-		return false
-	}
-	_, ok = h.HookAddr(nodes[0])
-	return ok
+	h := db.CapabilitiesOf(d).Hooks
+	return h != nil && len(nodes) > 0 && h.Hooked(nodes[0].Name)
 }
 
 // clockStrategy is the strategy the clock family uses on c: the one

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/cluster"
 	"chaos/db"
 )
 
@@ -21,7 +22,7 @@ func TestFakeClockConfig(t *testing.T) {
 		d, err := o.fakeClockConfig(db.Config{Nodes: nodes}, func(cfg db.Config) (db.DB, error) {
 			calls++
 			fake = cfg.Faketime
-			return db.New(system, cfg)
+			return cluster.Open(system, cfg)
 		})
 		require.NoError(t, err)
 		require.NotNil(t, d)

@@ -13,7 +13,7 @@ import (
 // validateSystem checks --db: a built-in system, or a description file
 // that loads, can run the workload, and can plant the bugs asked for.
 func (o *Options) validateSystem() error {
-	desc, err := described.Lookup(o.DB)
+	desc, err := cluster.Lookup(o.DB)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -52,7 +52,7 @@ func (o *Options) newDB(cfg db.Config) (db.DB, error) {
 		if o.system != nil {
 			return described.New(o.system, cfg)
 		}
-		return db.New(o.DB, cfg)
+		return cluster.Open(o.DB, cfg)
 	})
 }
 

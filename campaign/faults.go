@@ -12,11 +12,12 @@ import (
 	"chaos/nemesis"
 )
 
-// nemesisCluster is the nemesis's view of the cluster.
+// nemesisCluster is the nemesis's view of the cluster: the system's
+// capabilities (nemesis.NewCluster), and writes through its clients.
 func (r *run) nemesisCluster() *nemesis.Cluster {
-	return &nemesis.Cluster{Nodes: r.cl.Nodes, Remotes: r.cl.Remotes, DB: r.cl.DB, HookAddrs: r.cl.HookAddrs(),
-		Leader: r.cl.Leader, SharedClock: r.cl.SharedClock, States: nodeStates(r.cl), Events: nodeEvents(r.cl),
-		FaultProxy: nemesis.NewFaultProxy(r.cl.Layout, !r.cl.Local)}
+	c := nemesis.NewCluster(r.cl.DB, r.cl.Nodes, r.cl.Remotes, r.cl.SharedClock)
+	c.Write, c.FaultProxy = r.cl.Write, nemesis.NewFaultProxy(r.cl.Layout, !r.cl.Local)
+	return c
 }
 
 // pickFaults chooses the fault families: the ones asked for (each must be
@@ -54,6 +55,9 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 			return nil, nil, fmt.Errorf("%w: --nemesis: %v", ErrUsage, err)
 		}
 		setClock(f, clock)
+		if k, ok := f.(*nemesis.Clock); ok {
+			k.Election = c.Timing.WithDefaults().ElectionTimeout // offsets scale to the system's
+		}
 		err = f.Available(ctx, c)
 		var partial *nemesis.PacketUnavailableError
 		switch {

@@ -51,7 +51,7 @@ func (l *leaderLog) list() []LeaderChange {
 // when the system can say, and returns it for the progress line ("none"
 // when no node reports a leader, or the system cannot say).
 func (r *run) observeLeader(ctx context.Context) string {
-	if _, ok := r.cl.DB.(db.LeaderFinder); !ok {
+	if db.CapabilitiesOf(r.cl.DB).Leader == nil {
 		return noLeader
 	}
 	at := time.Since(r.start)

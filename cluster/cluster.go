@@ -17,7 +17,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/db/described"
+	"chaos/history"
 	"chaos/workload"
 )
 
@@ -187,7 +187,7 @@ func (c *Cluster) Setup(ctx context.Context) error {
 	if err := c.Each(func(n db.Node, _ control.Remote) error { return c.DB.Ready(ready, n) }); err != nil {
 		return err
 	}
-	if _, ok := c.DB.(db.LeaderFinder); !ok {
+	if db.CapabilitiesOf(c.DB).Leader == nil {
 		return nil // Ready is all a system that cannot name its leader offers
 	}
 	return c.WaitLeader(ready)
@@ -252,31 +252,35 @@ func (c *Cluster) Clients(concurrency int) ([]workload.Client, error) {
 	return clients, err
 }
 
+// Write writes value to key at node through a client of the system's own
+// protocol made for this write and closed after it, and returns nil when
+// the write certainly happened; the error says what the client saw
+// otherwise. The write is in no history: the targeted faults use it to
+// append entries at a node of their choosing (figure8).
+func (c *Cluster) Write(ctx context.Context, node, key string, value int64) error {
+	n, err := c.Node(node)
+	if err != nil {
+		return err
+	}
+	cl, err := NewClient(c.DB, n, ReadLinearizable)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	out := cl.Do(ctx, workload.Op{F: history.FWrite, Key: key, Value: value})
+	if out.Type != history.OK {
+		return fmt.Errorf("%s: write %s: %s: %s", node, key, out.Type, out.Error)
+	}
+	return nil
+}
+
 // Made is every client Clients made.
 func (c *Cluster) Made() []workload.Client { return c.made }
 
-// NewClient makes a client of d's own protocol for node n, whose reads
-// (the register's and the set's final one) follow reads, a read
-// consistency: etcd's serializable range, chaos-node's stale GET, a
-// described system's {read_consistency}.
-func NewClient(d db.DB, n db.Node, reads string) (workload.Client, error) {
-	if s, ok := described.From(d); ok {
-		return workload.NewDescribedClient(s, n, reads)
-	}
-	weak := reads == ReadSerializable
-	switch d.(type) {
-	case *db.Etcd:
-		return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{Serializable: weak})
-	case *db.ChaosNode:
-		return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{StaleReads: weak})
-	}
-	return nil, fmt.Errorf("no client for %s", d.Name())
-}
-
 // Leader asks the system who leads, when it can say.
 func (c *Cluster) Leader(ctx context.Context) (string, error) {
-	lf, ok := c.DB.(db.LeaderFinder)
-	if !ok {
+	lf := db.CapabilitiesOf(c.DB).Leader
+	if lf == nil {
 		return "", fmt.Errorf("%s cannot say who leads", c.DB.Name())
 	}
 	return lf.Leader(ctx, c.Nodes)
@@ -290,23 +294,4 @@ func (c *Cluster) Node(name string) (db.Node, error) {
 		}
 	}
 	return db.Node{}, fmt.Errorf("%q is not a node of the cluster", name)
-}
-
-// HookAddrs are the fault-hook addresses of the nodes that have them.
-func (c *Cluster) HookAddrs() map[string]string { return HookAddrs(c.DB, c.Nodes) }
-
-// HookAddrs are the fault-hook addresses of those of nodes that answer
-// the hooks, by node name; empty for a system without them.
-func HookAddrs(d db.DB, nodes []db.Node) map[string]string {
-	out := map[string]string{}
-	fh, ok := d.(db.FaultHooker)
-	if !ok {
-		return out
-	}
-	for _, n := range nodes {
-		if addr, ok := fh.HookAddr(n); ok {
-			out[n.Name] = addr
-		}
-	}
-	return out
 }

@@ -119,17 +119,11 @@ func (c *ChaosNode) argv(n Node) ([]string, error) {
 	for i, p := range c.Nodes {
 		peers[i] = p.Name + "=" + c.peerAddr(p)
 	}
-	hb, el := c.Heartbeat, c.Election
-	if hb == 0 {
-		hb = 50 * time.Millisecond
-	}
-	if el == 0 {
-		el = 500 * time.Millisecond
-	}
+	t := c.timing()
 	dir := c.Layout.nodeDir(chaosNodeName, n)
 	argv := []string{bin, "node", "--id", n.Name, "--data-dir", path.Join(dir, "data"), "--log-dir", dir,
 		"--client-addr", c.ClientAddr(n), "--peer-addr", c.peerAddr(n), "--peers", strings.Join(peers, ","),
-		"--heartbeat-interval", hb.String(), "--election-timeout", el.String()}
+		"--heartbeat-interval", t.Heartbeat.String(), "--election-timeout", t.ElectionTimeout.String()}
 	for _, b := range c.Bugs {
 		argv = append(argv, "--bug", b)
 	}

@@ -26,12 +26,3 @@ func (c *ChaosNode) Leader(ctx context.Context, nodes []Node) (string, error) {
 	}
 	return strings.TrimSpace(best.Leader), nil
 }
-
-// HookAddr implements FaultHooker: nodes answer the hooks on their client
-// address when started with them.
-func (c *ChaosNode) HookAddr(n Node) (string, bool) {
-	if !c.FaultHooks {
-		return "", false
-	}
-	return c.ClientAddr(n), true
-}

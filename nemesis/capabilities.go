@@ -166,12 +166,12 @@ func netFirstErr(nodes []string, caps map[string]NetCaps, pick func(NetCaps) err
 // hooks, or nil when all have them.
 func netHooksMissing(c *Cluster, nodes []string) error {
 	for _, n := range nodes {
-		if c.HookAddrs[n] != "" {
+		if hooked(c, n) {
 			continue
 		}
-		why := "chaos-node runs without --enable-fault-hooks"
-		if _, hooks := c.DB.(db.FaultHooker); c.DB != nil && !hooks {
-			why = c.DB.Name() + " has none"
+		why := "the node runs without them"
+		if c.Hooks == nil {
+			why = systemName(c) + " has none"
 		}
 		return fmt.Errorf("%s: no fault hooks (%s)", n, why)
 	}

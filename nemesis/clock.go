@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"path"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history"
-	"chaos/node/nodeapi"
 	"chaos/sleep"
 )
 
@@ -69,9 +67,6 @@ type Clock struct {
 	// go up to twice it, enough to expire a leader lease or start an
 	// election.
 	Election time.Duration
-	// HTTP is the hooks' client (default: a 5s timeout per request,
-	// netHookTimeout).
-	HTTP *http.Client
 	// Now is the controller's clock, which the system strategy sets hosts
 	// from (default time.Now).
 	Now func() time.Time
@@ -123,12 +118,12 @@ func (k *Clock) strategy() ClockStrategy {
 func (k *Clock) Available(ctx context.Context, c *Cluster) error {
 	switch k.strategy() {
 	case ClockHook:
-		if _, hooks := c.DB.(db.FaultHooker); c.DB != nil && !hooks {
+		if c.DB != nil && c.Hooks == nil {
 			return fmt.Errorf("clock: %s has no fault hooks, and without them only the system strategy can skew its clock: "+
 				"it sets the hosts' real clocks, so it runs on real VMs only (never in local mode or on the testbed)", c.DB.Name())
 		}
 		for _, n := range c.Nodes {
-			if c.HookAddrs[n.Name] == "" {
+			if !hooked(c, n.Name) {
 				return fmt.Errorf("clock: %w", errNoHooks)
 			}
 		}
@@ -330,7 +325,7 @@ func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *clockVa
 		return false, k.fakeApply(ctx, c, n, v)
 	}
 	if v.Kind == clockRate {
-		st, err := k.hook(ctx, c, n, &nodeapi.ClockFault{Rate: v.Rates[n.Name]})
+		st, err := k.hook(ctx, c, n, &db.ClockSkew{Rate: v.Rates[n.Name]})
 		return err == nil && st.Rate == v.Rates[n.Name], err
 	}
 	if v.Mechanism == ClockSystem {
@@ -357,7 +352,7 @@ func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *clockVa
 // system strategy sets the clock from the controller's: NTP must be off.
 func (k *Clock) jump(ctx context.Context, c *Cluster, n db.Node, ms, total int64) (changed bool, err error) {
 	if k.strategy() == ClockHook {
-		st, err := k.hook(ctx, c, n, &nodeapi.ClockFault{OffsetMS: ms})
+		st, err := k.hook(ctx, c, n, &db.ClockSkew{OffsetMS: ms})
 		return err == nil && st.OffsetMS == total, err
 	}
 	at := k.now().Add(time.Duration(total) * time.Millisecond)
@@ -373,7 +368,7 @@ func (k *Clock) reset(ctx context.Context, c *Cluster, n db.Node) error {
 	if k.strategy() == ClockSystem {
 		return k.system(ctx, c, n, k.resetCmd())
 	}
-	if c.HookAddrs[n.Name] == "" {
+	if !hooked(c, n.Name) {
 		return nil
 	}
 	_, err := k.hook(ctx, c, n, nil)
@@ -399,19 +394,14 @@ func (k *Clock) wait(ctx context.Context, d time.Duration) error {
 
 // hook sets n's clock fault to f through its hooks (nil: resets it) and
 // returns the clock the node answers with.
-func (k *Clock) hook(ctx context.Context, c *Cluster, n db.Node, f *nodeapi.ClockFault) (nodeapi.ClockFault, error) {
-	addr := c.HookAddrs[n.Name]
-	if addr == "" {
-		return nodeapi.ClockFault{}, fmt.Errorf("%s: %w", n.Name, errNoHooks)
+func (k *Clock) hook(ctx context.Context, c *Cluster, n db.Node, f *db.ClockSkew) (db.ClockSkew, error) {
+	if !hooked(c, n.Name) {
+		return db.ClockSkew{}, fmt.Errorf("%s: %w", n.Name, errNoHooks)
 	}
-	route := nodeapi.RouteResetClock
-	send := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) }
-	if f != nil {
-		route = nodeapi.RouteSetClock
-		send = func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetClock(ctx, *f) }
+	if f == nil {
+		return db.ClockSkew{}, c.Hooks.ResetClock(ctx, n.Name)
 	}
-	st, err := netHook(k.HTTP, n.Name, addr, route, send)
-	return st.Clock, err
+	return c.Hooks.SetClock(ctx, n.Name, *f)
 }
 
 // system runs cmd on n's host, refusing hosts that share a clock.

@@ -19,7 +19,6 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/node/nodeapi"
 )
 
 // hookNode answers the clock hooks as chaos-node does (offsets add up, a
@@ -44,7 +43,10 @@ func newHookNode(t *testing.T) *hookNode {
 func (h *hookNode) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var body nodeapi.ClockFault
+	var body struct {
+		OffsetMS int64   `json:"offset_ms"`
+		Rate     float64 `json:"rate"`
+	}
 	line := r.Method + " " + r.URL.Path
 	if r.Method == http.MethodPost {
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
@@ -82,11 +84,12 @@ func (h *hookNode) take() []string {
 
 // hookCluster is a cluster whose every node answers hooks on a hookNode.
 func hookCluster(t *testing.T, nodes []db.Node) (*Cluster, map[string]*hookNode) {
-	c := &Cluster{Nodes: nodes, HookAddrs: map[string]string{}, Remotes: map[string]control.Remote{}}
+	addrs := map[string]string{}
+	c := &Cluster{Nodes: nodes, Hooks: &db.ChaosNodeHooks{Addrs: addrs}, Remotes: map[string]control.Remote{}}
 	hooks := map[string]*hookNode{}
 	for _, n := range nodes {
 		hooks[n.Name] = newHookNode(t)
-		c.HookAddrs[n.Name] = strings.TrimPrefix(hooks[n.Name].srv.URL, "http://")
+		addrs[n.Name] = strings.TrimPrefix(hooks[n.Name].srv.URL, "http://")
 	}
 	return c, hooks
 }
@@ -199,7 +202,7 @@ func TestClockHookHeal(t *testing.T) {
 	hooks["n2"].status = http.StatusForbidden
 	hooks["n3"].srv.Close() // connection refused
 	hooks["n4"].status = http.StatusInternalServerError
-	delete(c.HookAddrs, "n5")
+	delete(hookAddrs(c), "n5")
 	err := (&Clock{}).Heal(context.Background(), c)
 	require.EqualError(t, err, "clock: n4: DELETE /faults/clock: status 500: hook says 500")
 	for name, want := range map[string]int{"n1": 1, "n2": 1, "n3": 0, "n4": 1, "n5": 0} {
@@ -211,7 +214,7 @@ func TestClockAvailable(t *testing.T) {
 	ctx := context.Background()
 	c, _ := hookCluster(t, fiveNodes)
 	require.NoError(t, (&Clock{}).Available(ctx, c))
-	delete(c.HookAddrs, "n3")
+	delete(hookAddrs(c), "n3")
 	assert.EqualError(t, (&Clock{}).Available(ctx, c),
 		"clock: clock faults need chaos-node's fault hooks; etcd has none — use --clock-strategy system on real VMs")
 

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
-
-	"chaos/node/nodeapi"
 )
 
 // targetChain is the iptables chain of the targeted faults' cuts, apart
@@ -30,7 +27,6 @@ const targetChain = "CHAOS-TARGET"
 //
 // A netCut is not safe for concurrent use; its fault serializes calls.
 type netCut struct {
-	HTTP *http.Client
 	// owner names the cut in the Cluster's table: the fault's family.
 	owner string
 	// mech is the mechanism of the active cut, "" when none is.
@@ -151,9 +147,8 @@ func (n *netCut) heal(ctx context.Context, c *Cluster) error {
 				errs = append(errs, fmt.Errorf("%s: cut: %w", node.Name, err))
 			}
 		}
-		if addr := c.HookAddrs[node.Name]; addr != "" {
-			heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.HealPartition(ctx) }
-			if err := netHookHeal(n.HTTP, node.Name, addr, nodeapi.RouteHealPartition, heal); err != nil {
+		if hooked(c, node.Name) {
+			if err := c.Hooks.ClearDropList(ctx, node.Name); err != nil {
 				errs = append(errs, fmt.Errorf("cut: %w", err))
 			}
 		}
@@ -170,9 +165,8 @@ func (n *netCut) setHooks(ctx context.Context, c *Cluster, g Grudge, down []stri
 		if slices.Contains(down, node.Name) {
 			continue
 		}
-		drop := append([]string{}, g[node.Name]...)
-		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetPartition(ctx, drop) }
-		_, err := netHook(n.HTTP, node.Name, c.HookAddrs[node.Name], nodeapi.RouteSetPartition, set)
+		drop := g[node.Name]
+		err := setDropList(ctx, c, node.Name, drop)
 		if err != nil && (len(drop) > 0 || !nothingToHeal(err)) {
 			// A node that does not run has no drop list to empty.
 			return fmt.Errorf("cut: %w", err)

@@ -81,13 +81,14 @@ func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, 
 		KnownHosts: filepath.Join(dir, testbed.KnownHostsFile)}
 	dialer, err := control.NewSSHDialer(cfg)
 	require.NoError(t, err)
-	c := &Cluster{Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}, SharedClock: true}
+	addrs := map[string]string{}
+	c := &Cluster{Remotes: map[string]control.Remote{}, Hooks: &db.ChaosNodeHooks{Addrs: addrs}, SharedClock: true}
 	for _, h := range st.Hosts {
 		c.Nodes = append(c.Nodes, db.Node{Name: h.Name, Addr: h.Addr})
 	}
 	d := &db.ChaosNode{Binary: bin, Upload: true, FaultHooks: true, Layout: db.DefaultLayout(), Nodes: c.Nodes,
 		Heartbeat: heartbeat, Election: election}
-	c.DB = d
+	c.DB, c.Timing = d, d.Capabilities().Timing
 	c.Leader = func(ctx context.Context) (string, error) { return bedLeader(ctx, d, c.Nodes) }
 	remotes := make([]control.Remote, len(c.Nodes))
 	errs := make([]error, len(c.Nodes))
@@ -102,7 +103,7 @@ func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, 
 			t.Cleanup(func() { _ = r.Close() })
 			t.Cleanup(func() { _ = d.Stop(context.Background(), r, n) })
 		}
-		c.HookAddrs[n.Name] = d.ClientAddr(n)
+		addrs[n.Name] = d.ClientAddr(n)
 	}
 	require.NoError(t, errors.Join(errs...))
 	for _, n := range c.Nodes {

@@ -16,7 +16,6 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/node/nodeapi"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )
@@ -131,13 +130,13 @@ func leaveFaults(ctx context.Context, t *testing.T, c, followers *Cluster) {
 	t.Helper()
 	clock := &Clock{}
 	skewed, bumped := c.Nodes[0], c.Nodes[1]
-	_, err := clock.hook(ctx, c, skewed, &nodeapi.ClockFault{Rate: 0.5})
+	_, err := clock.hook(ctx, c, skewed, &db.ClockSkew{Rate: 0.5})
 	require.NoError(t, err)
-	_, err = clock.hook(ctx, c, bumped, &nodeapi.ClockFault{OffsetMS: 700})
+	_, err = clock.hook(ctx, c, bumped, &db.ClockSkew{OffsetMS: 700})
 	require.NoError(t, err)
-	var faults struct{ Clock nodeapi.ClockFault }
+	var faults struct{ Clock bedClock }
 	require.NoError(t, bedGetJSON(ctx, "http://"+c.DB.ClientAddr(skewed)+"/faults", time.Second, &faults))
-	assert.Equal(t, nodeapi.ClockFault{Rate: 0.5}, faults.Clock, "GET /faults shows the rate")
+	assert.Equal(t, bedClock{Rate: 0.5}, faults.Clock, "GET /faults shows the rate")
 	op, err := (&Pause{Targets: []Target{TargetOne}}).Start(ctx, followers, seeded(3))
 	require.NoError(t, err)
 	n := op.Value.(processValue).Nodes[0]
@@ -150,9 +149,9 @@ func assertHealed(ctx context.Context, t *testing.T, c *Cluster) {
 	t.Helper()
 	for _, n := range c.Nodes {
 		assert.NotContains(t, bedProcState(ctx, t, c.Remotes[n.Name], n), "stopped", n.Name)
-		var faults struct{ Clock nodeapi.ClockFault }
+		var faults struct{ Clock bedClock }
 		require.NoError(t, bedGetJSON(ctx, "http://"+c.DB.ClientAddr(n)+"/faults", time.Second, &faults), n.Name)
-		assert.Equal(t, nodeapi.ClockFault{Rate: 1}, faults.Clock, "%s: no clock skew left", n.Name)
+		assert.Equal(t, bedClock{Rate: 1}, faults.Clock, "%s: no clock skew left", n.Name)
 	}
 }
 
@@ -171,4 +170,10 @@ func bedPut(url, body string) error {
 		return fmt.Errorf("PUT %s: status %d", url, resp.StatusCode)
 	}
 	return nil
+}
+
+// bedClock is the clock of a node's GET /faults answer.
+type bedClock struct {
+	OffsetMS int64   `json:"offset_ms"`
+	Rate     float64 `json:"rate"`
 }

@@ -101,7 +101,7 @@ func netBedRequireClean(ctx context.Context, t *testing.T, c *Cluster) {
 			Drop []string       `json:"drop"`
 			Net  map[string]any `json:"net"`
 		}
-		require.NoError(t, bedGetJSON(ctx, "http://"+c.HookAddrs[n.Name]+"/faults", time.Second, &faults))
+		require.NoError(t, bedGetJSON(ctx, "http://"+hookAddrs(c)[n.Name]+"/faults", time.Second, &faults))
 		require.Empty(t, faults.Drop, "%s: a hook drop list is left", n.Name)
 		require.Empty(t, faults.Net, "%s: a hook network fault is left", n.Name)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"time"
 )
 
@@ -31,24 +30,21 @@ import (
 // "next_leader", "terms"}] ("terms": how many terms the cluster climbed
 // before the round ended), "cut", "outcome"}.
 type ElectionDelay struct {
-	// Heartbeat is the cluster's heartbeat interval (default 50ms): the
-	// delay is drawn from 1.5 to 2 of it, the jitter a fifth of it: longer
+	// Heartbeat is the heartbeat interval (default: the system's,
+	// Cluster.Timing): the delay is drawn from 1.5 to 2 of it, the jitter a fifth of it: longer
 	// than the tick within which narrow timers fire, short enough that a
 	// correct node's randomized timers rarely split the vote twice in a
 	// row (at 3 heartbeats a correct cluster of four split five rounds
 	// running, and tripped the livelock rule).
 	Heartbeat time.Duration
-	// Election is the cluster's election timeout (default 500ms); each
-	// round waits roundWait (20) of them at most.
+	// Election is the election timeout (default: the system's,
+	// Cluster.Timing); each round waits roundWait (20) of them at most.
 	Election time.Duration
 	// Rounds is how many leaders the sequence cuts off, one after the
 	// other (default 3).
 	Rounds int
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 
 	seq sequence
 }
@@ -68,7 +64,7 @@ func (e *ElectionDelay) Available(ctx context.Context, c *Cluster) error {
 	if err := cutAvailable(ctx, c); err != nil {
 		return fmt.Errorf("%s: %w", ElectionDelayFamily, err)
 	}
-	p := &Packet{Behavior: e.behavior(1.5), HTTP: e.HTTP}
+	p := &Packet{Behavior: e.behavior(c, 1.5)}
 	return wrapFamily(ElectionDelayFamily, p.Available(ctx, c))
 }
 
@@ -86,7 +82,7 @@ func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (
 	if err != nil {
 		return Op{}, err
 	}
-	b := e.behavior(1.5 + 0.5*rng.Float64())
+	b := e.behavior(c, 1.5+0.5*rng.Float64())
 	v["leader"], v["delay_ms"], v["jitter_ms"] = leader, b.DelayMS, b.JitterMS
 	if err := s.degrade(ctx, view, b, amongLinks(partitionNames(view.Nodes))); err != nil {
 		return s.op(err)
@@ -136,7 +132,7 @@ func (e *ElectionDelay) rounds(ctx context.Context, view *Cluster, v map[string]
 // that cannot report its nodes' states).
 func (e *ElectionDelay) awaitNext(ctx context.Context, view *Cluster, old string, term uint64) (string, uint64, error) {
 	next, top := "", term
-	_, err := e.Pace.until(ctx, roundWait*electionOf(e.Election), leaderPoll, func() (bool, error) {
+	_, err := e.Pace.until(ctx, roundWait*electionOf(view, e.Election), leaderPoll, func() (bool, error) {
 		top = max(top, topTerm(ctx, view))
 		if name, err := view.Leader(ctx); err == nil && name != old {
 			next = name
@@ -172,11 +168,8 @@ func topTerm(ctx context.Context, c *Cluster) uint64 {
 
 // behavior is a delay of k heartbeats (whole milliseconds) with a fifth of
 // a heartbeat of jitter.
-func (e *ElectionDelay) behavior(k float64) PacketBehavior {
-	hb := e.Heartbeat
-	if hb <= 0 {
-		hb = 50 * time.Millisecond
-	}
+func (e *ElectionDelay) behavior(c *Cluster, k float64) PacketBehavior {
+	hb := heartbeatOf(c, e.Heartbeat)
 	ms := float64(hb.Milliseconds())
 	return PacketBehavior{DelayMS: math.Round(k * ms), JitterMS: math.Round(ms / 5)}
 }
@@ -189,7 +182,7 @@ func (e *ElectionDelay) Stop(ctx context.Context, c *Cluster) (Op, error) {
 // Heal removes every cut and every link fault of the targeted faults.
 func (e *ElectionDelay) Heal(ctx context.Context, c *Cluster) error { return e.state().heal(ctx, c) }
 
-func (e *ElectionDelay) state() *sequence { return e.seq.setup(ElectionDelayFamily, e.HTTP, 0) }
+func (e *ElectionDelay) state() *sequence { return e.seq.setup(ElectionDelayFamily, 0) }
 
 // OneShot: a sequence that succeeded leaves nothing for Stop.
 func (e *ElectionDelay) OneShot() {}

@@ -40,7 +40,7 @@ func (d *fakeClockDB) FakeClock(_ context.Context, _ control.Remote, n db.Node) 
 // clock, started at started (libfaketime's) or without a start (native).
 func fakeClockCluster(t *testing.T, mech string, started time.Time) (*Cluster, *fakeClockDB) {
 	d := &fakeClockDB{dir: t.TempDir(), mech: mech}
-	c := &Cluster{Nodes: fiveNodes[:3], DB: d, SharedClock: true, Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}}
+	c := &Cluster{Nodes: fiveNodes[:3], DB: d, SharedClock: true, Remotes: map[string]control.Remote{}}
 	for _, n := range c.Nodes {
 		c.Remotes[n.Name] = control.NewLocal(n.Name)
 		require.NoError(t, os.WriteFile(d.ClockFile(n), fakeclock.File{Started: started, Rate: 1}.Format(), 0o644))
@@ -109,7 +109,7 @@ func TestClockFaketimeRateAnchorsLibfaketime(t *testing.T) {
 	started := time.Now().Add(-100 * time.Second)
 	c, d := fakeClockCluster(t, fakeclock.Libfaketime, started)
 	s := &sequence{}
-	s.setup(LeaseFamily, nil, 0)
+	s.setup(LeaseFamily, 0)
 	got, err := s.setFakeRate(ctx, c, "n2", 0.1)
 	require.NoError(t, err)
 	assert.Equal(t, 0.1, got)

@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"context"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
-	"chaos/node/nodeapi"
+	"chaos/db"
 )
 
 // Figure8 is the figure8 family: the sequence of Figure 8 of the Raft
@@ -57,10 +56,11 @@ import (
 // right behind the old ones, before the cut of step 3 can land, and X
 // then cannot win. Nodes without hooks keep their own batching.
 type Figure8 struct {
-	// Election is the cluster's election timeout (default 500ms); each wait
-	// of the sequence lasts 10 of them at most.
+	// Election is the election timeout (default: the system's,
+	// Cluster.Timing); each wait of the sequence lasts 10 of them at most.
 	Election time.Duration
-	// DelayMS slows every link for the sequence (default 80): long enough
+	// DelayMS slows every link for the sequence (default: 1.6 heartbeats,
+	// delayHeartbeats, 80 ms for chaos-node): long enough
 	// for the cuts of steps 2 and 3 to land between a message and its
 	// answer (the sequence sees a leader, or a commit, within a few tens
 	// of milliseconds), short enough that the elections it waits for do not
@@ -68,9 +68,6 @@ type Figure8 struct {
 	DelayMS float64
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 
 	seq sequence
 }
@@ -92,7 +89,7 @@ func (f *Figure8) Available(ctx context.Context, c *Cluster) error {
 	if err := (&Clock{Strategy: ClockHook}).Available(ctx, c); err != nil {
 		return wrapFamily(Figure8Family, err)
 	}
-	p := &Packet{Behavior: PacketBehavior{DelayMS: f.delayMS()}, HTTP: f.HTTP}
+	p := &Packet{Behavior: PacketBehavior{DelayMS: sequenceDelayMS(c, f.DelayMS)}}
 	return wrapFamily(Figure8Family, p.Available(ctx, c))
 }
 
@@ -118,7 +115,7 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	if err := s.splitAppends(ctx, c); err != nil {
 		return s.op(err)
 	}
-	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: f.delayMS()}, amongLinks(all)); err != nil {
+	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: sequenceDelayMS(c, f.DelayMS)}, amongLinks(all)); err != nil {
 		return s.op(err)
 	}
 	if err := s.cut.set(ctx, c, grudgeIsolate(all, leader)); err != nil {
@@ -144,21 +141,21 @@ const loneWriteWait = 200 * time.Millisecond
 const figure8Key = "chaos-figure8"
 
 // appendAlone sends the cut-off leader loneWrites writes of figure8Key
-// through its client API, at once, and gives their answers up after
-// loneWriteWait; "lone_writes" records how many it sent. A node without
-// fault hooks (not chaos-node) gets none.
+// through the system's own client (Cluster.Write), at once, and gives
+// their answers up after loneWriteWait; "lone_writes" records how many it
+// sent. Without a client (Cluster.Write nil) it sends none, and
+// "lone_writes" says so: the clients' own writes may still land there.
 func (f *Figure8) appendAlone(ctx context.Context, c *Cluster, v map[string]any, leader string) {
-	addr := c.HookAddrs[leader]
-	if addr == "" {
+	if c.Write == nil {
+		v["lone_writes"] = "unavailable: no client"
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, loneWriteWait)
 	defer cancel()
-	client := nodeapi.NewClient(addr, f.HTTP)
 	var wg sync.WaitGroup
 	for range loneWrites {
 		// The same value each time: the writes are entries, not data.
-		wg.Go(func() { _ = client.Put(ctx, figure8Key, "lone", nodeapi.WriteID{}) })
+		wg.Go(func() { _ = c.Write(ctx, leader, figure8Key, 0) })
 	}
 	wg.Wait()
 	v["lone_writes"] = loneWrites
@@ -169,8 +166,8 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 	// The elections of steps 3 and 4 first wait out the bystanders' memory
 	// of the last leader on their slow clocks (ten election timeouts at
 	// favourRate), then a few rounds of the favoured node's campaigns.
-	s, within, slowWithin := &f.seq, 10*electionOf(f.Election), 16*electionOf(f.Election)
-	var st map[string]NodeState
+	s, within, slowWithin := &f.seq, 10*electionOf(c, f.Election), 16*electionOf(c, f.Election)
+	var st map[string]db.NodeState
 	look := func() (bool, error) {
 		var err error
 		st, err = states(ctx, c)
@@ -262,7 +259,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 // would make them refuse second) are cut off with L, and second needs,
 // and gets, the votes of the others, whose logs end below its own. With
 // three nodes the one bystander stays.
-func finalSides(st map[string]NodeState, second string, bystanders []string, nodes int) (voters, away []string) {
+func finalSides(st map[string]db.NodeState, second string, bystanders []string, nodes int) (voters, away []string) {
 	keep := nodes / 2 // with second, a majority
 	byLog := slices.Clone(bystanders)
 	slices.SortStableFunc(byLog, func(a, b string) int { return cmp.Compare(st[a].LastIndex, st[b].LastIndex) })
@@ -294,7 +291,7 @@ func (f *Figure8) slow(ctx context.Context, c *Cluster, nodes []string) error {
 // one past the longest log of rest, leaving out the new leader second,
 // whose first entry of its term is there or, when second's log was longer
 // than the others', further on.
-func loneIndex(st map[string]NodeState, second string, rest []string) uint64 {
+func loneIndex(st map[string]db.NodeState, second string, rest []string) uint64 {
 	var longest uint64
 	for _, n := range rest {
 		if n != second {
@@ -302,13 +299,6 @@ func loneIndex(st map[string]NodeState, second string, rest []string) uint64 {
 		}
 	}
 	return longest + 1
-}
-
-func (f *Figure8) delayMS() float64 {
-	if f.DelayMS <= 0 {
-		return 80
-	}
-	return f.DelayMS
 }
 
 // Stop heals the cut and the links.
@@ -330,7 +320,7 @@ func (h *appendLimitHealer) Heal(ctx context.Context, c *Cluster) error {
 // Heal removes every cut and link fault of the targeted faults.
 func (f *Figure8) Heal(ctx context.Context, c *Cluster) error { return f.state().heal(ctx, c) }
 
-func (f *Figure8) state() *sequence { return f.seq.setup(Figure8Family, f.HTTP, 0) }
+func (f *Figure8) state() *sequence { return f.seq.setup(Figure8Family, 0) }
 
 // OneShot: a sequence that succeeded leaves nothing for Stop.
 func (f *Figure8) OneShot() {}

@@ -47,16 +47,13 @@ func HealEach(ctx context.Context, c *Cluster, faults []Fault) []NodeHeal {
 	return out
 }
 
-// only is c restricted to node n. Its Leader is nil: a heal has no use for
-// it.
+// only is c restricted to node n, with its hooks. Its Leader, States and
+// Events are nil: a heal has no use for them.
 func only(c *Cluster, n db.Node) *Cluster {
-	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock, FaultProxy: c.FaultProxy,
-		Remotes: map[string]control.Remote{}, HookAddrs: map[string]string{}}
+	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock, FaultProxy: c.FaultProxy, Hooks: c.Hooks,
+		Timing: c.Timing, Remotes: map[string]control.Remote{}}
 	if r, ok := c.Remotes[n.Name]; ok {
 		v.Remotes[n.Name] = r
-	}
-	if a, ok := c.HookAddrs[n.Name]; ok {
-		v.HookAddrs[n.Name] = a
 	}
 	return v
 }

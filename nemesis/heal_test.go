@@ -33,7 +33,11 @@ func (h *nodeHealer) Heal(_ context.Context, c *Cluster) error {
 	var errs []error
 	for _, n := range c.Nodes {
 		h.mu.Lock()
-		h.seen = append(h.seen, n.Name+":"+strings.Join(keys(c.Remotes), ",")+":"+strings.Join(keys(c.HookAddrs), ","))
+		hooks := ""
+		if hooked(c, n.Name) {
+			hooks = "hooks"
+		}
+		h.seen = append(h.seen, n.Name+":"+strings.Join(keys(c.Remotes), ",")+":"+hooks)
 		h.mu.Unlock()
 		if h.failOn[n.Name] {
 			errs = append(errs, errors.New(n.Name+": refused"))
@@ -70,7 +74,7 @@ func TestHealAllCollectsEveryError(t *testing.T) {
 // only, and tells the failures apart per node.
 func TestHealEachSeparatesNodes(t *testing.T) {
 	c, _, _ := goldenCluster(fiveNodes[:3])
-	c.HookAddrs = map[string]string{"n1": "10.77.0.11:7000", "n3": "10.77.0.13:7000"}
+	c.Hooks = &db.ChaosNodeHooks{Addrs: map[string]string{"n1": "10.77.0.11:7000", "n3": "10.77.0.13:7000"}}
 	h := &nodeHealer{name: "pause", failOn: map[string]bool{"n2": true}}
 	got := HealEach(context.Background(), c, []Fault{h, &Kill{}})
 	require.Len(t, got, 3)
@@ -80,7 +84,7 @@ func TestHealEachSeparatesNodes(t *testing.T) {
 	assert.NoError(t, got[0].Err)
 	assert.EqualError(t, got[1].Err, "heal pause: n2: refused")
 	assert.NoError(t, got[2].Err)
-	assert.Equal(t, []string{"n1:n1:n1", "n2:n2:", "n3:n3:n3"}, h.seen)
+	assert.Equal(t, []string{"n1:n1:hooks", "n2:n2:", "n3:n3:hooks"}, h.seen)
 }
 
 // The real families heal together: SIGCONT on every node and the clock
@@ -88,7 +92,7 @@ func TestHealEachSeparatesNodes(t *testing.T) {
 func TestHealAllWithTheRealFamilies(t *testing.T) {
 	g, _, fakes := goldenCluster(fiveNodes[:2])
 	hc, hooks := hookCluster(t, fiveNodes[:2])
-	g.HookAddrs = hc.HookAddrs
+	g.Hooks = hc.Hooks
 	require.NoError(t, HealAll(context.Background(), g, []Fault{&Pause{}, &Kill{}, &Clock{}}))
 	for _, n := range fiveNodes[:2] {
 		cmds := fakes[n.Name].take()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"net/http"
 	"time"
 )
 
@@ -22,7 +21,7 @@ import (
 // stopped short, when it did (no new leader within the wait: the cut is
 // healed and nothing is killed).
 type LeaderCycle struct {
-	// Election is the cluster's election timeout (default 500ms): the
+	// Election is the election timeout (default: the system's, Cluster.Timing): the
 	// wait for a new leader lasts 10 of them.
 	Election time.Duration
 	// UpTimeout bounds the wait for the restarted node (default
@@ -30,9 +29,6 @@ type LeaderCycle struct {
 	UpTimeout time.Duration
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 
 	seq sequence
 }
@@ -102,7 +98,7 @@ func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, 
 // none did in time).
 func (l *LeaderCycle) awaitLeaderOtherThan(ctx context.Context, c *Cluster, not string) (string, error) {
 	next := ""
-	_, err := l.Pace.until(ctx, 10*electionOf(l.Election), pollEvery, func() (bool, error) {
+	_, err := l.Pace.until(ctx, 10*electionOf(c, l.Election), pollEvery, func() (bool, error) {
 		name, lerr := c.Leader(ctx)
 		if lerr == nil && name != not {
 			next = name
@@ -123,20 +119,12 @@ func (l *LeaderCycle) Stop(ctx context.Context, c *Cluster) (Op, error) {
 func (l *LeaderCycle) Heal(ctx context.Context, c *Cluster) error { return l.state().heal(ctx, c) }
 
 func (l *LeaderCycle) state() *sequence {
-	return l.seq.setup(LeaderCycleFamily, l.HTTP, l.UpTimeout)
+	return l.seq.setup(LeaderCycleFamily, l.UpTimeout)
 }
 
 // pollEvery is how often a sequence looks at the cluster while it waits
 // for a role or an event.
 const pollEvery = 10 * time.Millisecond
-
-// electionOf is the election timeout d, or chaos-node's default 500ms.
-func electionOf(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 500 * time.Millisecond
-	}
-	return d
-}
 
 // OneShot: a sequence that succeeded leaves nothing for Stop.
 func (l *LeaderCycle) OneShot() {}

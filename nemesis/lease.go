@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"time"
 )
 
@@ -28,18 +27,15 @@ import (
 // "cut": the grudge and its mechanism, "outcome"}.
 type Lease struct {
 	// Rates are the clock rates Start picks among (default 0.05 and 0.1):
-	// at 0.1 a 500 ms lease lasts 5 s of true time, so the cut holds for
-	// leaseHold. (At 0.2 it held 2.5 s from the cut, about 1.5 s past the
+	// at 0.1 a lease of an election timeout lasts ten of true time, so the
+	// cut holds for leaseHold. (At 0.2 it held 2.5 s from the cut, about 1.5 s past the
 	// next election: too short a window for the clients' reads to find the
 	// stale ones in a default run, which found lease-read 2 times in 4.)
 	Rates []float64
-	// Election is the cluster's election timeout (default 500ms).
+	// Election is the election timeout (default: the system's, Cluster.Timing).
 	Election time.Duration
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 	// Clock is how the leader's clock is slowed: ClockHook (the default)
 	// or ClockFaketime.
 	Clock ClockStrategy
@@ -110,9 +106,9 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 
 // hold waits until another node leads, then for as long as the cut-off
 // leader's lease lasts on its slow clock (an election timeout of it, at
-// most leaseHold of true time): the window of its stale reads.
+// most leaseHold of them in true time): the window of its stale reads.
 func (l *Lease) hold(ctx context.Context, c *Cluster, v map[string]any, leader string, rate float64) error {
-	election := electionOf(l.Election)
+	election := electionOf(c, l.Election)
 	began := l.Pace.now()
 	next := ""
 	_, err := l.Pace.until(ctx, 10*election, pollEvery, func() (bool, error) {
@@ -129,16 +125,16 @@ func (l *Lease) hold(ctx context.Context, c *Cluster, v map[string]any, leader s
 		return nil
 	}
 	v["new_leader"] = next
-	err = l.Pace.wait(ctx, min(time.Duration(float64(election)/rate), leaseHold))
+	err = l.Pace.wait(ctx, min(time.Duration(float64(election)/rate), leaseHold*election))
 	v["held_ms"] = l.Pace.now().Sub(began).Milliseconds()
 	return err
 }
 
-// leaseHold bounds how long the cut stays once another node leads: the
-// clients read from the old leader hundreds of times a second, so a
-// stale read shows within it, and a shorter sequence leaves the schedule
-// time for the others.
-const leaseHold = 4 * time.Second
+// leaseHold bounds how long the cut stays once another node leads, in
+// election timeouts (4 s for chaos-node): the clients read from the old
+// leader hundreds of times a second, so a stale read shows within it, and
+// a shorter sequence leaves the schedule time for the others.
+const leaseHold = 8
 
 // Stop heals the cut and resets the leader's clock.
 func (l *Lease) Stop(ctx context.Context, c *Cluster) (Op, error) { return l.state().stop(ctx, c) }
@@ -147,7 +143,7 @@ func (l *Lease) Stop(ctx context.Context, c *Cluster) (Op, error) { return l.sta
 // every node's clock hook.
 func (l *Lease) Heal(ctx context.Context, c *Cluster) error { return l.state().heal(ctx, c) }
 
-func (l *Lease) state() *sequence { return l.seq.setup(LeaseFamily, l.HTTP, 0) }
+func (l *Lease) state() *sequence { return l.seq.setup(LeaseFamily, 0) }
 
 func (l *Lease) clock() ClockStrategy {
 	if l.Clock == "" {

@@ -132,7 +132,7 @@ func healNodeLeftovers(ctx context.Context, c *Cluster, n db.Node, faults []Faul
 				return what, errors.Join(append(errs, err)...)
 			}
 		}
-		v.HookAddrs = map[string]string{} // no process, no hook state
+		v.Hooks = nil // no process, no hook state
 	}
 	return what, errors.Join(append(errs, HealAll(ctx, v, faults))...)
 }

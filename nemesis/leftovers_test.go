@@ -80,7 +80,7 @@ func TestHealLeftoversAfterACrash(t *testing.T) {
 	for _, n := range c.Nodes {
 		c.Remotes[n.Name] = host.remote(n.Name)
 	}
-	c.HookAddrs = newNetHooks(t, log, c.Nodes).addrs()
+	c.Hooks = newNetHooks(t, log, c.Nodes).hooks()
 	c.SharedClock = true
 	d := &leftoverDB{procs: map[string]db.Process{"n2": {Pid: 4242, Stopped: true}, "n3": {Pid: 4343}}}
 	c.DB = d
@@ -166,7 +166,7 @@ func TestHealLeftoversWithoutProcesses(t *testing.T) {
 	log := &netLog{}
 	c := netCluster("10.77.0", 1)
 	netSeparateHosts(c, log, netProbeNetem)
-	c.HookAddrs = newNetHooks(t, log, c.Nodes).addrs()
+	c.Hooks = newNetHooks(t, log, c.Nodes).hooks()
 	c.DB = noProcessDB{}
 	c.SharedClock = true
 	op, err := HealLeftovers(context.Background(), c, false)

@@ -27,7 +27,7 @@ import (
 // "rejoined_ms", "promoted_ms"} (milliseconds from the start of the
 // cycle); "error" when a step failed.
 type Member struct {
-	// Election is the cluster's election timeout (default 500ms): each
+	// Election is the election timeout (default: the system's, Cluster.Timing): each
 	// step (remove, add, promote) is retried for 40 of them at most.
 	Election time.Duration
 	// UpTimeout bounds the wait for the rejoined node's process to answer
@@ -89,7 +89,7 @@ func (m *Member) cycle(ctx context.Context, c *Cluster, victim db.Node, v map[st
 	began := m.Pace.now()
 	since := func() int64 { return m.Pace.now().Sub(began).Milliseconds() }
 	var via string
-	err := m.retry(ctx, "remove "+victim.Name, func() error {
+	err := m.retry(ctx, c, "remove "+victim.Name, func() error {
 		return m.ask(ctx, c, victim, func(n db.Node) error {
 			if err := ms.RemoveMember(ctx, n, victim); err != nil {
 				return err
@@ -127,7 +127,7 @@ func (m *Member) rejoin(ctx context.Context, c *Cluster, n db.Node, kill bool) e
 			return err
 		}
 	}
-	err := m.retry(ctx, "add "+n.Name, func() error {
+	err := m.retry(ctx, c, "add "+n.Name, func() error {
 		return m.ask(ctx, c, n, func(via db.Node) error {
 			if err := ms.AddMember(ctx, via, n); err != nil {
 				return err
@@ -144,7 +144,7 @@ func (m *Member) rejoin(ctx context.Context, c *Cluster, n db.Node, kill bool) e
 // promote makes n a voter once it has caught up.
 func (m *Member) promote(ctx context.Context, c *Cluster, n db.Node) error {
 	ms := c.DB.(db.Membership)
-	return m.retry(ctx, "promote "+n.Name, func() error {
+	return m.retry(ctx, c, "promote "+n.Name, func() error {
 		return m.ask(ctx, c, n, func(via db.Node) error {
 			if err := ms.Promote(ctx, via, n); err != nil {
 				return err
@@ -195,8 +195,8 @@ func (m *Member) ask(ctx context.Context, c *Cluster, not db.Node, f func(via db
 
 // retry repeats step every election timeout until it succeeds, for 40
 // election timeouts at most; the error is the last attempt's.
-func (m *Member) retry(ctx context.Context, what string, step func() error) error {
-	election := electionOf(m.Election)
+func (m *Member) retry(ctx context.Context, c *Cluster, what string, step func() error) error {
+	election := electionOf(c, m.Election)
 	var last error
 	ok, err := m.Pace.until(ctx, 40*election, election, func() (bool, error) {
 		last = step()
@@ -246,7 +246,7 @@ func (m *Member) restore(ctx context.Context, c *Cluster, nodes []db.Node) error
 		return nil
 	}
 	var voters, learners []string
-	err := m.retry(ctx, "the membership", func() error {
+	err := m.retry(ctx, c, "the membership", func() error {
 		return m.ask(ctx, c, db.Node{}, func(via db.Node) error {
 			var err error
 			voters, learners, err = ms.Members(ctx, via)

@@ -16,32 +16,45 @@ import (
 	"chaos/node/eventlog"
 )
 
-// Cluster is what faults act on.
+// Cluster is what faults act on: the nodes, their hosts, and the system's
+// capabilities (db.Capabilities) as the families use them. NewCluster
+// makes one from a system; a capability the system lacks is nil here, and
+// the families that need it fall back or say which one is missing (see
+// requireRoles).
 type Cluster struct {
 	Nodes []db.Node
 	// Remotes reach each node's host, by node name.
 	Remotes map[string]control.Remote
 	DB      db.DB
-	// HookAddrs are the client addresses of nodes that answer chaos-node's
-	// fault hooks (--enable-fault-hooks), by node name; empty for systems
-	// without hooks (etcd).
-	HookAddrs map[string]string
 	// Leader returns the name of the current leader, or an error when none
-	// is known. Faults that target "the leader" use it.
+	// is known; nil for a system that cannot say (no Leader capability).
+	// Faults that target "the leader" use it.
 	Leader func(ctx context.Context) (string, error)
 	// SharedClock is true when the nodes' hosts share the controller's
 	// clock (local mode and the testbed): the system clock strategy must
 	// never run there.
 	SharedClock bool
-	// States asks every node what it is (chaos-node's /status): role,
-	// term, leader and log indexes, by node name, for the nodes that
-	// answered; nil for a system that cannot say. The targeted faults
-	// find their roles with it (a new leader, a follower that is behind).
-	States func(ctx context.Context) (map[string]NodeState, error)
-	// Events returns the newest events of node's event log (chaos-node's
-	// events.jsonl), oldest first, from its host; nil for a system without
-	// event logs. The targeted faults watch it for votes and leaders.
+	// States asks every node what it is (db.NodeState: role, term, leader,
+	// and what else the system exposes), by node name, for the nodes that
+	// answered; nil for a system that cannot say (no States capability).
+	// The targeted faults find their roles with it (a new leader, a
+	// follower that is behind, a node that just voted).
+	States func(ctx context.Context) (map[string]db.NodeState, error)
+	// Events returns the newest events of node's event log (chaos's
+	// events.jsonl format), oldest first, from its host; nil for a system
+	// without event logs (no Events capability). The targeted faults watch
+	// it for votes.
 	Events func(ctx context.Context, node string) ([]eventlog.Event, error)
+	// Hooks are the fault hooks inside the node processes; nil for a
+	// system without them (no Hooks capability).
+	Hooks db.Hooks
+	// Timing is the system's timing, which the targeted faults scale
+	// their waits and delays to; zero fields are db.DefaultTiming's.
+	Timing db.Timing
+	// Write writes value to key at node through the system's own client,
+	// and returns once the node answered (or ctx ended); nil when there is
+	// no client (chaos heal). figure8 appends entries with it.
+	Write func(ctx context.Context, node, key string, value int64) error
 
 	// FaultProxy says where chaos's fault proxy runs on the hosts, for
 	// the packet fault's proxy mechanism (see proxy.go); nil leaves that

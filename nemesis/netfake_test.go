@@ -452,7 +452,13 @@ func newNetHooks(t *testing.T, log *netLog, nodes []db.Node) *netHooks {
 	return h
 }
 
-// addrs are the hook addresses, by node, as Cluster.HookAddrs wants them.
+// hooks are the fake hooks as a Cluster's.
+func (h *netHooks) hooks() db.Hooks { return &db.ChaosNodeHooks{Addrs: h.addrs()} }
+
+// hookAddrs are the hook addresses of c's chaos-node hooks, by node.
+func hookAddrs(c *Cluster) map[string]string { return c.Hooks.(*db.ChaosNodeHooks).Addrs }
+
+// addrs are the hook addresses, by node.
 func (h *netHooks) addrs() map[string]string {
 	out := map[string]string{}
 	for n, s := range h.servers {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"chaos/db"
 	"chaos/history"
-	"chaos/node/nodeapi"
 )
 
 // Parts of a packet fault, as the op value's "mechanism" and "unavailable"
@@ -159,9 +157,6 @@ type Packet struct {
 	Links func(ctx context.Context, c *Cluster, rng *rand.Rand) (PacketLinks, error)
 	// NoNetem leaves netem out even where the kernel has it.
 	NoNetem bool
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 
 	caps  netCapsCache
 	proxy proxyState // guarded by mu
@@ -318,9 +313,8 @@ func (p *Packet) heal(ctx context.Context, c *Cluster, used map[string]string) e
 				errs = append(errs, fmt.Errorf("%s: packet: %w", n.Name, err))
 			}
 		}
-		if addr := c.HookAddrs[n.Name]; addr != "" && uses(MechHooks) {
-			heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ClearNet(ctx) }
-			if err := netHookHeal(p.HTTP, n.Name, addr, nodeapi.RouteClearNet, heal); err != nil {
+		if hooked(c, n.Name) && uses(MechHooks) {
+			if err := c.Hooks.ClearNetFaults(ctx, n.Name); err != nil {
 				errs = append(errs, fmt.Errorf("packet: %w", err))
 			}
 		}
@@ -602,7 +596,7 @@ func packetUses(mech map[string]string, m string) bool {
 // applyHooks sets, in each sender, the parts planned for the hooks on its
 // links.
 func (p *Packet) applyHooks(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string) error {
-	body := nodeapi.NetFaults{}
+	body := db.NetFaults{}
 	if mech[PartLoss] == MechHooks {
 		body.Loss = b.Loss
 	}
@@ -620,8 +614,10 @@ func (p *Packet) applyHooks(ctx context.Context, c *Cluster, b PacketBehavior, l
 			continue
 		}
 		body.Peers = links[n.Name]
-		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetNet(ctx, body) }
-		if _, err := netHook(p.HTTP, n.Name, c.HookAddrs[n.Name], nodeapi.RouteSetNet, set); err != nil {
+		if !hooked(c, n.Name) {
+			return fmt.Errorf("packet: %s: the node has no fault hooks", n.Name)
+		}
+		if err := c.Hooks.SetNetFaults(ctx, n.Name, body); err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
 	}

@@ -52,7 +52,7 @@ func TestPacketWithoutNetem(t *testing.T) {
 	log := &netLog{}
 	c := netCluster("10.77.0", 3)
 	netSeparateHosts(c, log, netProbeNoNetem)
-	c.HookAddrs = newNetHooks(t, log, c.Nodes).addrs()
+	c.Hooks = newNetHooks(t, log, c.Nodes).hooks()
 	b := UnreliableNetwork()
 	b.Corrupt, b.RateKbit = 0.001, 2000
 	p := &Packet{Behavior: b, Links: netLinks(PacketLinks{"n1": {"n2", "n3"}, "n3": {"n2"}})}

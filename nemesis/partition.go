@@ -5,15 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"sync"
-	"syscall"
-	"time"
 
 	"chaos/db"
 	"chaos/history"
-	"chaos/node/nodeapi"
 )
 
 // Partition cuts the network between nodes along a Grudge (see Topology).
@@ -32,9 +28,6 @@ type Partition struct {
 	// Mechanism forces MechIPTables or MechHooks; empty picks iptables
 	// where every host can use it, else hooks.
 	Mechanism string
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 
 	caps netCapsCache
 
@@ -178,9 +171,8 @@ func (p *Partition) heal(ctx context.Context, c *Cluster, mech string, chains ..
 				errs = append(errs, fmt.Errorf("%s: partition: %w", n.Name, err))
 			}
 		}
-		if addr := c.HookAddrs[n.Name]; addr != "" && mech != MechIPTables {
-			heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.HealPartition(ctx) }
-			if err := netHookHeal(p.HTTP, n.Name, addr, nodeapi.RouteHealPartition, heal); err != nil {
+		if hooked(c, n.Name) && mech != MechIPTables {
+			if err := c.Hooks.ClearDropList(ctx, n.Name); err != nil {
 				errs = append(errs, fmt.Errorf("partition: %w", err))
 			}
 		}
@@ -260,8 +252,7 @@ func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) err
 // for nodes without one, which also clears a stale list).
 func (p *Partition) applyHooks(ctx context.Context, c *Cluster, g Grudge) error {
 	for _, n := range c.Nodes {
-		set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetPartition(ctx, g[n.Name]) }
-		if _, err := netHook(p.HTTP, n.Name, c.HookAddrs[n.Name], nodeapi.RouteSetPartition, set); err != nil {
+		if err := setDropList(ctx, c, n.Name, g[n.Name]); err != nil {
 			return fmt.Errorf("partition: %w", err)
 		}
 	}
@@ -289,43 +280,16 @@ func partitionNames(nodes []db.Node) []string {
 	return out
 }
 
-// netHookTimeout bounds one fault hook request when Partition.HTTP,
-// Packet.HTTP or Clock.HTTP is nil.
-const netHookTimeout = 5 * time.Second
-
-// netHook sends one request to the fault hooks of the chaos-node named
-// node, listening at addr (host:port): send, on a client of them made with
-// hc (nil: one with netHookTimeout). route (a nodeapi.Route*) names the
-// request in the error, after the node. Any answer but a 200 is an error.
-func netHook(hc *http.Client, node, addr, route string, send func(*nodeapi.Client) (nodeapi.Faults, error)) (nodeapi.Faults, error) {
-	if addr == "" {
-		return nodeapi.Faults{}, fmt.Errorf("%s: %s: the node has no fault hooks", node, route)
+// setDropList sets node's drop list through c's hooks; an error when
+// the node has none.
+func setDropList(ctx context.Context, c *Cluster, node string, drop []string) error {
+	if !hooked(c, node) {
+		return fmt.Errorf("%s: the node has no fault hooks", node)
 	}
-	if hc == nil {
-		hc = &http.Client{Timeout: netHookTimeout}
-	}
-	f, err := send(nodeapi.NewClient(addr, hc))
-	if err != nil {
-		return nodeapi.Faults{}, fmt.Errorf("%s: %s: %w", node, route, err)
-	}
-	return f, nil
-}
-
-// netHookHeal sends a request that removes faults, like netHook. A node
-// that is down or runs without hooks has nothing to heal (see
-// nothingToHeal).
-func netHookHeal(hc *http.Client, node, addr, route string, send func(*nodeapi.Client) (nodeapi.Faults, error)) error {
-	_, err := netHook(hc, node, addr, route, send)
-	if nothingToHeal(err) {
-		return nil
-	}
-	return err
+	return c.Hooks.SetDropList(ctx, node, drop)
 }
 
 // nothingToHeal reports whether a failed hook request that removes faults
-// shows that the node has none: it does not run (connection refused) or
-// runs without hooks (403).
-func nothingToHeal(err error) bool {
-	var ae *nodeapi.Error
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &ae) && ae.Status == http.StatusForbidden
-}
+// shows that the node has none: it does not run or runs without hooks
+// (db.ErrNoHookState).
+func nothingToHeal(err error) bool { return errors.Is(err, db.ErrNoHookState) }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
-	"chaos/node/nodeapi"
 )
 
 func netRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
@@ -102,7 +101,7 @@ func TestPartitionFallsBackToHooksWithoutRoot(t *testing.T) {
 	for _, n := range c.Nodes {
 		c.Remotes[n.Name] = host.remote(n.Name)
 	}
-	c.HookAddrs = newNetHooks(t, log, c.Nodes).addrs()
+	c.Hooks = newNetHooks(t, log, c.Nodes).hooks()
 	p := &Partition{Topologies: []Topology{MajoritiesRing}}
 	mech, err := p.Choose(ctx, c)
 	require.NoError(t, err)
@@ -238,20 +237,17 @@ func TestHookHealIgnoresDownNodesAndDisabledHooks(t *testing.T) {
 	log := &netLog{}
 	nodes := netCluster("10.77.0", 1).Nodes
 	hooks := newNetHooks(t, log, nodes)
-	addr := hooks.addrs()["n1"]
-
-	heal := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ClearNet(ctx) }
-	set := func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.SetNet(ctx, nodeapi.NetFaults{}) }
+	h := hooks.hooks()
 
 	hooks.status.Store(403)
-	require.NoError(t, netHookHeal(nil, "n1", addr, nodeapi.RouteClearNet, heal))
+	require.NoError(t, h.ClearNetFaults(ctx, "n1"))
 	hooks.status.Store(500)
-	require.EqualError(t, netHookHeal(nil, "n1", addr, nodeapi.RouteClearNet, heal),
-		"n1: DELETE /faults/net: status 500: fault hooks are disabled")
+	require.EqualError(t, h.ClearNetFaults(ctx, "n1"), "n1: DELETE /faults/net: status 500: fault hooks are disabled")
 	hooks.servers["n1"].Close()
-	require.NoError(t, netHookHeal(nil, "n1", addr, nodeapi.RouteClearNet, heal), "a node that is down has no faults")
-	_, err := netHook(nil, "n1", addr, nodeapi.RouteSetNet, set)
+	require.NoError(t, h.ClearNetFaults(ctx, "n1"), "a node that is down has no faults")
+	err := h.SetNetFaults(ctx, "n1", db.NetFaults{})
 	require.ErrorContains(t, err, "n1: POST /faults/net: ")
+	assert.True(t, nothingToHeal(err), "a request to a node that is down shows it holds no faults")
 }
 
 // Stop undoes only the mechanism the partition used: hooks that fail (a
@@ -263,7 +259,7 @@ func TestPartitionStopUndoesOnlyItsMechanism(t *testing.T) {
 	c := netCluster("10.77.0", 3)
 	netSeparateHosts(c, log, netProbeNoNetem)
 	hooks := newNetHooks(t, log, c.Nodes)
-	c.HookAddrs = hooks.addrs()
+	c.Hooks = hooks.hooks()
 	hooks.status.Store(500)
 	p := &Partition{Topologies: []Topology{IsolateOne}}
 	_, err := p.Start(ctx, c, netRand(1))

@@ -108,7 +108,7 @@ func TestPacketProxyMechanismChoice(t *testing.T) {
 			netSeparateHosts(c, &netLog{}, tc.probe)
 			c.DB = &db.Etcd{}
 			if tc.hooks {
-				c.HookAddrs = map[string]string{"n1": "h1", "n2": "h2", "n3": "h3"}
+				c.Hooks = &db.ChaosNodeHooks{Addrs: map[string]string{"n1": "h1", "n2": "h2", "n3": "h3"}}
 			}
 			if tc.fp {
 				c.FaultProxy = netFaultProxy(t, true)

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,30 +16,36 @@ import (
 // roles they aim at: the leader, the newest leader, a node that just
 // voted, a follower that is behind.
 
-// NodeState is what a node reports of itself.
-type NodeState struct {
-	// Role is "leader", "follower", "pre-candidate" or "candidate".
-	Role string `json:"role"`
-	Term uint64 `json:"term"`
-	// Leader is the leader the node knows, "" for none.
-	Leader    string `json:"leader,omitempty"`
-	Commit    uint64 `json:"commit"`
-	LastIndex uint64 `json:"last_index"`
+// RoleLeader is db.NodeState.Role of a leader.
+const RoleLeader = db.RoleLeader
+
+// systemName names c's system in errors.
+func systemName(c *Cluster) string {
+	if c.DB == nil {
+		return "the system"
+	}
+	return c.DB.Name()
 }
 
-// RoleLeader is NodeState.Role of a leader.
-const RoleLeader = "leader"
+// errNoLeader is why a fault that needs the leader cannot run.
+func errNoLeader(c *Cluster) error {
+	return fmt.Errorf("%s cannot tell its leader (no Leader capability; a described system has it with a leader: probe)", systemName(c))
+}
 
 // errNoStates is why a fault that needs the nodes' states cannot run.
-var errNoStates = errors.New("the system cannot report its nodes' states (Cluster.States is nil; chaos-node can)")
+func errNoStates(c *Cluster) error {
+	return fmt.Errorf("%s cannot report its nodes' states (no States capability; a described system has it with a state: probe)", systemName(c))
+}
 
 // errNoEvents is why a fault that watches event logs cannot run.
-var errNoEvents = errors.New("the system has no event logs to watch (Cluster.Events is nil; chaos-node has)")
+func errNoEvents(c *Cluster) error {
+	return fmt.Errorf("%s keeps no protocol event log (no Events capability; a described system has it with events:)", systemName(c))
+}
 
 // states asks c for its nodes' states.
-func states(ctx context.Context, c *Cluster) (map[string]NodeState, error) {
+func states(ctx context.Context, c *Cluster) (map[string]db.NodeState, error) {
 	if c.States == nil {
-		return nil, errNoStates
+		return nil, errNoStates(c)
 	}
 	return c.States(ctx)
 }
@@ -58,7 +63,7 @@ func leaderName(ctx context.Context, c *Cluster) (string, error) {
 // leaderAmong returns the node of among that reports itself leader in a
 // term after term, with its term; "" when none does. Among several, the
 // highest term wins: the newest leader.
-func leaderAmong(st map[string]NodeState, among []string, term uint64) (string, uint64) {
+func leaderAmong(st map[string]db.NodeState, among []string, term uint64) (string, uint64) {
 	best, bestTerm := "", term
 	for _, n := range among {
 		s, ok := st[n]
@@ -71,14 +76,14 @@ func leaderAmong(st map[string]NodeState, among []string, term uint64) (string, 
 
 // behind returns the follower of among with the shortest log (ties: the
 // first in among), or "" when no node of among answered as a follower.
-func behind(st map[string]NodeState, among []string) string {
+func behind(st map[string]db.NodeState, among []string) string {
 	best := ""
 	for _, n := range among {
 		s, ok := st[n]
 		if !ok || s.Role == RoleLeader {
 			continue
 		}
-		if best == "" || s.LastIndex < st[best].LastIndex {
+		if best == "" || s.LogEnd() < st[best].LogEnd() {
 			best = n
 		}
 	}
@@ -96,7 +101,7 @@ type voteSeen struct {
 // log, that a node of nodes cast for another node in a term after term.
 func findVote(ctx context.Context, c *Cluster, nodes []string, term uint64) (voteSeen, bool, error) {
 	if c.Events == nil {
-		return voteSeen{}, false, errNoEvents
+		return voteSeen{}, false, errNoEvents(c)
 	}
 	for _, n := range nodes {
 		evs, err := c.Events(ctx, n)
@@ -116,7 +121,7 @@ func findVote(ctx context.Context, c *Cluster, nodes []string, term uint64) (vot
 // its event log shows them now.
 func votesOf(ctx context.Context, c *Cluster, node string, term uint64) ([]string, error) {
 	if c.Events == nil {
-		return nil, errNoEvents
+		return nil, errNoEvents(c)
 	}
 	evs, err := c.Events(ctx, node)
 	if err != nil {
@@ -175,7 +180,9 @@ func (c *Cluster) among(names []string) *Cluster {
 // step, for a steady leader (see awaitLeader): ten election timeouts. The
 // schedule has just stopped the other faults, or another sequence has
 // just ended, and the cluster may be electing one.
-func leaderWait(election time.Duration) time.Duration { return 10 * electionOf(election) }
+func leaderWait(c *Cluster, election time.Duration) time.Duration {
+	return 10 * electionOf(c, election)
+}
 
 // leaderPoll is how often that wait asks: a look costs a status request
 // to every node.
@@ -200,12 +207,12 @@ func answeringLeader(ctx context.Context, c *Cluster, p Pace, election time.Dura
 // steadyLeader waits for a leader named for an election timeout (and
 // answering, when answering is set), ten election timeouts at most.
 func steadyLeader(ctx context.Context, c *Cluster, p Pace, election time.Duration, answering bool) (string, *Cluster, error) {
-	election = electionOf(election)
+	election = electionOf(c, election)
 	var leader, named string
 	var since time.Time
 	var up []string
 	var last error
-	ok, err := p.until(ctx, leaderWait(election), leaderPoll, func() (bool, error) {
+	ok, err := p.until(ctx, leaderWait(c, election), leaderPoll, func() (bool, error) {
 		if leader, last = leaderName(ctx, c); last != nil {
 			named = ""
 			return false, nil
@@ -261,11 +268,11 @@ func requireRoles(family string, c *Cluster, needStates, needEvents bool) error 
 	case len(c.Nodes) < 3:
 		return fmt.Errorf("%s: needs at least 3 nodes, the cluster has %d", family, len(c.Nodes))
 	case c.Leader == nil:
-		return fmt.Errorf("%s: the cluster cannot tell its leader (Cluster.Leader is nil)", family)
+		return fmt.Errorf("%s: %w", family, errNoLeader(c))
 	case needStates && c.States == nil:
-		return fmt.Errorf("%s: %w", family, errNoStates)
+		return fmt.Errorf("%s: %w", family, errNoStates(c))
 	case needEvents && c.Events == nil:
-		return fmt.Errorf("%s: %w", family, errNoEvents)
+		return fmt.Errorf("%s: %w", family, errNoEvents(c))
 	}
 	return nil
 }

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/node/nodeapi"
 )
 
 // The targeted faults share what follows: each runs a short sequence of
@@ -26,9 +25,6 @@ import (
 // Stop. Its mutex serializes the family's calls.
 type sequence struct {
 	family string
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 	// UpTimeout bounds the wait for a restarted node to answer (default
 	// DefaultUpTimeout).
 	UpTimeout time.Duration
@@ -45,9 +41,9 @@ type sequence struct {
 	down   []db.Node // nodes killed and not yet restarted
 }
 
-// setup names the family and its hook client, once, before any use.
-func (s *sequence) setup(family string, hc *http.Client, upTimeout time.Duration) *sequence {
-	s.once.Do(func() { s.family, s.HTTP, s.UpTimeout = family, hc, upTimeout })
+// setup names the family, once, before any use.
+func (s *sequence) setup(family string, upTimeout time.Duration) *sequence {
+	s.once.Do(func() { s.family, s.UpTimeout = family, upTimeout })
 	return s
 }
 
@@ -59,7 +55,7 @@ func (s *sequence) begin() (map[string]any, error) {
 		return nil, fmt.Errorf("%s: a fault is active already; stop it first", s.family)
 	}
 	s.value = map[string]any{}
-	s.cut.HTTP, s.cut.owner = s.HTTP, s.family
+	s.cut.owner = s.family
 	return s.value, nil
 }
 
@@ -187,7 +183,7 @@ func (s *sequence) restart(ctx context.Context, d db.DB, r control.Remote, n db.
 // degrade degrades links with b (a Packet of the sequence's own), and
 // records the packet op's value under "links".
 func (s *sequence) degrade(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks) error {
-	s.links.Behavior, s.links.HTTP = b, s.HTTP
+	s.links.Behavior = b
 	s.links.Links = func(context.Context, *Cluster, *rand.Rand) (PacketLinks, error) { return links, nil }
 	op, err := s.links.Start(ctx, c, nil)
 	if err != nil {
@@ -211,19 +207,18 @@ func (s *sequence) stopLinks(ctx context.Context, c *Cluster) error {
 // setRate makes node's raft ticker run at rate times true time, through
 // its clock hook, and reports the rate the node answers with.
 func (s *sequence) setRate(ctx context.Context, c *Cluster, node string, rate float64) (float64, error) {
-	s.clocks = append(s.clocks, node)
-	set := func(h *nodeapi.Client) (nodeapi.Faults, error) {
-		return h.SetClock(ctx, nodeapi.ClockFault{Rate: rate})
+	if !hooked(c, node) {
+		return 0, fmt.Errorf("%s: the node has no fault hooks", node)
 	}
-	f, err := netHook(s.HTTP, node, c.HookAddrs[node], nodeapi.RouteSetClock, set)
-	return f.Clock.Rate, err
+	s.clocks = append(s.clocks, node)
+	f, err := c.Hooks.SetClock(ctx, node, db.ClockSkew{Rate: rate})
+	return f.Rate, err
 }
 
 // resetClocks resets the clock hooks of nodes (those without hooks, or
 // down, have no skew).
 func (s *sequence) resetClocks(ctx context.Context, c *Cluster, nodes []string) error {
-	return s.healHooks(c, nodes, nodeapi.RouteResetClock,
-		func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetClock(ctx) })
+	return healHooks(c, nodes, func(h db.Hooks, n string) error { return h.ResetClock(ctx, n) })
 }
 
 // splitAppends makes every node with fault hooks send one entry per append
@@ -232,15 +227,11 @@ func (s *sequence) resetClocks(ctx context.Context, c *Cluster, nodes []string) 
 // nodes it reached under "split_appends".
 func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
 	for _, n := range partitionNames(c.Nodes) {
-		addr := c.HookAddrs[n]
-		if addr == "" {
+		if !hooked(c, n) {
 			continue
 		}
 		s.splits = append(s.splits, n)
-		set := func(h *nodeapi.Client) (nodeapi.Faults, error) {
-			return h.SetAppend(ctx, nodeapi.AppendLimit{MaxBytes: 1, MaxInflight: 1})
-		}
-		if _, err := netHook(s.HTTP, n, addr, nodeapi.RouteSetAppend, set); err != nil {
+		if err := c.Hooks.SetAppendLimit(ctx, n, db.AppendLimit{MaxBytes: 1, MaxInflight: 1}); err != nil {
 			return err
 		}
 	}
@@ -251,17 +242,16 @@ func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
 // resetAppends puts back the append limits of nodes (those without hooks,
 // or down, have none set).
 func (s *sequence) resetAppends(ctx context.Context, c *Cluster, nodes []string) error {
-	return s.healHooks(c, nodes, nodeapi.RouteResetAppend,
-		func(h *nodeapi.Client) (nodeapi.Faults, error) { return h.ResetAppend(ctx) })
+	return healHooks(c, nodes, func(h db.Hooks, n string) error { return h.ResetAppendLimit(ctx, n) })
 }
 
-// healHooks sends a hook request that removes a fault (see netHookHeal)
-// to each of nodes that has fault hooks.
-func (s *sequence) healHooks(c *Cluster, nodes []string, route string, send func(*nodeapi.Client) (nodeapi.Faults, error)) error {
+// healHooks sends a hook request that removes a fault (a db.Hooks Clear
+// or Reset method) to each of nodes that has fault hooks.
+func healHooks(c *Cluster, nodes []string, heal func(h db.Hooks, node string) error) error {
 	var errs []error
 	for _, n := range nodes {
-		if addr := c.HookAddrs[n]; addr != "" {
-			errs = append(errs, netHookHeal(s.HTTP, n, addr, route, send))
+		if hooked(c, n) {
+			errs = append(errs, heal(c.Hooks, n))
 		}
 	}
 	return errors.Join(errs...)
@@ -285,4 +275,20 @@ func nodeAndRemote(c *Cluster, name string) (db.Node, control.Remote, error) {
 	}
 	r, err := nodeRemote(c, n)
 	return n, r, err
+}
+
+// delayHeartbeats is the default delay of the links a sequence slows
+// (vote-restart's, figure8's), in heartbeats: between a message and its
+// answer there is time for the sequence to act (kill a voter, cut a new
+// leader off), and a correct cluster's elections still do not split the
+// vote round after round. For chaos-node (50 ms) it is 80 ms.
+const delayHeartbeats = 1.6
+
+// sequenceDelayMS is the delay ms a family was given, or else
+// delayHeartbeats of c's heartbeat, in whole milliseconds.
+func sequenceDelayMS(c *Cluster, ms float64) float64 {
+	if ms > 0 {
+		return ms
+	}
+	return math.Round(delayHeartbeats * float64(heartbeatOf(c, 0).Milliseconds()))
 }

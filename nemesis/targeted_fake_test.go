@@ -34,26 +34,26 @@ type seqFixture struct {
 	mu      sync.Mutex
 	elapsed time.Duration
 	leader  string
-	states  map[string]NodeState
+	states  map[string]db.NodeState
 	events  map[string][]eventlog.Event
 	script  func(fx *seqFixture, elapsed time.Duration)
 }
 
 func newSeqFixture(t *testing.T) *seqFixture {
-	fx := &seqFixture{t: t, log: &netLog{}, leader: "n3", states: map[string]NodeState{},
+	fx := &seqFixture{t: t, log: &netLog{}, leader: "n3", states: map[string]db.NodeState{},
 		events: map[string][]eventlog.Event{}}
 	hooks := newNetHooks(t, fx.log, fiveNodes)
 	fx.d = &liveDB{DB: &db.ChaosNode{Binary: "/build/chaos", Upload: true, Layout: db.DefaultLayout(), Nodes: fiveNodes},
 		silent: map[string]bool{}}
-	fx.c = &Cluster{Nodes: fiveNodes, Remotes: map[string]control.Remote{}, DB: hookedDB{fx.d}, HookAddrs: hooks.addrs(),
-		Leader: fx.leaderNow, States: fx.statesNow, Events: fx.eventsNow}
+	fx.c = &Cluster{Nodes: fiveNodes, Remotes: map[string]control.Remote{}, DB: fx.d, Hooks: hooks.hooks(),
+		Leader: fx.leaderNow, States: fx.statesNow, Events: fx.eventsNow, Write: fx.write, Timing: chaosNodeTiming()}
 	for _, n := range fiveNodes {
 		fx.c.Remotes[n.Name] = &seqRemote{node: n.Name, log: fx.log}
 	}
 	for _, n := range fiveNodes {
-		fx.states[n.Name] = NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 90, LastIndex: 90}
+		fx.states[n.Name] = db.NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 90, LastIndex: 90}
 	}
-	fx.states["n3"] = NodeState{Role: RoleLeader, Term: 4, Leader: "n3", Commit: 90, LastIndex: 95}
+	fx.states["n3"] = db.NodeState{Role: RoleLeader, Term: 4, Leader: "n3", Commit: 90, LastIndex: 95}
 	return fx
 }
 
@@ -86,10 +86,10 @@ func (fx *seqFixture) leaderNow(context.Context) (string, error) {
 	return fx.leader, nil
 }
 
-func (fx *seqFixture) statesNow(context.Context) (map[string]NodeState, error) {
+func (fx *seqFixture) statesNow(context.Context) (map[string]db.NodeState, error) {
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
-	out := map[string]NodeState{}
+	out := map[string]db.NodeState{}
 	for n, s := range fx.states {
 		if up, _ := fx.upLocked(n); up {
 			out[n] = s
@@ -104,11 +104,17 @@ func (fx *seqFixture) eventsNow(_ context.Context, node string) ([]eventlog.Even
 	return append([]eventlog.Event{}, fx.events[node]...), nil
 }
 
-// hookedDB is liveDB as a system with fault hooks, as chaos-node started
-// by chaos run is.
-type hookedDB struct{ *liveDB }
+// chaosNodeTiming is chaos-node's timing, as chaos run starts it.
+func chaosNodeTiming() db.Timing {
+	return db.Timing{Heartbeat: 50 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond}
+}
 
-func (hookedDB) HookAddr(db.Node) (string, bool) { return "", true }
+// write is the cluster's client write: it logs the write into the
+// transcript.
+func (fx *seqFixture) write(_ context.Context, node, key string, value int64) error {
+	fx.log.add("%s: client write %s=%d", node, key, value)
+	return nil
+}
 
 // upLocked reports whether node's process answers (liveDB's view).
 func (fx *seqFixture) upLocked(node string) (bool, error) {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/db"
 )
 
 // Tests of the targeted faults against fake hosts and hooks (see
@@ -207,10 +209,10 @@ func TestTargetedElectionDelay(t *testing.T) {
 			switch {
 			case elapsed >= steady+1200*time.Millisecond:
 				fx.leader = "n4"
-				fx.states["n4"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n4", Commit: 95, LastIndex: 95}
+				fx.states["n4"] = db.NodeState{Role: RoleLeader, Term: 7, Leader: "n4", Commit: 95, LastIndex: 95}
 			case elapsed >= steady+400*time.Millisecond:
 				fx.leader = "n1"
-				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 5, Leader: "n1", Commit: 95, LastIndex: 95}
+				fx.states["n1"] = db.NodeState{Role: RoleLeader, Term: 5, Leader: "n1", Commit: 95, LastIndex: 95}
 			}
 		})
 	}
@@ -243,13 +245,13 @@ func TestTargetedFigure8(t *testing.T) {
 		fx.set(func() {
 			switch {
 			case elapsed >= steady+1500*time.Millisecond:
-				fx.states["n3"] = NodeState{Role: "follower", Term: 6, Commit: 92, LastIndex: 96}
-				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n1", Commit: 92, LastIndex: 92}
+				fx.states["n3"] = db.NodeState{Role: "follower", Term: 6, Commit: 92, LastIndex: 96}
+				fx.states["n1"] = db.NodeState{Role: RoleLeader, Term: 7, Leader: "n1", Commit: 92, LastIndex: 92}
 			case elapsed >= steady+time.Second:
-				fx.states["n3"] = NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 92, LastIndex: 96}
+				fx.states["n3"] = db.NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 92, LastIndex: 96}
 			case elapsed >= steady+400*time.Millisecond:
-				fx.states["n3"] = NodeState{Role: "follower", Term: 4, Commit: 90, LastIndex: 95}
-				fx.states["n1"] = NodeState{Role: RoleLeader, Term: 5, Leader: "n1", Commit: 90, LastIndex: 91}
+				fx.states["n3"] = db.NodeState{Role: "follower", Term: 4, Commit: 90, LastIndex: 95}
+				fx.states["n1"] = db.NodeState{Role: RoleLeader, Term: 5, Leader: "n1", Commit: 90, LastIndex: 91}
 			}
 		})
 	}
@@ -275,7 +277,7 @@ func TestTargetedFigure8(t *testing.T) {
 // Figure 8 (d): the new leader keeps just enough bystanders for a
 // majority, those with the shortest logs; the rest go with the old leader.
 func TestFigure8FinalSides(t *testing.T) {
-	st := map[string]NodeState{"n1": {LastIndex: 91}, "n2": {LastIndex: 97}, "n4": {LastIndex: 95}, "n5": {LastIndex: 96}}
+	st := map[string]db.NodeState{"n1": {LastIndex: 91}, "n2": {LastIndex: 97}, "n4": {LastIndex: 95}, "n5": {LastIndex: 96}}
 	voters, away := finalSides(st, "n1", []string{"n2", "n4", "n5"}, 5)
 	assert.Equal(t, []string{"n1", "n4", "n5"}, voters)
 	assert.Equal(t, []string{"n2"}, away, "the longest log, likeliest to hold the old leader's new entry")
@@ -296,13 +298,13 @@ func TestTargetedAvailability(t *testing.T) {
 	}
 	fx.c.Events = nil
 	assert.EqualError(t, (&VoteRestart{}).Available(ctx, fx.c),
-		"vote-restart: the system has no event logs to watch (Cluster.Events is nil; chaos-node has)")
+		"vote-restart: chaos-node keeps no protocol event log (no Events capability; a described system has it with events:)")
 	fx.c.States = nil
 	assert.EqualError(t, (&Figure8{}).Available(ctx, fx.c),
-		"figure8: the system cannot report its nodes' states (Cluster.States is nil; chaos-node can)")
+		"figure8: chaos-node cannot report its nodes' states (no States capability; a described system has it with a state: probe)")
 	fx.c.Leader = nil
 	assert.EqualError(t, (&Lease{}).Available(ctx, fx.c),
-		"lease: the cluster cannot tell its leader (Cluster.Leader is nil)")
+		"lease: chaos-node cannot tell its leader (no Leader capability; a described system has it with a leader: probe)")
 	fx.c.Nodes = fiveNodes[:2]
 	assert.EqualError(t, (&LeaderCycle{}).Available(ctx, fx.c), "leader-cycle: needs at least 3 nodes, the cluster has 2")
 }
@@ -352,8 +354,8 @@ func TestTargetBehindPicksTheShortestLog(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
 	fx.set(func() {
-		fx.states["n4"] = NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 80, LastIndex: 81}
-		fx.states["n2"] = NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 85, LastIndex: 85}
+		fx.states["n4"] = db.NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 80, LastIndex: 81}
+		fx.states["n2"] = db.NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 85, LastIndex: 85}
 	})
 	nodes, err := SelectNodes(ctx, fx.c, TargetBehind, seeded(1))
 	require.NoError(t, err)
@@ -366,7 +368,7 @@ func TestTargetBehindPicksTheShortestLog(t *testing.T) {
 	require.NoError(t, err)
 	fx.c.States = nil
 	_, err = SelectNodes(ctx, fx.c, TargetBehind, seeded(1))
-	assert.EqualError(t, err, "select behind: the system cannot report its nodes' states (Cluster.States is nil; chaos-node can)")
+	assert.EqualError(t, err, "select behind: chaos-node cannot report its nodes' states (no States capability; a described system has it with a state: probe)")
 }
 
 // After a controller crash, `chaos heal` removes a targeted cut through
@@ -400,7 +402,7 @@ func TestTargetedVoteRestartRetriesAfterASplit(t *testing.T) {
 			case elapsed >= steady+900*time.Millisecond && fx.states["n3"].Term == 7 && len(fx.events[second[0]]) < 2:
 				fx.vote(second[0], second[1], 8)
 			case elapsed >= steady+600*time.Millisecond && fx.states["n3"].Term == 4:
-				fx.states["n3"] = NodeState{Role: RoleLeader, Term: 7, Leader: "n3", Commit: 99, LastIndex: 99}
+				fx.states["n3"] = db.NodeState{Role: RoleLeader, Term: 7, Leader: "n3", Commit: 99, LastIndex: 99}
 			case elapsed >= steady+300*time.Millisecond && len(fx.events[first[0]]) == 0:
 				fx.vote(first[0], first[1], 7)
 			}
@@ -481,7 +483,7 @@ func TestTargetedFaultsWithANodeDown(t *testing.T) {
 func TestFigure8HealerResetsAppendLimits(t *testing.T) {
 	g, _, fakes := goldenCluster(fiveNodes[:2])
 	hc, hooks := hookCluster(t, fiveNodes[:2])
-	g.HookAddrs = hc.HookAddrs
+	g.Hooks = hc.Hooks
 	healers := figure8Healers(true)
 	require.Len(t, healers, 1)
 	require.NoError(t, HealAll(context.Background(), g, healers))

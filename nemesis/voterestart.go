@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"slices"
 	"time"
 )
@@ -42,11 +41,11 @@ import (
 // log shows it voting for in vote_term after the restart ([] on a correct
 // node), "outcome" why the sequence stopped short.
 type VoteRestart struct {
-	// Election is the cluster's election timeout (default 500ms); each wait
-	// of the sequence lasts 10 of them at most.
+	// Election is the election timeout (default: the system's,
+	// Cluster.Timing); each wait of the sequence lasts 10 of them at most.
 	Election time.Duration
-	// DelayMS slows the majority's links during its election (default
-	// 80): between a vote and the new leader's first append to the voter
+	// DelayMS slows the majority's links during its election (default:
+	// 1.6 heartbeats, delayHeartbeats, 80 ms for chaos-node): between a vote and the new leader's first append to the voter
 	// there are two of it to kill the voter in; more would let a second
 	// node campaign before the first one's requests arrive, and split the
 	// vote.
@@ -56,9 +55,6 @@ type VoteRestart struct {
 	UpTimeout time.Duration
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
-	// HTTP sends the fault hook requests; nil means a client with a 5 s
-	// timeout.
-	HTTP *http.Client
 
 	seq sequence
 }
@@ -141,7 +137,7 @@ func (f *VoteRestart) election(ctx context.Context, c *Cluster, v map[string]any
 	v["leader"], v["term"], v["minority"], v["majority"] = leader, term, minority, majority
 	// The links slow down first: the majority's election must not begin
 	// before they are.
-	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: f.delayMS()}, amongLinks(majority)); err != nil {
+	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: sequenceDelayMS(c, f.DelayMS)}, amongLinks(majority)); err != nil {
 		return voteSides{}, nil, err
 	}
 	if err := s.cut.set(ctx, c, sides(minority, majority)); err != nil {
@@ -162,7 +158,7 @@ func (f *VoteRestart) settle(ctx context.Context, c *Cluster, term uint64) (bool
 	if err := errors.Join(s.cut.stop(ctx, c), s.stopLinks(ctx, c)); err != nil {
 		return false, err
 	}
-	return f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
+	return f.Pace.until(ctx, 10*electionOf(c, f.Election), pollEvery, func() (bool, error) {
 		st, err := states(ctx, c)
 		if err != nil {
 			return false, err
@@ -192,7 +188,7 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 		return err
 	}
 	second := []string{}
-	_, err := f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
+	_, err := f.Pace.until(ctx, 10*electionOf(c, f.Election), pollEvery, func() (bool, error) {
 		votes, err := votesOf(ctx, c, vote.Node, vote.Term)
 		if err != nil {
 			return false, nil // not answering yet
@@ -211,20 +207,13 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 // term after term.
 func (f *VoteRestart) awaitVote(ctx context.Context, c *Cluster, majority []string, term uint64) (voteSeen, bool, error) {
 	var vote voteSeen
-	found, err := f.Pace.until(ctx, 10*electionOf(f.Election), pollEvery, func() (bool, error) {
+	found, err := f.Pace.until(ctx, 10*electionOf(c, f.Election), pollEvery, func() (bool, error) {
 		var ok bool
 		var err error
 		vote, ok, err = findVote(ctx, c, majority, term)
 		return ok, err
 	})
 	return vote, found, err
-}
-
-func (f *VoteRestart) delayMS() float64 {
-	if f.DelayMS <= 0 {
-		return 80
-	}
-	return f.DelayMS
 }
 
 // Stop restarts the voter if it is still down and heals the cut.
@@ -237,7 +226,7 @@ func (f *VoteRestart) Stop(ctx context.Context, c *Cluster) (Op, error) {
 func (f *VoteRestart) Heal(ctx context.Context, c *Cluster) error { return f.state().heal(ctx, c) }
 
 func (f *VoteRestart) state() *sequence {
-	return f.seq.setup(VoteRestartFamily, f.HTTP, f.UpTimeout)
+	return f.seq.setup(VoteRestartFamily, f.UpTimeout)
 }
 
 // leaderAndTerm waits for a steady leader (see awaitLeader), and returns

@@ -13,7 +13,6 @@ import (
 	"chaos/bench"
 	"chaos/cluster"
 	"chaos/db"
-	"chaos/db/described"
 )
 
 // benchOptions are chaos bench's flags.
@@ -120,7 +119,7 @@ func runBench(cmd *cobra.Command, bo *benchOptions) error {
 // usage errors. --binary applies to --db's system only.
 func (bo *benchOptions) options(name string) (bench.Options, error) {
 	o := bo.o
-	desc, err := described.Lookup(name)
+	desc, err := cluster.Lookup(name)
 	if err != nil {
 		return o, usageErrorf("bench: %v", err)
 	}
@@ -150,7 +149,7 @@ func (bo *benchOptions) options(name string) (bench.Options, error) {
 	}
 	o.System = name
 	o.Cluster = cluster.Options{Hosts: hosts, SSH: ssh, ReadConsistency: bo.reads,
-		NewDB: func(cfg db.Config) (db.DB, error) { return described.Open(name, cfg) }}
+		NewDB: func(cfg db.Config) (db.DB, error) { return cluster.Open(name, cfg) }}
 	if name == bo.db {
 		o.Cluster.Binary = bo.binary
 	}

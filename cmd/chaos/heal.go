@@ -18,7 +18,6 @@ import (
 	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
-	"chaos/db/described"
 	"chaos/nemesis"
 	"chaos/termsafe"
 )
@@ -131,7 +130,7 @@ func (o *healOptions) resolve(out io.Writer, changed func(flag string) bool) ([]
 		o.fromRun(rec, changed)
 		fmt.Fprintf(out, "healing run %s, started %s: %s\n", run, rec.Started, healTarget(rec, hosts))
 	}
-	if _, err := described.Lookup(o.db); err != nil {
+	if _, err := cluster.Lookup(o.db); err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	return hosts, nil
@@ -247,7 +246,7 @@ func (o healOptions) layout(local bool) (db.Layout, error) {
 
 // newDB is the system under test on nodes, keeping its files in layout.
 func (o healOptions) newDB(nodes []db.Node, layout db.Layout) (db.DB, error) {
-	d, err := described.Open(o.db, db.Config{Nodes: nodes, Layout: layout})
+	d, err := cluster.Open(o.db, db.Config{Nodes: nodes, Layout: layout})
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
@@ -255,20 +254,20 @@ func (o healOptions) newDB(nodes []db.Node, layout db.Layout) (db.DB, error) {
 }
 
 // reached is the cluster of the nodes whose host was reached, with the system under test
-// d and its hook addresses, and the dial error of every other node.
+// d and its capabilities (its hooks), and the dial error of every other node.
 func reached(d db.DB, nodes []db.Node, remotes []control.Remote, errs []error) (*nemesis.Cluster, map[string]error) {
-	c := &nemesis.Cluster{Remotes: map[string]control.Remote{}, DB: d}
+	var up []db.Node
+	byName := map[string]control.Remote{}
 	outcome := map[string]error{}
 	for i, n := range nodes {
 		if errs[i] != nil {
 			outcome[n.Name] = errs[i]
 			continue
 		}
-		c.Nodes = append(c.Nodes, n)
-		c.Remotes[n.Name] = remotes[i]
+		up = append(up, n)
+		byName[n.Name] = remotes[i]
 	}
-	c.HookAddrs = cluster.HookAddrs(d, c.Nodes)
-	return c, outcome
+	return nemesis.NewCluster(d, up, byName, false), outcome
 }
 
 // printHeal writes a line per node, in order: "healed" on stdout, or why

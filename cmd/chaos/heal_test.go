@@ -154,7 +154,7 @@ func TestHealReportsEveryHost(t *testing.T) {
 	require.NoError(t, err)
 	c, outcome := reached(d, nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
 	c.FaultProxy = nemesis.NewFaultProxy(layout, true)
-	assert.Empty(t, c.HookAddrs, "etcd has no hooks")
+	assert.Nil(t, c.Hooks, "etcd has no hooks")
 	for _, h := range nemesis.HealEach(context.Background(), c, nemesis.HealFaults(false)) {
 		outcome[h.Node.Name] = h.Err
 	}
@@ -177,14 +177,15 @@ func TestHealReportsEveryHost(t *testing.T) {
 }
 
 // With chaos-node, every reached node's hooks are cleared through its
-// client address.
+// client address; the nodes not reached are left out.
 func TestHealChaosNodeHookAddresses(t *testing.T) {
 	o := healOptions{db: "chaos-node", dataDir: "/data"}
 	nodes := cluster.Nodes([]string{"10.77.0.11", "10.77.0.12"})
 	d, err := o.newDB(nodes, db.DefaultLayout())
 	require.NoError(t, err)
 	c, _ := reached(d, nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
-	assert.Equal(t, map[string]string{"n1": "10.77.0.11:7000"}, c.HookAddrs)
+	require.IsType(t, &db.ChaosNodeHooks{}, c.Hooks)
+	assert.Equal(t, "10.77.0.11:7000", c.Hooks.(*db.ChaosNodeHooks).Addrs["n1"])
 	assert.Equal(t, []db.Node{nodes[0]}, c.Nodes)
 }
 

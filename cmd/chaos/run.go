@@ -16,13 +16,13 @@ import (
 
 	"chaos/campaign"
 	"chaos/checker"
-	"chaos/db"
+	"chaos/cluster"
 	"chaos/nemesis"
 )
 
 // dbFlagHelp documents --db for every command that takes it.
 func dbFlagHelp() string {
-	return "system under test: " + strings.Join(db.SystemNames(), " or ") +
+	return "system under test: " + strings.Join(cluster.SystemNames(), " or ") +
 		", or a description file PATH.yaml (README \"Your own system\")"
 }
 

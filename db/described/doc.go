@@ -6,8 +6,8 @@
 //
 // Load parses and validates a file: every error is one *Error naming the
 // file and line, and saying how to fix it, before any host is touched.
-// New builds a db.DB from a Description; it implements db.LeaderFinder when
-// the description has a leader probe, and never db.FaultHooker. The
+// New builds a db.DB from a Description; its db.Capabilities are those the
+// description declares (a leader probe, ...), never fault hooks. The
 // workload package builds the clients from Description.Client.
 //
 // Templates hold {name} placeholders (a name of [a-z0-9_]); anything else in

@@ -19,11 +19,15 @@ type leaderAnswer struct {
 	ok           bool
 }
 
+// leaderProbe is the Leader capability of a description with a leader
+// probe.
+type leaderProbe struct{ *System }
+
 // Leader implements db.LeaderFinder: it asks every node of nodes at once
 // and returns the node whose own id the most answers name as leader. Ids
 // learned in earlier calls still count, so a leader that does not answer
 // now (paused, cut off) is still named.
-func (l *leaderSystem) Leader(ctx context.Context, nodes []db.Node) (string, error) {
+func (l leaderProbe) Leader(ctx context.Context, nodes []db.Node) (string, error) {
 	answers := make([]leaderAnswer, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
@@ -58,7 +62,7 @@ func (l *leaderSystem) Leader(ctx context.Context, nodes []db.Node) (string, err
 }
 
 // askLeader sends the leader probe to n and reads the two ids.
-func (l *leaderSystem) askLeader(ctx context.Context, n db.Node) leaderAnswer {
+func (l leaderProbe) askLeader(ctx context.Context, n db.Node) leaderAnswer {
 	ctx, cancel := context.WithTimeout(ctx, leaderTimeout)
 	defer cancel()
 	p := l.desc.Leader

@@ -36,9 +36,6 @@ type System struct {
 	reach      db.ReachCache
 }
 
-// leaderSystem is a System whose description can say who leads.
-type leaderSystem struct{ *System }
-
 // New builds the system desc describes for cfg. A system whose start does
 // not use {bug_flags} has no planted bugs to start with.
 func New(desc *Description, cfg db.Config) (db.DB, error) {
@@ -54,21 +51,13 @@ func New(desc *Description, cfg db.Config) (db.DB, error) {
 		}
 		s.binary = exe
 	}
-	if desc.Leader != nil {
-		return &leaderSystem{s}, nil
-	}
 	return s, nil
 }
 
 // From returns the described system d is, if it is one.
 func From(d db.DB) (*System, bool) {
-	switch s := d.(type) {
-	case *System:
-		return s, true
-	case *leaderSystem:
-		return s.System, true
-	}
-	return nil, false
+	s, ok := d.(*System)
+	return s, ok
 }
 
 // CheckBugs refuses planted bugs for a system whose start does not pass

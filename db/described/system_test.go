@@ -113,22 +113,19 @@ func TestNewRefusesBugsWithoutBugFlags(t *testing.T) {
 	require.ErrorContains(t, err, "--bug plants bugs through {bug_flags}, which start does not use")
 }
 
-// Only a description with a leader probe makes a LeaderFinder; no
+// Only a description with a leader probe has the Leader capability; no
 // described system has fault hooks.
 func TestCapabilities(t *testing.T) {
 	withLeader, err := New(example(t, "etcd"), db.Config{Nodes: threeNodes})
 	require.NoError(t, err)
-	_, ok := withLeader.(db.LeaderFinder)
-	assert.True(t, ok)
+	assert.NotNil(t, db.CapabilitiesOf(withLeader).Leader)
 	desc := example(t, "etcd")
 	desc.Leader = nil
 	without, err := New(desc, db.Config{Nodes: threeNodes})
 	require.NoError(t, err)
-	_, ok = without.(db.LeaderFinder)
-	assert.False(t, ok)
+	assert.Nil(t, db.CapabilitiesOf(without).Leader)
 	for _, d := range []db.DB{withLeader, without} {
-		_, hooks := d.(db.FaultHooker)
-		assert.False(t, hooks)
+		assert.Nil(t, db.CapabilitiesOf(d).Hooks)
 		s, ok := From(d)
 		require.True(t, ok)
 		assert.Equal(t, "etcd", s.Name())
@@ -245,7 +242,7 @@ func TestLeaderOnLoopbackAddresses(t *testing.T) {
 	require.NoError(t, err)
 	d, err := New(desc, db.Config{Nodes: nodes, Layout: db.Layout{DataDir: t.TempDir()}})
 	require.NoError(t, err)
-	lf := d.(db.LeaderFinder)
+	lf := db.CapabilitiesOf(d).Leader
 	ctx := context.Background()
 	leader, err := lf.Leader(ctx, nodes)
 	require.NoError(t, err)

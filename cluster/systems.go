@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+
+	"chaos/db"
+	"chaos/db/described"
+	"chaos/workload"
+)
+
+// System is one system under test chaos has code for, as --db names it:
+// how to build it and how its clients talk to it. The system's own code
+// (db/) declares what else it can do (db.Capabilities); its client lives
+// in workload/. Adding a system is one entry of Systems.
+type System struct {
+	// Name is the system's name, as --db takes it.
+	Name string
+	// New builds the system for cfg.
+	New func(cfg db.Config) (db.DB, error)
+	// Client makes a client of the system's own protocol for node n of d
+	// (a system New built); weak reads are the system's serializable or
+	// stale ones.
+	Client func(d db.DB, n db.Node, weak bool) (workload.Client, error)
+}
+
+// Systems returns the registry: every system chaos has code for, in the
+// order --help lists them. It is the one list of systems.
+func Systems() []System {
+	return []System{
+		{Name: "chaos-node", New: func(cfg db.Config) (db.DB, error) {
+			return &db.ChaosNode{Binary: cfg.Binary, Upload: cfg.Upload, Layout: cfg.Layout, Nodes: cfg.Nodes,
+				Bugs: cfg.Bugs, FaultHooks: true, Faketime: cfg.Faketime}, nil
+		}, Client: func(d db.DB, n db.Node, weak bool) (workload.Client, error) {
+			return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{StaleReads: weak})
+		}},
+		{Name: "etcd", New: func(cfg db.Config) (db.DB, error) {
+			if len(cfg.Bugs) > 0 {
+				return nil, fmt.Errorf("etcd has no planted bugs (--bug is for chaos-node)")
+			}
+			return &db.Etcd{Binary: cfg.Binary, Layout: cfg.Layout, Nodes: cfg.Nodes, Faketime: cfg.Faketime}, nil
+		}, Client: func(d db.DB, n db.Node, weak bool) (workload.Client, error) {
+			return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{Serializable: weak})
+		}},
+	}
+}
+
+// SystemNames returns the names of Systems, in order.
+func SystemNames() []string {
+	systems := Systems()
+	names := make([]string, len(systems))
+	for i, s := range systems {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// system is the entry called name.
+func system(name string) (System, bool) {
+	for _, s := range Systems() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return System{}, false
+}
+
+// UnknownSystemError is what --db names when it is neither a system of
+// the registry nor a description file.
+type UnknownSystemError struct{ Name string }
+
+func (e *UnknownSystemError) Error() string {
+	return fmt.Sprintf("--db %q: want %s, or a description file (PATH.yaml, see examples/systems)", e.Name, strings.Join(SystemNames(), " or "))
+}
+
+// Lookup checks what --db names without touching any host: a system of
+// the registry (nil description), or a description file, loaded and
+// validated. Its errors are an *UnknownSystemError or a *described.Error.
+func Lookup(name string) (*described.Description, error) {
+	if described.IsPath(name) {
+		return described.Load(name)
+	}
+	if _, ok := system(name); !ok {
+		return nil, &UnknownSystemError{Name: name}
+	}
+	return nil, nil
+}
+
+// Open builds the system --db names for cfg: one of the registry by name,
+// or the one a description file describes.
+func Open(name string, cfg db.Config) (db.DB, error) {
+	desc, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if desc != nil {
+		return described.New(desc, cfg)
+	}
+	s, _ := system(name)
+	return s.New(cfg)
+}
+
+// NewClient makes a client of d's own protocol for node n, whose reads
+// (the register's and the set's final one) follow reads, a read
+// consistency: etcd's serializable range, chaos-node's stale GET, a
+// described system's {read_consistency}.
+func NewClient(d db.DB, n db.Node, reads string) (workload.Client, error) {
+	if s, ok := described.From(d); ok {
+		return workload.NewDescribedClient(s, n, reads)
+	}
+	if s, ok := system(d.Name()); ok {
+		return s.Client(d, n, reads == ReadSerializable)
+	}
+	return nil, fmt.Errorf("no client for %s", d.Name())
+}

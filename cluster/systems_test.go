@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"chaos/db"
+	"chaos/workload"
+)
+
+// Every entry builds a system of its own name, whose client NewClient
+// finds by that name.
+func TestEverySystemIsOneEntry(t *testing.T) {
+	nodes := Nodes([]string{"10.0.0.11", "10.0.0.12", "10.0.0.13"})
+	for _, s := range Systems() {
+		d, err := Open(s.Name, db.Config{Nodes: nodes, Layout: db.DefaultLayout()})
+		require.NoError(t, err, s.Name)
+		assert.Equal(t, s.Name, d.Name())
+		cl, err := NewClient(d, nodes[0], ReadSerializable)
+		require.NoError(t, err, s.Name)
+		require.NoError(t, cl.Close())
+		desc, err := Lookup(s.Name)
+		require.NoError(t, err)
+		assert.Nil(t, desc, "a built-in system has no description")
+	}
+	assert.Equal(t, []string{"chaos-node", "etcd"}, SystemNames())
+}
+
+// A name that is neither a system nor a description file is refused with
+// the list of systems; a description file is loaded.
+func TestLookup(t *testing.T) {
+	_, err := Lookup("mongo")
+	var unknown *UnknownSystemError
+	require.ErrorAs(t, err, &unknown)
+	assert.EqualError(t, err, `--db "mongo": want chaos-node or etcd, or a description file (PATH.yaml, see examples/systems)`)
+	_, err = Open("mongo", db.Config{})
+	require.ErrorAs(t, err, &unknown)
+
+	path := filepath.Join("..", "examples", "systems", "etcd.yaml")
+	desc, err := Lookup(path)
+	require.NoError(t, err)
+	require.NotNil(t, desc)
+	nodes := Nodes([]string{"10.0.0.11"})
+	d, err := Open(path, db.Config{Nodes: nodes})
+	require.NoError(t, err)
+	assert.Equal(t, "etcd", d.Name(), "a description may take a built-in system's name")
+	cl, err := NewClient(d, nodes[0], ReadLinearizable)
+	require.NoError(t, err)
+	assert.IsType(t, &workload.HTTPTemplateClient{}, cl, "its client is the description's, not the built-in one's")
+	require.NoError(t, cl.Close())
+}
