@@ -59,8 +59,8 @@ func TestChaosNodeEventLogTail(t *testing.T) {
 }
 
 // chaos-node declares every capability, hooks only when started with
-// them, and the timing it is started with; etcd has a leader and its
-// default timing; a system that declares nothing has the
+// them, and the timing it is started with; etcd has a leader and states
+// and its default timing; a system that declares nothing has the
 // defaults.
 func TestCapabilitiesOfTheBuiltInSystems(t *testing.T) {
 	nodes := []Node{{Name: "n1", Addr: "10.0.0.11"}, {Name: "n2", Addr: "10.0.0.12"}}
@@ -79,6 +79,7 @@ func TestCapabilitiesOfTheBuiltInSystems(t *testing.T) {
 
 	e := CapabilitiesOf(&Etcd{})
 	assert.NotNil(t, e.Leader)
+	assert.NotNil(t, e.States)
 	assert.Nil(t, e.Events)
 	assert.Nil(t, e.Hooks)
 	assert.Equal(t, Timing{Heartbeat: 100 * time.Millisecond, ElectionTimeout: time.Second, Recovery: 5 * time.Second}, e.Timing)

@@ -29,6 +29,7 @@ type Etcd struct {
 
 	fakeClocks FakeClocks
 	reach      ReachCache
+	ids        etcdIDs // member ids learned by States
 }
 
 const etcdName = "etcd"

@@ -39,13 +39,18 @@ func (e *Etcd) Leader(ctx context.Context, nodes []Node) (string, error) {
 	return etcdLeader(ctx, &http.Client{}, nodes, endpoints)
 }
 
-// etcdStatus is the part of a maintenance status answer Leader reads.
+// etcdStatus is the part of a maintenance status answer Leader and
+// States read.
 type etcdStatus struct {
 	Header struct {
 		MemberID string `json:"member_id"`
 	} `json:"header"`
 	Leader   string `json:"leader"`   // absent or "0" when the member follows none
 	RaftTerm string `json:"raftTerm"` // absent when 0
+	// RaftIndex is the member's commit index, RaftAppliedIndex its
+	// applied index (etcd 3.4 and later).
+	RaftIndex        string `json:"raftIndex"`
+	RaftAppliedIndex string `json:"raftAppliedIndex"`
 }
 
 // etcdMembers is the part of a member list answer Leader reads.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,13 @@ const etcdMemberListAnswer = `{"header":{"cluster_id":"16113529933036940125","me
 // (it waits until the request is abandoned).
 func etcdFakeMember(t *testing.T, status string) string {
 	t.Helper()
+	return etcdFakeGateway(t, status, etcdMemberListAnswer, nil)
+}
+
+// etcdFakeGateway is etcdFakeMember answering members to the member list,
+// and counting the member list requests in lists (when not nil).
+func etcdFakeGateway(t *testing.T, status, members string, lists *atomic.Int32) string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.ReadAll(r.Body)
 		if r.Method != http.MethodPost {
@@ -56,7 +64,10 @@ func etcdFakeMember(t *testing.T, status string) string {
 		case r.URL.Path == "/v3/maintenance/status":
 			_, _ = io.WriteString(w, status)
 		case r.URL.Path == "/v3/cluster/member/list":
-			_, _ = io.WriteString(w, etcdMemberListAnswer)
+			if lists != nil {
+				lists.Add(1)
+			}
+			_, _ = io.WriteString(w, members)
 		default:
 			http.NotFound(w, r)
 		}

@@ -23,8 +23,8 @@ func TestRunRefusesBadDescriptions(t *testing.T) {
 	}{
 		{"does not parse", strings.Replace(text, "ports: {client: 7000, peer: 7001}", "ports: {client: 7000, peer: 7001", 1),
 			"not valid YAML: did not find expected ',' or '}'; fix the syntax", 10},
-		{"unknown key", strings.Replace(text, "logs:", "log:", 1),
-			`unknown key "log" at the top level; the keys there are binary, client, leader, logs,`, 23},
+		{"unknown key", strings.Replace(text, "events:", "event:", 1),
+			`unknown key "event" at the top level; the keys there are binary, client, events, leader, logs,`, 25},
 		{"missing required field", strings.Replace(text, "up: {http: /status}", "", 1),
 			"no up; add up: {http: /path} (a GET that answers 200), {tcp: client} or {command: ...} to tell that a node answers", 1},
 		{"unknown template variable", strings.Replace(text, "--data-dir {data_dir}", "--data-dir {data}", 1),
@@ -76,7 +76,7 @@ func TestRunRefusesWhatADescriptionCannotDo(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(text), 0o644))
 	code, _, errOut = execute(t, "run", "--db", file, "--workload", "set", "--store", store)
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, file+":39: client.http has no add, which the set workload needs; add add, set_read")
+	assert.Contains(t, errOut, file+":53: client.http has no add, which the set workload needs; add add, set_read")
 
 	code, _, errOut = execute(t, "run", "--db", filepath.Join(dir, "missing.yaml"), "--store", store)
 	assert.Equal(t, exitUsage, code)

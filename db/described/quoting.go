@@ -106,5 +106,8 @@ func (d *Description) shellTemplates() []placedTemplate {
 	if d.Ready != nil {
 		out = append(out, placedTemplate{"ready.command", d.Ready.Command})
 	}
+	if d.State != nil {
+		out = append(out, placedTemplate{"state.command", d.State.Command})
+	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -41,6 +42,16 @@ type Spec struct {
 	Members Members `yaml:"members"`
 	// Leader, when set, asks each node who leads.
 	Leader *Leader `yaml:"leader"`
+	// State, when set, asks each node what it is: role, term, leader,
+	// vote, commit and applied index.
+	State *State `yaml:"state"`
+	// Events, when set, is each node's protocol event log in chaos's
+	// format (events.jsonl), which the targeted faults watch; it is pulled
+	// back with the logs.
+	Events Template `yaml:"events"`
+	// Timing is the system's protocol timing; absent values are
+	// db.DefaultTiming's.
+	Timing *Timing `yaml:"timing"`
 	Client Client  `yaml:"client"`
 }
 
@@ -97,6 +108,51 @@ type Leader struct {
 	Request `yaml:",inline"`
 	Self    Path `yaml:"self"`
 	Leader  Path `yaml:"leader"`
+}
+
+// State asks a node what it is, in exactly one of two ways: an HTTP
+// request (Request) whose JSON answer holds the state's fields at the
+// paths given, or Command, a shell command run on the controller that
+// prints one JSON object with the keys role, term, leader, vote, commit,
+// applied, last_index and self (each optional but term). Self is the
+// node's own id, which names it when another node's leader or vote is an
+// id rather than a node name.
+type State struct {
+	Request   `yaml:",inline"`
+	Command   Template `yaml:"command"`
+	Self      Path     `yaml:"self"`
+	Role      Path     `yaml:"role"`
+	Term      Path     `yaml:"term"`
+	Leader    Path     `yaml:"leader"`
+	Vote      Path     `yaml:"vote"`
+	Commit    Path     `yaml:"commit"`
+	Applied   Path     `yaml:"applied"`
+	LastIndex Path     `yaml:"last_index"`
+}
+
+// Timing is a system's protocol timing: its heartbeat interval, its
+// election timeout (the low end of its range), and its recovery bound
+// (how soon after the final heal clients succeed again).
+type Timing struct {
+	Heartbeat       Duration `yaml:"heartbeat"`
+	ElectionTimeout Duration `yaml:"election_timeout"`
+	Recovery        Duration `yaml:"recovery"`
+}
+
+// Duration is a duration written as Go writes them (50ms, 1.5s, 2m).
+type Duration struct {
+	D    time.Duration
+	Line int
+}
+
+// UnmarshalYAML takes a positive duration such as 50ms or 1s.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil || v <= 0 {
+		return &Error{Line: n.Line, Msg: fmt.Sprintf("duration %q: write a positive duration with its unit, such as 50ms, 1s or 1m30s", n.Value)}
+	}
+	*d = Duration{D: v, Line: n.Line}
+	return nil
 }
 
 // Client is how chaos's workers talk to a node: exactly one of HTTP and

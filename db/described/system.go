@@ -235,12 +235,16 @@ func (s *System) Wipe(ctx context.Context, r control.Remote, n db.Node) error {
 	return wrap(n, "wipe", db.Run(ctx, r, cmd))
 }
 
-// CollectLogs pulls every file of logs and the start command's output.
+// CollectLogs pulls every file of logs, the event log, and the start
+// command's output.
 func (s *System) CollectLogs(ctx context.Context, r control.Remote, n db.Node, dir string) error {
 	v := s.Vars(n)
 	files := []string{s.daemon(n).LogFile()}
 	for _, l := range s.desc.Logs {
 		files = append(files, l.Expand(v))
+	}
+	if e := s.desc.Events; e.IsSet() && !slices.Contains(files, e.Expand(v)) {
+		files = append(files, e.Expand(v))
 	}
 	return db.Collect(ctx, r, n, dir, files...)
 }

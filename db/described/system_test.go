@@ -113,14 +113,18 @@ func TestNewRefusesBugsWithoutBugFlags(t *testing.T) {
 	require.ErrorContains(t, err, "--bug plants bugs through {bug_flags}, which start does not use")
 }
 
-// Only a description with a leader probe has the Leader capability; no
-// described system has fault hooks.
+// Only a description with a leader or a state probe has the Leader
+// capability; no described system has fault hooks.
 func TestCapabilities(t *testing.T) {
 	withLeader, err := New(example(t, "etcd"), db.Config{Nodes: threeNodes})
 	require.NoError(t, err)
-	assert.NotNil(t, db.CapabilitiesOf(withLeader).Leader)
+	assert.IsType(t, leaderProbe{}, db.CapabilitiesOf(withLeader).Leader)
 	desc := example(t, "etcd")
 	desc.Leader = nil
+	fromStates, err := New(desc, db.Config{Nodes: threeNodes})
+	require.NoError(t, err)
+	assert.IsType(t, statesLeader{}, db.CapabilitiesOf(fromStates).Leader)
+	desc.State = nil
 	without, err := New(desc, db.Config{Nodes: threeNodes})
 	require.NoError(t, err)
 	assert.Nil(t, db.CapabilitiesOf(without).Leader)

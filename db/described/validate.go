@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"chaos/db"
 )
 
 var (
@@ -32,7 +34,8 @@ func (v validator) at(path []string, format string, args ...any) *Error {
 // kinds, and every template's variables.
 func (d *Description) validate(top *yaml.Node) error {
 	v := validator{d: d, top: top}
-	for _, check := range []func() *Error{v.basics, v.uploads, v.probes, v.leader, v.client, v.templates, v.shellQuoting, v.httpPaths} {
+	for _, check := range []func() *Error{v.basics, v.uploads, v.probes, v.leader, v.state, v.timing, v.client, v.templates,
+		v.shellQuoting, v.httpPaths} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -132,6 +135,63 @@ func (v validator) leader() *Error {
 		return v.at(at, "leader's self and leader name one field each; remove the *")
 	}
 	return v.method(at, l.Method)
+}
+
+func (v validator) state() *Error {
+	st := v.d.State
+	if st == nil {
+		return nil
+	}
+	at := []string{"state"}
+	switch {
+	case !st.Path.IsSet() && !st.Command.IsSet():
+		return v.at(at, "state has neither path nor command; add path: the HTTP path that tells a node's state, with term: and the other "+
+			"fields of its answer, or command: a shell command printing {\"role\": ..., \"term\": ...}")
+	case st.Path.IsSet() && st.Command.IsSet():
+		return v.at(at, "state has both path and command; keep one")
+	case st.Command.IsSet():
+		return v.stateCommand(at, st)
+	case !st.Term.IsSet():
+		return v.at(at, "state needs term: the field of the answer holding the node's term, such as term")
+	}
+	for _, p := range st.paths() {
+		if p.Wild() {
+			return v.at(at, "state's fields name one field each; remove the * from %s", p.Text)
+		}
+	}
+	return v.method(at, st.Method)
+}
+
+// stateCommand checks a state command: the HTTP keys have no place.
+func (v validator) stateCommand(at []string, st *State) *Error {
+	http := st.Method != "" || st.Body.IsSet() || len(st.Headers) > 0
+	for _, p := range st.paths() {
+		http = http || p.IsSet()
+	}
+	if http {
+		return v.at(at, "state has command and HTTP keys (method, body, headers, or field paths such as term); a state command "+
+			"prints one JSON object with the keys role, term, leader, vote, commit, applied, last_index, self: remove the HTTP keys")
+	}
+	return nil
+}
+
+// paths are the state's field paths, Self's included.
+func (st *State) paths() []Path {
+	return []Path{st.Self, st.Role, st.Term, st.Leader, st.Vote, st.Commit, st.Applied, st.LastIndex}
+}
+
+func (v validator) timing() *Error {
+	t := v.d.Timing
+	if t == nil {
+		return nil
+	}
+	got := t.Get()
+	if got.Heartbeat >= got.ElectionTimeout {
+		return v.at([]string{"timing"}, "timing: heartbeat %v is not shorter than election_timeout %v; a follower would campaign "+
+			"between two heartbeats: give the system's own values (default heartbeat %v, election_timeout %v)",
+			got.Heartbeat, got.ElectionTimeout, db.DefaultTiming().Heartbeat, db.DefaultTiming().ElectionTimeout)
+	}
+	return nil
 }
 
 func (v validator) method(at []string, m string) *Error {
@@ -255,6 +315,9 @@ func (d *Description) httpPathTemplates() []placedTemplate {
 	if d.Leader != nil {
 		out = append(out, placedTemplate{"leader", d.Leader.Path})
 	}
+	if d.State != nil {
+		out = append(out, placedTemplate{"state", d.State.Path})
+	}
 	if h := d.Client.HTTP; h != nil {
 		for _, name := range []string{OpRead, OpWrite, OpCAS, OpAdd, OpSetRead} {
 			if op := h.Op(name); op != nil {
@@ -294,6 +357,11 @@ func (d *Description) placedTemplates() []placedTemplate {
 	if d.Leader != nil {
 		out = append(out, placedTemplate{"leader", d.Leader.Path}, placedTemplate{"leader", d.Leader.Body})
 	}
+	if d.State != nil {
+		out = append(out, placedTemplate{"state", d.State.Path}, placedTemplate{"state", d.State.Body},
+			placedTemplate{"state", d.State.Command})
+	}
+	out = append(out, placedTemplate{"events", d.Events})
 	if h := d.Client.HTTP; h != nil {
 		for _, name := range []string{OpRead, OpWrite, OpCAS, OpAdd, OpSetRead} {
 			if op := h.Op(name); op != nil {
