@@ -32,8 +32,11 @@ import (
 //     X (its log ends in t' > t) can now win an election and overwrite.
 //
 // From step 3 on, the bystanders (neither L nor X) run on slow clocks
-// (favourRate), so that L, then X, times out first and wins the election
-// the sequence needs; any of the bystanders could win otherwise.
+// (favourRate, through the clock hooks), so that L, then X, times out
+// first and wins the election the sequence needs; any of the bystanders
+// could win otherwise. A system without fault hooks keeps its clocks, and
+// the sequence runs all the same, with less chance of the elections it
+// needs ("slow_clocks" in its op says so).
 //
 // On a correct node L commits the old entries only with an entry of t”
 // on a majority, which X can then never win against. The sequence ends,
@@ -44,7 +47,10 @@ import (
 // Op "start-figure8": {"leader", "term", "lone_writes", "index", "lone_entries",
 // "second_leader", "second_term", "reelected_term", "commit",
 // "cut_with_leader", "final_leader", "split_appends", "links", "cut",
-// "outcome"}.
+// "outcome"}. Where the system has no fault hooks, "append_limit" and
+// "slow_clocks" say "unavailable: no fault hooks" (and "split_appends"
+// is absent); indexes are the last log index
+// where the nodes report it, else their commit index (etcd).
 //
 // Before step 1 every node with fault hooks is asked to send one entry per
 // append message, and one append at a time to each follower (chaos-node's
@@ -54,17 +60,19 @@ import (
 // planted commit-old-term bug commits exactly what a correct one does; and
 // with appends pipelined, the entry of L's new term reaches the others
 // right behind the old ones, before the cut of step 3 can land, and X
-// then cannot win. Nodes without hooks keep their own batching.
+// then cannot win. Nodes without hooks keep their own batching: the
+// sequence still runs, partitions and writes, and a bug that commits an
+// old term's entries may still show where the batching splits them.
 type Figure8 struct {
 	// Election is the election timeout (default: the system's,
 	// Cluster.Timing); each wait of the sequence lasts 10 of them at most.
 	Election time.Duration
 	// DelayMS slows every link for the sequence (default: 1.6 heartbeats,
-	// delayHeartbeats, 80 ms for chaos-node): long enough
-	// for the cuts of steps 2 and 3 to land between a message and its
-	// answer (the sequence sees a leader, or a commit, within a few tens
-	// of milliseconds), short enough that the elections it waits for do not
-	// split the vote round after round on a correct node.
+	// delayHeartbeats, 80 ms for chaos-node): long enough for the cuts of
+	// steps 2 and 3 to land between a message and its answer (the sequence
+	// sees a leader, or a commit, within a few tens of milliseconds),
+	// short enough that the elections it waits for do not split the vote
+	// round after round on a correct node.
 	DelayMS float64
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
@@ -78,15 +86,13 @@ const Figure8Family = "figure8"
 func (f *Figure8) Name() string { return Figure8Family }
 
 // Available needs roles (a leader and the nodes' states), a way to cut
-// the network, a way to slow links and clock hooks.
+// the network and a way to slow links; fault hooks (the append limit, the
+// bystanders' slow clocks) serve where there are some.
 func (f *Figure8) Available(ctx context.Context, c *Cluster) error {
 	if err := requireRoles(Figure8Family, c, true, false); err != nil {
 		return err
 	}
 	if err := cutAvailable(ctx, c); err != nil {
-		return wrapFamily(Figure8Family, err)
-	}
-	if err := (&Clock{Strategy: ClockHook}).Available(ctx, c); err != nil {
 		return wrapFamily(Figure8Family, err)
 	}
 	p := &Packet{Behavior: PacketBehavior{DelayMS: sequenceDelayMS(c, f.DelayMS)}}
@@ -181,7 +187,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		}
 		for _, n := range rest {
 			if s, ok := st[n]; ok && s.Role != RoleLeader {
-				before[n] = s.LastIndex
+				before[n] = s.LogEnd()
 			}
 		}
 		second, secondTerm = leaderAmong(st, rest, term)
@@ -198,7 +204,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 	}
 	v["second_leader"], v["second_term"], v["index"] = second, secondTerm, index
 	v["lone_entries"] = uint64(0)
-	if last := st[leader].LastIndex; last >= index {
+	if last := st[leader].LogEnd(); last >= index {
 		v["lone_entries"] = last - index + 1
 	}
 	bystanders := slices.DeleteFunc(slices.Clone(rest), func(n string) bool { return n == second })
@@ -206,7 +212,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 	if err := s.cut.set(ctx, c, sides(rejoined, []string{second})); err != nil {
 		return err
 	}
-	if err := f.slow(ctx, c, bystanders); err != nil {
+	if err := f.slow(ctx, c, v, bystanders); err != nil {
 		return err
 	}
 	var reelected uint64
@@ -262,7 +268,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 func finalSides(st map[string]db.NodeState, second string, bystanders []string, nodes int) (voters, away []string) {
 	keep := nodes / 2 // with second, a majority
 	byLog := slices.Clone(bystanders)
-	slices.SortStableFunc(byLog, func(a, b string) int { return cmp.Compare(st[a].LastIndex, st[b].LastIndex) })
+	slices.SortStableFunc(byLog, func(a, b string) int { return cmp.Compare(st[a].LogEnd(), st[b].LogEnd()) })
 	if keep > len(byLog) {
 		keep = len(byLog)
 	}
@@ -277,8 +283,13 @@ func finalSides(st map[string]db.NodeState, second string, bystanders []string, 
 const favourRate = 0.1
 
 // slow sets the clocks of nodes to favourRate through their clock hooks,
-// for the sequence's end to reset.
-func (f *Figure8) slow(ctx context.Context, c *Cluster, nodes []string) error {
+// for the sequence's end to reset; without hooks, "slow_clocks" in v
+// says it could not.
+func (f *Figure8) slow(ctx context.Context, c *Cluster, v map[string]any, nodes []string) error {
+	if c.Hooks == nil {
+		v["slow_clocks"] = noHooks
+		return nil
+	}
 	for _, n := range nodes {
 		if _, err := f.seq.setRate(ctx, c, n, favourRate); err != nil {
 			return err
@@ -295,7 +306,7 @@ func loneIndex(st map[string]db.NodeState, second string, rest []string) uint64 
 	var longest uint64
 	for _, n := range rest {
 		if n != second {
-			longest = max(longest, st[n].LastIndex)
+			longest = max(longest, st[n].LogEnd())
 		}
 	}
 	return longest + 1

@@ -3,12 +3,15 @@ package nemesis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/db"
 )
 
 // opLine renders an op as the history would: its f and its JSON value.
@@ -88,18 +91,50 @@ func TestKillHealIsANoOp(t *testing.T) {
 	}
 }
 
-func TestKillWithoutLeaderFailsBeforeActing(t *testing.T) {
+// A kill of the leader on a system that cannot tell its leader (no
+// Leader capability) falls back to one node, and its op says so; on one
+// that can but knows none right now, it fails before acting.
+func TestKillOfTheLeaderWithoutLeaderCapability(t *testing.T) {
 	c, _, fakes := goldenCluster(fiveNodes)
 	k := &Kill{Targets: []Target{TargetLeader}}
 	op, err := k.Start(context.Background(), c, seeded(1))
-	require.EqualError(t, err, "kill: select leader: the cluster cannot tell its leader (Cluster.Leader is nil)")
+	require.NoError(t, err)
+	v := op.Value.(processValue)
+	assert.Equal(t, TargetOne, v.Mode)
+	assert.Equal(t, "leader: chaos-node cannot tell its leader (no Leader capability; a described system has it with a leader: probe); "+
+		"one node instead", v.Fallback)
+	require.Len(t, v.Nodes, 1)
+	killed := 0
+	for _, f := range fakes {
+		killed += len(f.take())
+	}
+	assert.Positive(t, killed, "a node was killed")
+	_, err = k.Stop(context.Background(), c)
+	require.NoError(t, err)
+
+	c.Leader = func(context.Context) (string, error) { return "", errors.New("no node reports a leader") }
+	for _, f := range fakes {
+		f.take()
+	}
+	op, err = k.Start(context.Background(), c, seeded(1))
+	require.EqualError(t, err, "kill: select leader: no node reports a leader")
 	assert.Equal(t, Op{}, op)
 	for _, f := range fakes {
 		assert.Empty(t, f.take())
 	}
-	op, err = k.Stop(context.Background(), c)
+}
+
+// The follower behind needs the nodes' states; without them, one node.
+func TestSelectTargetsFallsBackWithoutStates(t *testing.T) {
+	c := &Cluster{Nodes: fiveNodes, Leader: leaderIs("n3")}
+	sel, err := selectTargets(context.Background(), c, TargetBehind, seeded(1))
 	require.NoError(t, err)
-	assert.Equal(t, Op{}, op, "nothing to restart")
+	assert.Equal(t, TargetOne, sel.mode)
+	assert.Len(t, sel.nodes, 1)
+	assert.Contains(t, sel.fallback, "behind: the system cannot report its nodes' states")
+	sel, err = selectTargets(context.Background(), c, TargetLeader, seeded(1))
+	require.NoError(t, err)
+	assert.Equal(t, selection{nodes: []db.Node{fiveNodes[2]}, mode: TargetLeader}, sel, "no fallback where the role is known")
 }
 
 func TestKillAvailableNeedsARemotePerNode(t *testing.T) {

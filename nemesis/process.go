@@ -17,9 +17,12 @@ import (
 
 // processValue is the value of kill, start, pause and resume ops.
 type processValue struct {
-	Nodes  []string `json:"nodes"`
-	Mode   Target   `json:"mode,omitempty"`
-	Effect string   `json:"effect,omitempty"`
+	Nodes []string `json:"nodes"`
+	Mode  Target   `json:"mode,omitempty"`
+	// Fallback says why the target drawn gave way to Mode (see
+	// selectTargets).
+	Fallback string `json:"fallback,omitempty"`
+	Effect   string `json:"effect,omitempty"`
 	// Silent are targets that did not answer before the fault; Answering,
 	// targets that still answered after it. Either makes the effect "not
 	// observed".
@@ -66,13 +69,13 @@ func (s *processState) start(ctx context.Context, c *Cluster, rng *rand.Rand, in
 	if len(s.active) > 0 {
 		return Op{}, fmt.Errorf("%s: a fault is active already on %v", in.family, names(s.active))
 	}
-	mode := pickTarget(in.targets, rng)
-	nodes, err := SelectNodes(ctx, c, mode, rng)
+	sel, err := selectTargets(ctx, c, pickTarget(in.targets, rng), rng)
 	if err != nil {
 		return Op{}, fmt.Errorf("%s: %w", in.family, err)
 	}
+	nodes := sel.nodes
 	probe := in.probe.withDefaults()
-	v := processValue{Nodes: names(nodes), Mode: mode}
+	v := processValue{Nodes: names(nodes), Mode: sel.mode, Fallback: sel.fallback}
 	v.Silent = filterNodes(nodes, func(n db.Node) bool { return !probe.answers(ctx, c.DB, n) })
 	s.active, s.silent = nodes, v.Silent
 	if err := actOn(ctx, c, nodes, in.act); err != nil {

@@ -221,11 +221,20 @@ func (s *sequence) resetClocks(ctx context.Context, c *Cluster, nodes []string) 
 	return healHooks(c, nodes, func(h db.Hooks, n string) error { return h.ResetClock(ctx, n) })
 }
 
+// noHooks is what an op value records for a step that needs fault hooks
+// on a system without them.
+const noHooks = "unavailable: no fault hooks"
+
 // splitAppends makes every node with fault hooks send one entry per append
 // message, and the next only once the one before is acknowledged (nodes
 // without hooks, etcd's say, keep their own batching), and records the
-// nodes it reached under "split_appends".
+// nodes it reached under "split_appends"; on a system without hooks,
+// "append_limit" says so.
 func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
+	if c.Hooks == nil {
+		s.value["append_limit"] = noHooks
+		return nil
+	}
 	for _, n := range partitionNames(c.Nodes) {
 		if !hooked(c, n) {
 			continue

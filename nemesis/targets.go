@@ -88,10 +88,40 @@ func sample(nodes []db.Node, k int, rng *rand.Rand) []db.Node {
 	return out
 }
 
+// selection is what a target designates: the nodes, the target they
+// were chosen by, and, when that is not the target asked for, why.
+type selection struct {
+	nodes []db.Node
+	mode  Target
+	// fallback says why the target asked for gave way to TargetOne: the
+	// system cannot report the role it needs. Empty when it did not.
+	fallback string
+}
+
+// selectTargets is SelectNodes, but a target that needs a role the
+// system cannot report (TargetLeader without the Leader capability,
+// TargetBehind without States) falls back to one node chosen with rng,
+// so that the fault's turn acts on a node instead of failing.
+func selectTargets(ctx context.Context, c *Cluster, t Target, rng *rand.Rand) (selection, error) {
+	var missing error
+	switch {
+	case t == TargetLeader && c.Leader == nil:
+		missing = errNoLeader(c)
+	case t == TargetBehind && c.States == nil:
+		missing = errNoStates(c)
+	}
+	if missing != nil && len(c.Nodes) > 0 {
+		return selection{nodes: sample(c.Nodes, 1, rng), mode: TargetOne,
+			fallback: fmt.Sprintf("%s: %v; one node instead", t, missing)}, nil
+	}
+	nodes, err := SelectNodes(ctx, c, t, rng)
+	return selection{nodes: nodes, mode: t}, err
+}
+
 // leaderNode is the node Cluster.Leader names, alone.
 func leaderNode(ctx context.Context, c *Cluster) ([]db.Node, error) {
 	if c.Leader == nil {
-		return nil, errors.New("select leader: the cluster cannot tell its leader (Cluster.Leader is nil)")
+		return nil, fmt.Errorf("select leader: %w", errNoLeader(c))
 	}
 	name, err := c.Leader(ctx)
 	if err != nil {

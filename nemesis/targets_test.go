@@ -240,7 +240,7 @@ func TestSelectLeader(t *testing.T) {
 
 	c.Leader = nil
 	_, err = SelectNodes(ctx, c, TargetLeader, seeded(1))
-	assert.EqualError(t, err, "select leader: the cluster cannot tell its leader (Cluster.Leader is nil)")
+	assert.EqualError(t, err, "select leader: the system cannot tell its leader (no Leader capability; a described system has it with a leader: probe)")
 }
 
 func TestSelectNodesBadInput(t *testing.T) {

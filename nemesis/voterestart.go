@@ -3,7 +3,6 @@ package nemesis
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -23,7 +22,10 @@ import (
 //     a vote and the new leader's first append there is time to act.
 //  2. The majority elects; the moment a node's event log shows that it
 //     voted for another node in a newer term, it is killed (SIGKILL) and
-//     moved to the old leader's side of the cut.
+//     moved to the old leader's side of the cut. A system without event
+//     logs shows it in its nodes' states instead (see votestates.go): a
+//     node whose term rose to that of a node campaigning or leading in it
+//     voted for it, or is about to.
 //  3. It is restarted at once. The old leader's side, which never heard of
 //     that term, now holds a majority with it and campaigns into the term
 //     the restarted node voted in: the restarted node is asked again.
@@ -35,20 +37,23 @@ import (
 // (or ten election timeouts passed), the sequence heals the cut and the
 // links: nothing stays for Stop.
 //
-// Op "start-vote-restart": {"leader", "term", "minority", "majority",
-// "links", "voter", "voted_for", "vote_term", "moved", "second_votes",
-// "split_terms", "outcome"}: "second_votes" are the candidates the voter's
-// log shows it voting for in vote_term after the restart ([] on a correct
-// node), "outcome" why the sequence stopped short.
+// Op "start-vote-restart": {"votes_from", "leader", "term", "minority",
+// "majority", "links", "voter", "voted_for", "vote_term", "moved",
+// "second_votes", "split_terms", "outcome"}: "votes_from" is where votes
+// were seen ("events", or "states" for a system without event logs),
+// "second_votes" the candidates the voter voted for in vote_term after the
+// restart ([] on a correct node; from the states, the one it names, or the
+// node of its side that leads vote_term), "outcome" why the sequence
+// stopped short.
 type VoteRestart struct {
 	// Election is the election timeout (default: the system's,
 	// Cluster.Timing); each wait of the sequence lasts 10 of them at most.
 	Election time.Duration
 	// DelayMS slows the majority's links during its election (default:
-	// 1.6 heartbeats, delayHeartbeats, 80 ms for chaos-node): between a vote and the new leader's first append to the voter
-	// there are two of it to kill the voter in; more would let a second
-	// node campaign before the first one's requests arrive, and split the
-	// vote.
+	// 1.6 heartbeats, delayHeartbeats, 80 ms for chaos-node): between a
+	// vote and the new leader's first append to the voter there are two
+	// of it to kill the voter in; more would let a second node campaign
+	// before the first one's requests arrive, and split the vote.
 	DelayMS float64
 	// UpTimeout bounds the wait for the restarted node (default
 	// DefaultUpTimeout).
@@ -64,19 +69,21 @@ const VoteRestartFamily = "vote-restart"
 
 func (f *VoteRestart) Name() string { return VoteRestartFamily }
 
-// Available needs roles (a leader, the nodes' states and event logs),
-// Remotes to kill with, and the hooks that slow links.
+// Available needs roles (a leader and the nodes' states; event logs show
+// votes best, the states do without), Remotes to kill with, a way to cut
+// the network and a way to delay messages.
 func (f *VoteRestart) Available(ctx context.Context, c *Cluster) error {
-	if err := requireRoles(VoteRestartFamily, c, true, true); err != nil {
+	if err := requireRoles(VoteRestartFamily, c, true, false); err != nil {
 		return err
 	}
 	if err := requireRemotes(VoteRestartFamily, c); err != nil {
 		return err
 	}
-	if err := netHooksMissing(c, partitionNames(c.Nodes)); err != nil {
-		return fmt.Errorf("%s: %w", VoteRestartFamily, err)
+	if err := cutAvailable(ctx, c); err != nil {
+		return wrapFamily(VoteRestartFamily, err)
 	}
-	return wrapFamily(VoteRestartFamily, cutAvailable(ctx, c))
+	p := &Packet{Behavior: PacketBehavior{DelayMS: sequenceDelayMS(c, f.DelayMS)}}
+	return wrapFamily(VoteRestartFamily, p.Available(ctx, c))
 }
 
 // Start runs the sequence; see VoteRestart.
@@ -91,6 +98,7 @@ func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op
 	if err != nil {
 		return Op{}, err
 	}
+	v["votes_from"] = votesFrom(c)
 	var splits []uint64
 	for attempt := 1; ; attempt++ {
 		cut, vote, err := f.election(ctx, c, v, rng)
@@ -189,11 +197,11 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 	}
 	second := []string{}
 	_, err := f.Pace.until(ctx, 10*electionOf(c, f.Election), pollEvery, func() (bool, error) {
-		votes, err := votesOf(ctx, c, vote.Node, vote.Term)
+		votes, err := secondVotesIn(ctx, c, vote, moved)
 		if err != nil {
 			return false, nil // not answering yet
 		}
-		second = slices.DeleteFunc(append([]string{}, votes...), func(n string) bool { return n == vote.For })
+		second = votes
 		return len(second) > 0, nil
 	})
 	v["second_votes"] = second
@@ -210,7 +218,7 @@ func (f *VoteRestart) awaitVote(ctx context.Context, c *Cluster, majority []stri
 	found, err := f.Pace.until(ctx, 10*electionOf(c, f.Election), pollEvery, func() (bool, error) {
 		var ok bool
 		var err error
-		vote, ok, err = findVote(ctx, c, majority, term)
+		vote, ok, err = findVoteIn(ctx, c, majority, term)
 		return ok, err
 	})
 	return vote, found, err
