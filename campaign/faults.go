@@ -59,10 +59,9 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 			k.Election = c.Timing.WithDefaults().ElectionTimeout // offsets scale to the system's
 		}
 		err = f.Available(ctx, c)
-		var partial *nemesis.PacketUnavailableError
 		switch {
 		case err == nil:
-		case errors.As(err, &partial) && len(partial.Parts) < len(nemesis.UnreliableNetwork().Parts()):
+		case partlyAvailable(name, err):
 			unavailable[name] = err.Error()
 		case explicit:
 			return nil, nil, fmt.Errorf("%w: --nemesis %s cannot run here: %v", ErrUsage, name, err)
@@ -77,6 +76,16 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		fmt.Fprintf(r.env.Out, "nemesis: %s unavailable here: %s\n", name, why)
 	}
 	return faults, unavailable, nil
+}
+
+// partlyAvailable reports whether err, family name's unavailability,
+// leaves it some parts to run: the packet family's, when this environment
+// performs some parts of a packet fault (loss, say) and not others. A
+// family that needs a part it cannot have (a targeted family's delay)
+// cannot run at all: it would spend its every turn on that error.
+func partlyAvailable(name string, err error) bool {
+	var partial *nemesis.PacketUnavailableError
+	return name == "packet" && errors.As(err, &partial) && len(partial.Parts) < len(nemesis.UnreliableNetwork().Parts())
 }
 
 // runNemesis runs the schedule until its deadline (nemesisTime after the

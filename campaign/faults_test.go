@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -40,4 +41,17 @@ func TestTrackedIsActiveWhileItStarts(t *testing.T) {
 		require.True(t, f.seen, "in effect during its start")
 		require.Equal(t, !failed, tr.isActive(), "after a start that failed: %v", failed)
 	}
+}
+
+// Only the packet family runs with some of its parts missing; a targeted
+// family whose delay no mechanism performs is left out, not run to fail.
+func TestPartlyAvailableIsForPacketOnly(t *testing.T) {
+	delay := &nemesis.PacketUnavailableError{Parts: []string{nemesis.PartDelay},
+		Why: map[string]error{nemesis.PartDelay: errors.New("no netem")}}
+	require.True(t, partlyAvailable("packet", delay))
+	require.False(t, partlyAvailable(nemesis.VoteRestartFamily, fmt.Errorf("vote-restart: %w", delay)))
+	require.False(t, partlyAvailable(nemesis.ElectionDelayFamily, fmt.Errorf("election-delay: %w", delay)))
+	all := &nemesis.PacketUnavailableError{Parts: nemesis.UnreliableNetwork().Parts()}
+	require.False(t, partlyAvailable("packet", all), "no part at all")
+	require.False(t, partlyAvailable("packet", errors.New("needs at least 2 nodes")))
 }
