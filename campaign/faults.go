@@ -72,8 +72,10 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		faults = append(faults, &tracked{Fault: f})
 	}
 	r.faults = faults
-	for name, why := range unavailable {
-		fmt.Fprintf(r.env.Out, "nemesis: %s unavailable here: %s\n", name, why)
+	for _, name := range names {
+		if why, ok := unavailable[name]; ok {
+			fmt.Fprintf(r.env.Out, "nemesis: %s unavailable here: %s\n", name, why)
+		}
 	}
 	return faults, unavailable, nil
 }

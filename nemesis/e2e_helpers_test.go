@@ -74,8 +74,9 @@ func bedLeader(ctx context.Context, d db.DB, nodes []db.Node) (string, error) {
 // every host at once (each SSH command costs a good part of a second on a
 // loaded machine). It returns once every node is ready and one reports
 // itself leader; the cluster's Leader is bedLeader. The nodes stop when
-// the test ends.
-func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, bin string, heartbeat, election time.Duration) *Cluster {
+// the test ends. bugs are planted in every node.
+func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, bin string, heartbeat, election time.Duration,
+	bugs ...string) *Cluster {
 	t.Helper()
 	cfg := control.SSHConfig{KeyFiles: []string{filepath.Join(dir, testbed.KeyFile)},
 		KnownHosts: filepath.Join(dir, testbed.KnownHostsFile)}
@@ -87,7 +88,7 @@ func bedDeploy(ctx context.Context, t *testing.T, dir string, st testbed.State, 
 		c.Nodes = append(c.Nodes, db.Node{Name: h.Name, Addr: h.Addr})
 	}
 	d := &db.ChaosNode{Binary: bin, Upload: true, FaultHooks: true, Layout: db.DefaultLayout(), Nodes: c.Nodes,
-		Heartbeat: heartbeat, Election: election}
+		Heartbeat: heartbeat, Election: election, Bugs: bugs}
 	c.DB, c.Timing = d, d.Capabilities().Timing
 	c.Leader = func(ctx context.Context) (string, error) { return bedLeader(ctx, d, c.Nodes) }
 	remotes := make([]control.Remote, len(c.Nodes))
