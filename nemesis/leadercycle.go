@@ -21,8 +21,8 @@ import (
 // stopped short, when it did (no new leader within the wait: the cut is
 // healed and nothing is killed).
 type LeaderCycle struct {
-	// Election is the election timeout (default: the system's, Cluster.Timing): the
-	// wait for a new leader lasts 10 of them.
+	// Election is the election timeout (default: the system's,
+	// Cluster.Timing): the wait for a new leader lasts 10 of them.
 	Election time.Duration
 	// UpTimeout bounds the wait for the restarted node (default
 	// DefaultUpTimeout).

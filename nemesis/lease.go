@@ -28,11 +28,13 @@ import (
 type Lease struct {
 	// Rates are the clock rates Start picks among (default 0.05 and 0.1):
 	// at 0.1 a lease of an election timeout lasts ten of true time, so the
-	// cut holds for leaseHold. (At 0.2 it held 2.5 s from the cut, about 1.5 s past the
-	// next election: too short a window for the clients' reads to find the
-	// stale ones in a default run, which found lease-read 2 times in 4.)
+	// cut holds for leaseHold. (At 0.2 it held 2.5 s from the cut, about
+	// 1.5 s past the next election: too short a window for the clients'
+	// reads to find the stale ones in a default run, which found
+	// lease-read 2 times in 4.)
 	Rates []float64
-	// Election is the election timeout (default: the system's, Cluster.Timing).
+	// Election is the election timeout (default: the system's,
+	// Cluster.Timing).
 	Election time.Duration
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace

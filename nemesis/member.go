@@ -27,8 +27,9 @@ import (
 // "rejoined_ms", "promoted_ms"} (milliseconds from the start of the
 // cycle); "error" when a step failed.
 type Member struct {
-	// Election is the election timeout (default: the system's, Cluster.Timing): each
-	// step (remove, add, promote) is retried for 40 of them at most.
+	// Election is the election timeout (default: the system's,
+	// Cluster.Timing): each step (remove, add, promote) is retried for 40
+	// of them at most.
 	Election time.Duration
 	// UpTimeout bounds the wait for the rejoined node's process to answer
 	// (default DefaultUpTimeout).
