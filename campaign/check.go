@@ -24,6 +24,11 @@ type CheckOptions struct {
 	// availability check; 0 takes the run's test.json, and without one the
 	// checker's default.
 	Recovery time.Duration
+	// RecoveryAdvisory makes Recovery a bound the availability check
+	// reports against but does not fail on (see
+	// raftcheck.AvailabilityOptions). With Recovery zero, a run
+	// directory's test.json says both.
+	RecoveryAdvisory bool
 }
 
 // Check runs every checker on h, the history of the run in dir (a run
@@ -90,13 +95,14 @@ func (c *checking) report(ctx context.Context, dir string) (checker.Report, erro
 	if err != nil {
 		return checker.Report{}, err
 	}
-	recovery := c.o.Recovery
+	recovery, advisory := c.o.Recovery, c.o.RecoveryAdvisory
 	if recovery == 0 {
 		if t, err := ReadTestRecord(dir); err == nil {
-			recovery = t.Recovery()
+			recovery, advisory = t.Recovery(), t.RecoveryAdvisory
 		}
 	}
-	for name, res := range raftcheck.CheckRun(dir, &c.timeline, raftcheck.AvailabilityOptions{RecoveryBound: recovery}) {
+	avail := raftcheck.AvailabilityOptions{RecoveryBound: recovery, RecoveryAdvisory: advisory}
+	for name, res := range raftcheck.CheckRun(dir, &c.timeline, avail) {
 		report.Checks[name] = res
 	}
 	verdicts := make([]checker.Validity, 0, len(report.Checks))

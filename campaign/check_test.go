@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
+	"chaos/raftcheck"
 )
 
 // CheckFile, which reads the history op by op, reaches the verdicts and
@@ -59,4 +61,32 @@ func TestCheckFileMatchesCheck(t *testing.T) {
 
 	_, _, err = CheckFile(ctx, filepath.Join(dir, "missing.jsonl"), CheckOptions{})
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// chaos check on a run directory holds the cluster to test.json's recovery
+// bound, and only reports a slow recovery when the bound was advisory.
+func TestCheckReadsTheRecoveryBoundOfTheRun(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "raftcheck", "testdata", "history", "recovered.jsonl"))
+	require.NoError(t, err)
+	for _, advisory := range []bool{false, true} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "history.jsonl")
+		require.NoError(t, os.WriteFile(path, src, 0o644))
+		rec := TestRecord{Name: "t", RecoveryS: 1, RecoveryAdvisory: advisory}
+		b, err := json.Marshal(rec)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "test.json"), b, 0o644))
+
+		r, _, err := CheckFile(context.Background(), path, CheckOptions{})
+		require.NoError(t, err)
+		avail := r.Checks["availability"]
+		d := avail.Details.(*raftcheck.AvailabilityDetails)
+		if advisory {
+			assert.Equal(t, checker.Valid, avail.Valid, "a recovery 1.5 s after the heal, bound 1 s advisory")
+			assert.Contains(t, d.SlowRecovery, "1.5s after stop-partition")
+		} else {
+			assert.Equal(t, checker.Invalid, avail.Valid, "a recovery 1.5 s after the heal, bound 1 s")
+			assert.Empty(t, d.SlowRecovery)
+		}
+	}
 }

@@ -70,3 +70,27 @@ func TestClientsSummary(t *testing.T) {
 	made = append(made, &restartingClient{restarts: 2}, &restartingClient{restarts: 3})
 	assert.Equal(t, &ClientsSummary{Restarts: 5}, clientsSummary(made))
 }
+
+// The recovery period and bound: --recovery when given, else the one the
+// system states (built-in systems and timing.recovery), else the default,
+// advisory.
+func TestValidateResolvesTheRecoveryBound(t *testing.T) {
+	for _, c := range []struct {
+		db       string
+		given    time.Duration
+		want     time.Duration
+		advisory bool
+	}{
+		{db: "chaos-node", want: 5 * time.Second},
+		{db: "chaos-node", given: 7 * time.Second, want: 7 * time.Second},
+		{db: "../examples/systems/etcd.yaml", want: 5 * time.Second},
+		{db: "../examples/systems/clockserver.yaml", want: DefaultRecovery, advisory: true},
+		{db: "../examples/systems/clockserver.yaml", given: 20 * time.Second, want: 20 * time.Second},
+	} {
+		o := describedOptions(c.db)
+		o.Recovery = c.given
+		require.NoError(t, o.Validate(), c.db)
+		assert.Equal(t, c.want, o.Recovery, "%s, --recovery %v", c.db, c.given)
+		assert.Equal(t, c.advisory, o.recoveryAdvisory, "%s, --recovery %v", c.db, c.given)
+	}
+}

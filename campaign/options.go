@@ -14,6 +14,7 @@ import (
 	"chaos/checker"
 	"chaos/cluster"
 	"chaos/control"
+	"chaos/db"
 	"chaos/db/described"
 	"chaos/nemesis"
 	"chaos/workload"
@@ -68,8 +69,14 @@ type Options struct {
 	// RequestTimeout bounds each client request (default 1s).
 	RequestTimeout time.Duration
 	// Recovery is how long the cluster gets after the final heal before
-	// the final reads (default 5s).
+	// the final reads, and how soon after it clients must succeed again
+	// (the availability check's bound). Zero means the system's stated
+	// recovery bound (db.Timing.Recovery), else DefaultRecovery as an
+	// advisory bound (see RecoveryAdvisory).
 	Recovery time.Duration
+	// recoveryAdvisory is set by Validate when neither --recovery nor the
+	// system states a bound: a later recovery is reported, not invalid.
+	recoveryAdvisory bool
 	// Argv is the command line, recorded in test.json with its secret
 	// values redacted (secret.Args).
 	Argv []string
@@ -152,8 +159,8 @@ func (o *Options) Validate() error {
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = time.Second
 	}
-	if o.Recovery == 0 {
-		o.Recovery = 5 * time.Second
+	if err := o.resolveRecovery(); err != nil {
+		return err
 	}
 	if o.Name == "" {
 		o.Name = o.defaultName()
@@ -177,4 +184,29 @@ func (o *Options) defaultName() string {
 		name += "-bug-" + strings.Join(o.Bugs, "+")
 	}
 	return name
+}
+
+// DefaultRecovery is the recovery period of a run whose system states no
+// recovery bound and that gives no --recovery.
+const DefaultRecovery = 5 * time.Second
+
+// resolveRecovery settles Recovery: --recovery when given, else the
+// system's stated bound (built-in systems state tuned ones; a description
+// may, with timing.recovery), else DefaultRecovery, advisory: a system
+// whose recovery nobody stated is not failed for a slow one (a JVM's
+// restart, a client library's reconnect backoff), only told.
+func (o *Options) resolveRecovery() error {
+	if o.Recovery > 0 {
+		return nil
+	}
+	d, err := o.newDB(db.Config{}) // builds the system's description only: no host is touched
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if stated := db.CapabilitiesOf(d).Timing.Recovery; stated > 0 {
+		o.Recovery = stated
+		return nil
+	}
+	o.Recovery, o.recoveryAdvisory = DefaultRecovery, true
+	return nil
 }

@@ -96,7 +96,8 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 		checkCtx = ctx
 	}
 	report, err := Check(checkCtx, r.rd.dir, h, CheckOptions{Workload: r.o.Workload,
-		CheckerTimeout: r.o.CheckerTimeout, Checker: r.o.Checker, Recovery: r.o.Recovery})
+		CheckerTimeout: r.o.CheckerTimeout, Checker: r.o.Checker, Recovery: r.o.Recovery,
+		RecoveryAdvisory: r.o.recoveryAdvisory})
 	if err != nil {
 		return Result{}, fmt.Errorf("check: %w", err)
 	}

@@ -39,6 +39,10 @@ type TestRecord struct {
 	Checker          string   `json:"checker,omitempty"`
 	LeaveDBRunning   bool     `json:"leave_db_running"`
 	RecoveryS        float64  `json:"recovery_s"`
+	// RecoveryAdvisory says recovery_s is a default the system did not
+	// state: the availability check reports a later recovery but does
+	// not fail the run for it.
+	RecoveryAdvisory bool `json:"recovery_advisory,omitempty"`
 	// SSH is how the hosts were reached, without any secret; nil in
 	// local mode. `chaos heal` reaches them again with it.
 	SSH *SSHRecord `json:"ssh,omitempty"`

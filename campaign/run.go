@@ -136,7 +136,7 @@ func (r *run) writeTestJSON() error {
 		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,
 		NemesisIntervalS: o.NemesisInterval.Seconds(), Bugs: o.Bugs,
 		CheckerTimeoutS: o.CheckerTimeout.Seconds(), Checker: o.Checker, LeaveDBRunning: o.LeaveDBRunning,
-		RecoveryS: o.Recovery.Seconds(), SSH: ssh,
+		RecoveryS: o.Recovery.Seconds(), RecoveryAdvisory: o.recoveryAdvisory, SSH: ssh,
 	})
 }
 

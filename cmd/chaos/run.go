@@ -97,7 +97,8 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.Checker, "checker", checker.AlgorithmAuto, checkerFlagUsage)
 	f.StringVar(&o.Binary, "binary", "", "binary to deploy (default: this chaos binary, or the hosts' etcd)")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout; past it the op is recorded as info")
-	f.DurationVar(&o.Recovery, "recovery", 5*time.Second, "time the healed cluster gets before the final reads; the load runs at least this long after the final heal")
+	f.DurationVar(&o.Recovery, "recovery", 0, "time the healed cluster gets before the final reads, and its bound to recover in; the load runs at least this long after the final heal "+
+		"(default: the system's stated recovery bound, 5s for chaos-node and etcd, timing.recovery of a description; else 5s, reported against but not failed)")
 }
 
 // options are the campaign options the flags give, SSH warnings going to
