@@ -100,6 +100,9 @@ type clockValue struct {
 	// Readers (faketime only) says who reads each node's control file:
 	// "libfaketime" or "native" (chaos-node).
 	Readers map[string]string `json:"readers,omitempty"`
+	// Fallback says why the target asked for gave way to one node: the
+	// system cannot report the role it needs (see selectTargets).
+	Fallback string `json:"fallback,omitempty"`
 }
 
 func (k *Clock) Name() string { return "clock" }
@@ -154,12 +157,13 @@ func (k *Clock) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	if len(k.active) > 0 {
 		return Op{}, fmt.Errorf("clock: a fault is active already on %v", names(k.active))
 	}
-	mode := pickTarget(k.Targets, rng)
-	nodes, err := SelectNodes(ctx, c, mode, rng)
+	sel, err := selectTargets(ctx, c, pickTarget(k.Targets, rng), rng)
 	if err != nil {
 		return Op{}, fmt.Errorf("clock: %w", err)
 	}
-	v := k.plan(nodes, mode, rng)
+	nodes := sel.nodes
+	v := k.plan(nodes, sel.mode, rng)
+	v.Fallback = sel.fallback
 	k.active = nodes
 	if err := k.apply(ctx, c, nodes, &v); err != nil {
 		return Op{F: history.FClockBump, Value: v}, fmt.Errorf("clock: %w", err)

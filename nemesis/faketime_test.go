@@ -193,3 +193,21 @@ func TestPickClockStrategy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ClockHook, s)
 }
+
+// The clock of the leader, on a system that cannot tell its leader: one
+// node's clock instead, and the op says why.
+func TestClockOfTheLeaderWithoutLeaderCapability(t *testing.T) {
+	ctx := context.Background()
+	c, _ := fakeClockCluster(t, fakeclock.Native, time.Time{})
+	c.Leader = nil
+	k := &Clock{Strategy: ClockFaketime, Targets: []Target{TargetLeader}, Election: 300 * time.Millisecond, Wait: (&waitLog{}).wait}
+	op, err := k.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	v := op.Value.(clockValue)
+	assert.Equal(t, TargetOne, v.Mode)
+	assert.Len(t, v.Nodes, 1)
+	assert.Contains(t, v.Fallback, "leader: ")
+	assert.Contains(t, v.Fallback, "one node instead")
+	_, err = k.Stop(ctx, c)
+	require.NoError(t, err)
+}
