@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"chaos/campaign"
 	"chaos/raftcheck"
 	"chaos/svgplot"
+	"chaos/testrun"
 )
 
 // Colours of the availability rows.
@@ -36,7 +36,7 @@ func availabilityOf(checks map[string]json.RawMessage) *raftcheck.AvailabilityDe
 // the nodes' clocks, placed on the history's by loadStart, the wall time
 // of its zero), the recovery after each heal, and the leader the
 // controller saw when it polled.
-func availabilityRows(d *raftcheck.AvailabilityDetails, loadStart time.Time, leaders []campaign.LeaderChange, end time.Duration) []svgplot.Row {
+func availabilityRows(d *raftcheck.AvailabilityDetails, loadStart time.Time, leaders []testrun.LeaderChange, end time.Duration) []svgplot.Row {
 	var rows []svgplot.Row
 	if d != nil {
 		none := svgplot.Row{Name: "no ok operation", Class: "unavailable"}
@@ -74,7 +74,7 @@ func recoveryRow(rs []raftcheck.Recovery, end time.Duration) svgplot.Row {
 }
 
 // leaderRow spans who the controller saw leading, polled once a second.
-func leaderRow(ls []campaign.LeaderChange, end time.Duration) svgplot.Row {
+func leaderRow(ls []testrun.LeaderChange, end time.Duration) svgplot.Row {
 	row := svgplot.Row{Name: "leader (polled)", Class: "polled-leader"}
 	for i, l := range ls {
 		from, to := time.Duration(l.TimeS*float64(time.Second)), end

@@ -9,20 +9,20 @@ import (
 	"strings"
 	"time"
 
-	"chaos/campaign"
 	"chaos/foreignlog"
 	"chaos/history"
 	"chaos/inputfile"
 	"chaos/node/eventlog"
+	"chaos/testrun"
 )
 
 // Run is what a run directory holds, read for the report.
 type Run struct {
 	Dir     string
-	Results campaign.Results
+	Results testrun.Results
 	// Test is test.json; nil when the directory has none (a bare history
 	// checked by `chaos check`).
-	Test *campaign.TestRecord
+	Test *testrun.TestRecord
 	// history is what the page draws of history.jsonl (see WithHistory).
 	history digest
 	// Roles are the nodes' role, start and stop events (the rest of the
@@ -46,10 +46,10 @@ type File struct {
 func Load(dir string) (Run, error) {
 	r := Run{Dir: dir}
 	var err error
-	if r.Results, err = campaign.ReadResults(dir); err != nil {
+	if r.Results, err = testrun.ReadResults(dir); err != nil {
 		return r, fmt.Errorf("report: %w", err)
 	}
-	if t, err := campaign.ReadTestRecord(dir); err == nil {
+	if t, err := testrun.ReadTestRecord(dir); err == nil {
 		r.Test = &t
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Notes = append(r.Notes, "test.json: "+err.Error())
@@ -145,7 +145,7 @@ func (r Run) loadStart() (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func testStarted(t *campaign.TestRecord) string {
+func testStarted(t *testrun.TestRecord) string {
 	if t == nil {
 		return ""
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"chaos/atomicfile"
-	"chaos/campaign"
 	"chaos/secret"
+	"chaos/testrun"
 )
 
 // ReportFile is the report's name in a run directory.
@@ -37,8 +37,8 @@ func Write(dir string) error {
 type page struct {
 	Name, Verdict, VerdictClass string
 	Seed                        uint64
-	Results                     campaign.Results
-	Test                        *campaign.TestRecord
+	Results                     testrun.Results
+	Test                        *testrun.TestRecord
 	Command                     string
 	Checks                      []Check
 	Visualizations              []string

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"time"
 
-	"chaos/campaign"
 	"chaos/checker"
 	"chaos/testall"
+	"chaos/testrun"
 )
 
 // Verdicts of a listed run: a checker's, as testall names them, or Broken.
@@ -46,7 +46,7 @@ type Run struct {
 	// Broken says why the run is broken; "" when it is not.
 	Broken string
 	// Results is the run's results.json; zero when Broken.
-	Results campaign.Results
+	Results testrun.Results
 	// HasReport says report.html exists.
 	HasReport bool
 }
@@ -139,22 +139,22 @@ func (s *Store) readRun(name, t string) Run {
 // readResults reads rel's results.json with its owner,
 // campaign.ReadResults, once the store has checked that it is a file in
 // the store; the error says what is wrong in words.
-func (s *Store) readResults(rel string) (campaign.Results, error) {
+func (s *Store) readResults(rel string) (testrun.Results, error) {
 	st, err := s.stat(path.Join(rel, resultsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return campaign.Results{}, errors.New("no results.json: the run is still going, or stopped before it was checked")
+		return testrun.Results{}, errors.New("no results.json: the run is still going, or stopped before it was checked")
 	case err != nil:
-		return campaign.Results{}, fmt.Errorf("results.json: %v", err)
+		return testrun.Results{}, fmt.Errorf("results.json: %v", err)
 	case !st.Mode().IsRegular():
-		return campaign.Results{}, errors.New("results.json is not a file")
+		return testrun.Results{}, errors.New("results.json is not a file")
 	}
-	res, err := campaign.ReadResults(s.abs(rel))
+	res, err := testrun.ReadResults(s.abs(rel))
 	if err != nil {
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner // ReadResults names the file; the page names the run
 		}
-		return campaign.Results{}, fmt.Errorf("results.json is corrupt: %v", err)
+		return testrun.Results{}, fmt.Errorf("results.json is corrupt: %v", err)
 	}
 	return res, nil
 }
@@ -178,11 +178,11 @@ func (s *Store) startTime(rel, t, resultsStarted string) time.Time {
 
 // readTest reads rel's test.json with its owner, campaign.ReadTestRecord,
 // once the store has checked that it is in the store.
-func (s *Store) readTest(rel string) (campaign.TestRecord, error) {
+func (s *Store) readTest(rel string) (testrun.TestRecord, error) {
 	if _, err := s.stat(path.Join(rel, testFile)); err != nil {
-		return campaign.TestRecord{}, err
+		return testrun.TestRecord{}, err
 	}
-	return campaign.ReadTestRecord(s.abs(rel))
+	return testrun.ReadTestRecord(s.abs(rel))
 }
 
 // verdict names a checker's verdict as testall does.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"chaos/campaign"
 	"chaos/checker"
 	"chaos/testall"
+	"chaos/testrun"
 )
 
 // The data each template of templates/ is executed with.
@@ -23,7 +23,7 @@ type (
 	}
 	runPage struct {
 		Run
-		Test    *campaign.TestRecord // nil when test.json cannot be read
+		Test    *testrun.TestRecord // nil when test.json cannot be read
 		Files   []File
 		Missing string // why the files cannot be listed; "" when they can
 	}

@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"chaos/campaign"
 	"chaos/checker"
 	"chaos/history"
 	"chaos/inputfile"
 	"chaos/runreport"
 	"chaos/termsafe"
+	"chaos/testrun"
 )
 
 // checkOptions are the flags of `chaos check`.
@@ -76,7 +76,7 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	dir := filepath.Dir(historyPath)
-	report, warnings, err := campaign.CheckFile(ctx, historyPath, campaign.CheckOptions{Workload: o.workload,
+	report, warnings, err := testrun.CheckFile(ctx, historyPath, testrun.CheckOptions{Workload: o.workload,
 		CheckerTimeout: o.timeout, Checker: o.algorithm})
 	for _, w := range warnings {
 		fmt.Fprintf(termsafe.NewWriter(cmd.ErrOrStderr()), "chaos: warning: %s:%d: %s\n", historyPath, w.Line, w.Msg)

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"chaos/campaign"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
+	"chaos/testrun"
 )
 
 // etcdOnTestbed brings up five testbed hosts on subnet for the rest of the
@@ -31,7 +31,7 @@ func etcdOnTestbed(t *testing.T, subnet string) []string {
 
 // runEtcd runs `chaos run` with the testbed flags and args into a store of
 // its own, and returns the exit code, the summary and the run's results.
-func runEtcd(t *testing.T, testbedFlags []string, args ...string) (int, string, campaign.Results) {
+func runEtcd(t *testing.T, testbedFlags []string, args ...string) (int, string, testrun.Results) {
 	t.Helper()
 	store := t.TempDir()
 	code, out, errOut := runChaos(t, 6*time.Minute, append(append(slices.Clone(testbedFlags), "--store", store), args...)...)
@@ -39,7 +39,7 @@ func runEtcd(t *testing.T, testbedFlags []string, args ...string) (int, string, 
 	if err != nil {
 		t.Fatalf("exit %d and no run in the store: %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
 	}
-	res, err := campaign.ReadResults(run)
+	res, err := testrun.ReadResults(run)
 	if err != nil {
 		t.Fatalf("exit %d: %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
 	}
@@ -61,7 +61,7 @@ func TestEtcdDefaultFaultsOnTestbed(t *testing.T) {
 	if res.Ops.Fail > 2*res.Ops.OK {
 		t.Errorf("%d failures for %d successes: more than twice as many", res.Ops.Fail, res.Ops.OK)
 	}
-	if !slices.ContainsFunc(res.Leaders, func(c campaign.LeaderChange) bool { return strings.HasPrefix(c.Leader, "n") }) {
+	if !slices.ContainsFunc(res.Leaders, func(c testrun.LeaderChange) bool { return strings.HasPrefix(c.Leader, "n") }) {
 		t.Errorf("results.json names no leader: %v", res.Leaders)
 	}
 }
@@ -79,7 +79,7 @@ func TestEtcdReadConsistencyOnTestbed(t *testing.T) {
 	for i, tc := range []struct {
 		reads string
 		want  int
-	}{{campaign.ReadSerializable, exitInvalid}, {campaign.ReadLinearizable, exitOK}} {
+	}{{testrun.ReadSerializable, exitInvalid}, {testrun.ReadLinearizable, exitOK}} {
 		t.Run(tc.reads, func(t *testing.T) {
 			args := append(slices.Clone(faults), "--read-consistency", tc.reads, "--seed", fmt.Sprint(i+1))
 			code, out, _ := runEtcd(t, flags, args...)

@@ -14,12 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"chaos/campaign"
 	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
 	"chaos/nemesis"
 	"chaos/termsafe"
+	"chaos/testrun"
 )
 
 // healOptions are the flags of `chaos heal`.
@@ -139,9 +139,9 @@ func (o *healOptions) resolve(out io.Writer, changed func(flag string) bool) ([]
 // latestRun reads the test.json of the newest run in store, and names
 // the run as <name>/<time>. No run there is a usage error (254) saying what
 // to give instead.
-func latestRun(store string) (campaign.TestRecord, string, error) {
+func latestRun(store string) (testrun.TestRecord, string, error) {
 	dir := filepath.Join(store, "latest")
-	rec, err := campaign.ReadTestRecord(dir)
+	rec, err := testrun.ReadTestRecord(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return rec, "", usageErrorf("no run to heal: %s does not exist; give --store DIR where chaos run wrote its runs, "+
@@ -160,7 +160,7 @@ func latestRun(store string) (campaign.TestRecord, string, error) {
 
 // fromRun takes the system of the run rec records and, for each SSH
 // setting whose flag was not given, the run's.
-func (o *healOptions) fromRun(rec campaign.TestRecord, changed func(flag string) bool) {
+func (o *healOptions) fromRun(rec testrun.TestRecord, changed func(flag string) bool) {
 	o.db = rec.DB
 	s := rec.SSH
 	if s == nil {
@@ -184,7 +184,7 @@ func (o *healOptions) fromRun(rec campaign.TestRecord, changed func(flag string)
 }
 
 // healTarget says in words what a heal of the run rec records acts on.
-func healTarget(rec campaign.TestRecord, hosts []string) string {
+func healTarget(rec testrun.TestRecord, hosts []string) string {
 	where := "local mode"
 	if len(hosts) > 0 {
 		where = fmt.Sprintf("%d hosts", len(hosts))

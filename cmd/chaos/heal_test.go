@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/campaign"
 	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
 	"chaos/nemesis"
+	"chaos/testrun"
 )
 
 func TestHealBadArguments(t *testing.T) {
@@ -191,7 +191,7 @@ func TestHealChaosNodeHookAddresses(t *testing.T) {
 
 // writeRun writes rec as the newest run of a store of its own, as chaos
 // run lays it out, and returns the store.
-func writeRun(t *testing.T, rec campaign.TestRecord) string {
+func writeRun(t *testing.T, rec testrun.TestRecord) string {
 	t.Helper()
 	store := t.TempDir()
 	dir := filepath.Join(store, rec.Name, "20260102T030405.678Z")
@@ -207,9 +207,9 @@ func writeRun(t *testing.T, rec campaign.TestRecord) string {
 // and how it reached them, each SSH setting unless its flag is given; and
 // it says which run that is.
 func TestHealTakesTheNewestRun(t *testing.T) {
-	rec := campaign.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05.678Z", DB: "etcd",
+	rec := testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05.678Z", DB: "etcd",
 		Nodes: []string{"10.77.0.11", "10.77.0.12:2200"}, Nemesis: []string{"pause"},
-		SSH: &campaign.SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{"/tb/id_ed25519"}, KnownHosts: "/tb/known_hosts",
+		SSH: &testrun.SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{"/tb/id_ed25519"}, KnownHosts: "/tb/known_hosts",
 			StrictHostKeyChecking: true}}
 	store := writeRun(t, rec)
 	o := healOptions{hostFlags: hostFlags{user: "root", sshPort: 22, strictHostKeys: false}, store: store, timeout: time.Minute}
@@ -244,7 +244,7 @@ func TestHealTakesTheNewestRun(t *testing.T) {
 
 // A local run is healed in local mode.
 func TestHealTakesANewestLocalRun(t *testing.T) {
-	store := writeRun(t, campaign.TestRecord{Name: "chaos-node-register-all", Started: "2026-01-02T03:04:05Z",
+	store := writeRun(t, testrun.TestRecord{Name: "chaos-node-register-all", Started: "2026-01-02T03:04:05Z",
 		DB: "chaos-node", Local: true})
 	o := healOptions{hostFlags: hostFlags{sshPort: 22}, store: store, timeout: time.Minute}
 	var out bytes.Buffer
@@ -258,7 +258,7 @@ func TestHealTakesANewestLocalRun(t *testing.T) {
 // A newest run that cannot be read, or names no system, is one line and
 // exit 254.
 func TestHealRefusesABrokenRun(t *testing.T) {
-	store := writeRun(t, campaign.TestRecord{Name: "x"})
+	store := writeRun(t, testrun.TestRecord{Name: "x"})
 	code, out, errOut := execute(t, "heal", "--store", store)
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)
@@ -274,8 +274,8 @@ func TestHealRefusesABrokenRun(t *testing.T) {
 // The whole command on the newest run's hosts: the run is named on
 // stdout, and the host it cannot reach on stderr.
 func TestHealTheNewestRunUnreachable(t *testing.T) {
-	store := writeRun(t, campaign.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
-		Nodes: []string{"127.0.0.1:1"}, SSH: &campaign.SSHRecord{User: "root", Port: 22}})
+	store := writeRun(t, testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
+		Nodes: []string{"127.0.0.1:1"}, SSH: &testrun.SSHRecord{User: "root", Port: 22}})
 	code, out, errOut := execute(t, "heal", "--store", store, "--password", "x", "--timeout", "10s")
 	assert.Equal(t, exitSetup, code, errOut)
 	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05Z: etcd on 1 hosts, nemesis all\n", out)

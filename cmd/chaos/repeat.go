@@ -13,24 +13,24 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"chaos/campaign"
 	"chaos/checker"
 	"chaos/runreport"
 	"chaos/secret"
 	"chaos/termsafe"
 	"chaos/testall"
+	"chaos/testrun"
 )
 
 // plannedTest is one test ready to run: checked options, the flags they
 // came from (for the replay command) and the seed of its first run.
 type plannedTest struct {
-	o     campaign.Options
+	o     testrun.Options
 	flags *pflag.FlagSet
 	seed  uint64 // run i uses seed+i
 }
 
 // newPlannedTest fixes the first seed of o: its own, or a random one.
-func newPlannedTest(o campaign.Options, flags *pflag.FlagSet) plannedTest {
+func newPlannedTest(o testrun.Options, flags *pflag.FlagSet) plannedTest {
 	seed := o.Seed
 	if seed == 0 {
 		seed = rand.Uint64() >> 1
@@ -41,11 +41,11 @@ func newPlannedTest(o campaign.Options, flags *pflag.FlagSet) plannedTest {
 // runOnce performs run i of p through campaign.Run, as `chaos run --seed
 // p.seed+i` would, and reports it; a run that could not reach a verdict is
 // Crashed with the reason.
-func (p plannedTest) runOnce(ctx context.Context, i int, env campaign.Env) testall.Run {
+func (p plannedTest) runOnce(ctx context.Context, i int, env testrun.Env) testall.Run {
 	o := p.o
 	o.Seed, o.TestCount = p.seed+uint64(i), 1
 	started := time.Now()
-	res, err := campaign.Run(ctx, o, env)
+	res, err := testrun.Run(ctx, o, env)
 	run := testall.Run{Seed: o.Seed, Dir: res.Dir, DurationS: time.Since(started).Seconds(),
 		FirstAnomalyS: res.FirstAnomalyS, OpsPerS: res.OpsPerS, Replay: replayCommand(p.flags, o.Seed)}
 	if err != nil {
@@ -53,7 +53,7 @@ func (p plannedTest) runOnce(ctx context.Context, i int, env campaign.Env) testa
 		return run
 	}
 	run.Verdict = verdictName(res.Valid)
-	run.Summary = strings.Join(campaign.Anomalies(res.Report), "\n")
+	run.Summary = strings.Join(testrun.Anomalies(res.Report), "\n")
 	return run
 }
 
@@ -113,13 +113,13 @@ func shellQuote(s string) string {
 
 // runEnv is the campaign environment of a command: the summary of each
 // run to out, live progress to stderr, and report.html by runreport.
-func runEnv(cmd *cobra.Command, hard context.Context) campaign.Env {
+func runEnv(cmd *cobra.Command, hard context.Context) testrun.Env {
 	stderr := cmd.ErrOrStderr()
 	isTerm := false
 	if f, ok := stderr.(*os.File); ok {
 		isTerm = term.IsTerminal(int(f.Fd()))
 	}
-	return campaign.Env{Out: cmd.OutOrStdout(), Progress: stderr, ProgressIsTerminal: isTerm, Hard: hard, Version: version,
+	return testrun.Env{Out: cmd.OutOrStdout(), Progress: stderr, ProgressIsTerminal: isTerm, Hard: hard, Version: version,
 		Report: runreport.Write}
 }
 
@@ -127,7 +127,7 @@ func runEnv(cmd *cobra.Command, hard context.Context) campaign.Env {
 // stopping at the first invalid unless keepGoing, with their statistics
 // printed and written to store/campaigns/<name>/<time>/ like a campaign of
 // one test.
-func runRepeated(cmd *cobra.Command, o campaign.Options, keepGoing bool) error {
+func runRepeated(cmd *cobra.Command, o testrun.Options, keepGoing bool) error {
 	if err := o.Validate(); err != nil {
 		return usageErrorf("run: %v", err)
 	}

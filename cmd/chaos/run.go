@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"chaos/campaign"
 	"chaos/checker"
 	"chaos/cluster"
 	"chaos/nemesis"
+	"chaos/testrun"
 )
 
 // dbFlagHelp documents --db for every command that takes it.
@@ -28,7 +28,7 @@ func dbFlagHelp() string {
 
 // runOptions are chaos run's flags.
 type runOptions struct {
-	o         campaign.Options
+	o         testrun.Options
 	hosts     hostFlags
 	nemesis   string
 	keepGoing bool
@@ -76,7 +76,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.DB, "db", "chaos-node", dbFlagHelp())
 	f.StringVar(&o.Workload, "workload", "register", "register or set")
 	f.IntVar(&o.Keys, "keys", 10, "keys the register workload spreads over")
-	f.StringVar(&o.ReadConsistency, "read-consistency", campaign.ReadLinearizable,
+	f.StringVar(&o.ReadConsistency, "read-consistency", testrun.ReadLinearizable,
 		"how reads are served: linearizable, or serializable (a node's local state: etcd's serializable reads, chaos-node's stale reads) to check a weaker read mode")
 	f.StringVar(&o.Concurrency, "concurrency", "2n", "clients: a number, or Nn = N times the node count")
 	f.Float64Var(&o.Rate, "rate", 0, "total ops/s target, 0 = as fast as possible")
@@ -84,7 +84,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&o.TestCount, "test-count", 1, "run the test this many times; stop at the first invalid (see --keep-going)")
 	f.BoolVar(&ro.keepGoing, "keep-going", false, "with --test-count: run every count, then print and store the detection rate and time to the first anomaly")
 	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below, e.g. lease,vote-restart), or none, or all (default: every family the environment supports but the opt-in member)")
-	f.StringVar(&o.ClockStrategy, "clock-strategy", campaign.ClockAuto,
+	f.StringVar(&o.ClockStrategy, "clock-strategy", testrun.ClockAuto,
 		"how the clock and lease families bend clocks: hook (chaos-node's fault hook), faketime (nodes started under a fake clock: libfaketime for dynamically linked programs that are not Go, chaos-node natively), "+
 			"system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock), or auto: hook where the system has hooks, else faketime where it works")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
@@ -103,7 +103,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 
 // options are the campaign options the flags give, SSH warnings going to
 // stderr; errors are usage errors.
-func (ro *runOptions) options(stderr io.Writer) (campaign.Options, error) {
+func (ro *runOptions) options(stderr io.Writer) (testrun.Options, error) {
 	o := ro.o
 	o.Argv = os.Args
 	var err error
@@ -134,9 +134,9 @@ func runRun(cmd *cobra.Command, ro *runOptions) error {
 
 	ctx, hard, stop := interrupts(cmd.Context(), cmd)
 	defer stop()
-	res, err := campaign.Run(ctx, o, runEnv(cmd, hard))
+	res, err := testrun.Run(ctx, o, runEnv(cmd, hard))
 	switch {
-	case errors.Is(err, campaign.ErrUsage):
+	case errors.Is(err, testrun.ErrUsage):
 		return usageErrorf("run: %v", err)
 	case err != nil:
 		return setupError(fmt.Errorf("run: %w", err))

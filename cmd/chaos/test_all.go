@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"chaos/campaign"
 	"chaos/termsafe"
 	"chaos/testall"
+	"chaos/testrun"
 )
 
 // testAllOptions are chaos test-all's flags.
@@ -144,7 +144,7 @@ func (to *testAllOptions) plan(own *pflag.FlagSet, stderr io.Writer, path string
 		err = o.Validate()
 	}
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), campaign.ErrUsage.Error()+": ")
+		msg := strings.TrimPrefix(err.Error(), testrun.ErrUsage.Error()+": ")
 		return plannedTest{}, &testall.Error{Path: path, Line: t.Line, Msg: fmt.Sprintf("test %q: %s; fix its options", t.Name, msg)}
 	}
 	return newPlannedTest(o, f), nil

@@ -1,4 +1,4 @@
-package campaign
+package testrun
 
 import (
 	"context"

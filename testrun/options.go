@@ -2,7 +2,7 @@
 // validate, reach the hosts, set up the system under test, run clients and
 // the nemesis together, heal, let the cluster recover, run the final reads,
 // tear down, pull logs, check, and write the run's store directory.
-package campaign
+package testrun
 
 import (
 	"errors"
