@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"chaos/testall"
+	"chaos/campaign"
 )
 
 // Campaign is one campaign directory store/campaigns/<Name>/<Time>/ that
@@ -21,7 +21,7 @@ type Campaign struct {
 	Started time.Time
 	// Broken says why campaign.json could not be read; "" when it was.
 	Broken string
-	Record testall.Record
+	Record campaign.Record
 }
 
 // Href is the campaign's page.
@@ -63,12 +63,12 @@ func (s *Store) Campaign(name, t string) (Campaign, error) {
 	return s.readCampaign(name, t), nil
 }
 
-// readCampaign reads campaign.json with its owner, testall.ReadRecord,
+// readCampaign reads campaign.json with its owner, campaign.ReadRecord,
 // once the store has checked that it is a file in the store.
 func (s *Store) readCampaign(name, t string) Campaign {
 	c := Campaign{Name: name, Time: t}
 	rel := path.Join(campaignsDir, name, t)
-	st, err := s.stat(path.Join(rel, testall.RecordFile))
+	st, err := s.stat(path.Join(rel, campaign.RecordFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.Broken = "no campaign.json: the campaign is still going, or stopped before it was written"
@@ -77,7 +77,7 @@ func (s *Store) readCampaign(name, t string) Campaign {
 	case !st.Mode().IsRegular():
 		c.Broken = "campaign.json is not a file"
 	default:
-		c.Record, err = testall.ReadRecord(s.abs(rel))
+		c.Record, err = campaign.ReadRecord(s.abs(rel))
 		if err != nil {
 			if inner := errors.Unwrap(err); inner != nil {
 				err = inner

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"chaos/campaign"
 	"chaos/checker"
-	"chaos/testall"
 	"chaos/testrun"
 )
 
@@ -80,22 +80,22 @@ func (f fixture) run(t *testing.T, name, stamp string, v checker.Validity, fault
 }
 
 // campaign writes a campaign of two tests whose runs are the valid and the
-// invalid run, with testall's own writer.
+// invalid run, with package campaign's own writer.
 func (f fixture) campaign(t *testing.T) {
 	t.Helper()
 	runDir := func(name, stamp string) string { return filepath.Join("elsewhere", "store", name, stamp) }
-	rec := testall.Record{Campaign: "smoke", File: "campaigns/smoke.yaml", Started: "2026-01-08T00:00:00Z", DurationS: 60, Shard: "1/1",
-		Exit: 1, Tests: []testall.TestResult{
-			{Name: "kill", Expect: testall.ExpectValid, Count: 1, Outcome: testall.Pass,
-				Runs: []testall.Run{{Seed: 7, Verdict: testall.Valid, Dir: runDir("register-kill", validTime), OpsPerS: 500}}},
-			{Name: "partition", Expect: testall.ExpectValid, Count: 2, Outcome: testall.Fail,
-				Runs: []testall.Run{{Seed: 8, Verdict: testall.Invalid, Dir: runDir("register-partition-bug", invalidTime)},
-					{Seed: 9, Verdict: testall.Crashed, Summary: "hosts unreachable"}}},
+	rec := campaign.Record{Campaign: "smoke", File: "campaigns/smoke.yaml", Started: "2026-01-08T00:00:00Z", DurationS: 60, Shard: "1/1",
+		Exit: 1, Tests: []campaign.TestResult{
+			{Name: "kill", Expect: campaign.ExpectValid, Count: 1, Outcome: campaign.Pass,
+				Runs: []campaign.Run{{Seed: 7, Verdict: campaign.Valid, Dir: runDir("register-kill", validTime), OpsPerS: 500}}},
+			{Name: "partition", Expect: campaign.ExpectValid, Count: 2, Outcome: campaign.Fail,
+				Runs: []campaign.Run{{Seed: 8, Verdict: campaign.Invalid, Dir: runDir("register-partition-bug", invalidTime)},
+					{Seed: 9, Verdict: campaign.Crashed, Summary: "hosts unreachable"}}},
 		}}
 	for i := range rec.Tests {
-		rec.Tests[i].Stats = testall.Summarize(rec.Tests[i].Runs)
+		rec.Tests[i].Stats = campaign.Summarize(rec.Tests[i].Runs)
 	}
-	dir, err := testall.NewDir(f.store, "smoke", time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC))
+	dir, err := campaign.NewDir(f.store, "smoke", time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	require.NoError(t, rec.Write(dir))
 	f.write(t, "campaigns/smoke/20260109T000000.000Z/campaign.json", "[]")

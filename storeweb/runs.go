@@ -10,16 +10,16 @@ import (
 	"slices"
 	"time"
 
+	"chaos/campaign"
 	"chaos/checker"
-	"chaos/testall"
 	"chaos/testrun"
 )
 
-// Verdicts of a listed run: a checker's, as testall names them, or Broken.
+// Verdicts of a listed run: a checker's, as package campaign names them, or Broken.
 const (
-	Valid   = testall.Valid
-	Invalid = testall.Invalid
-	Unknown = testall.Unknown
+	Valid   = campaign.Valid
+	Invalid = campaign.Invalid
+	Unknown = campaign.Unknown
 	// Broken is a run whose results.json is missing or does not parse.
 	Broken = "broken"
 )
@@ -185,7 +185,7 @@ func (s *Store) readTest(rel string) (testrun.TestRecord, error) {
 	return testrun.ReadTestRecord(s.abs(rel))
 }
 
-// verdict names a checker's verdict as testall does.
+// verdict names a checker's verdict as package campaign does.
 func verdict(v checker.Validity) string {
 	switch v {
 	case checker.Valid:

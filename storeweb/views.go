@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"chaos/campaign"
 	"chaos/checker"
-	"chaos/testall"
 	"chaos/testrun"
 )
 
@@ -51,7 +51,7 @@ type campaignView struct {
 
 // testRow is a test of a campaign's table, with links to its runs.
 type testRow struct {
-	testall.TestResult
+	campaign.TestResult
 	Result string // Outcome, or "skipped"
 	Runs   []runLink
 }

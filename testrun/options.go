@@ -1,4 +1,4 @@
-// Package campaign runs one chaos test end to end, the way `chaos run` does:
+// Package testrun runs one chaos test end to end, the way `chaos run` does:
 // validate, reach the hosts, set up the system under test, run clients and
 // the nemesis together, heal, let the cluster recover, run the final reads,
 // tear down, pull logs, check, and write the run's store directory.

@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"chaos/campaign"
 	"chaos/checker"
 	"chaos/runreport"
 	"chaos/secret"
 	"chaos/termsafe"
-	"chaos/testall"
 	"chaos/testrun"
 )
 
@@ -41,15 +41,15 @@ func newPlannedTest(o testrun.Options, flags *pflag.FlagSet) plannedTest {
 // runOnce performs run i of p through campaign.Run, as `chaos run --seed
 // p.seed+i` would, and reports it; a run that could not reach a verdict is
 // Crashed with the reason.
-func (p plannedTest) runOnce(ctx context.Context, i int, env testrun.Env) testall.Run {
+func (p plannedTest) runOnce(ctx context.Context, i int, env testrun.Env) campaign.Run {
 	o := p.o
 	o.Seed, o.TestCount = p.seed+uint64(i), 1
 	started := time.Now()
 	res, err := testrun.Run(ctx, o, env)
-	run := testall.Run{Seed: o.Seed, Dir: res.Dir, DurationS: time.Since(started).Seconds(),
+	run := campaign.Run{Seed: o.Seed, Dir: res.Dir, DurationS: time.Since(started).Seconds(),
 		FirstAnomalyS: res.FirstAnomalyS, OpsPerS: res.OpsPerS, Replay: replayCommand(p.flags, o.Seed)}
 	if err != nil {
-		run.Verdict, run.Summary = testall.Crashed, err.Error()
+		run.Verdict, run.Summary = campaign.Crashed, err.Error()
 		return run
 	}
 	run.Verdict = verdictName(res.Valid)
@@ -57,15 +57,15 @@ func (p plannedTest) runOnce(ctx context.Context, i int, env testrun.Env) testal
 	return run
 }
 
-// verdictName is a checker verdict as testall names it.
+// verdictName is a checker verdict as package campaign names it.
 func verdictName(v checker.Validity) string {
 	switch v {
 	case checker.Valid:
-		return testall.Valid
+		return campaign.Valid
 	case checker.Invalid:
-		return testall.Invalid
+		return campaign.Invalid
 	}
-	return testall.Unknown
+	return campaign.Unknown
 }
 
 // notReplayed are chaos run flags a replay command leaves out: it is one
@@ -136,27 +136,27 @@ func runRepeated(cmd *cobra.Command, o testrun.Options, keepGoing bool) error {
 	ctx, hard, stop := interrupts(cmd.Context(), cmd)
 	defer stop()
 	env := runEnv(cmd, hard)
-	test := testall.Test{Name: o.Name, Expect: testall.ExpectValid, Count: count}
-	runner := testall.Runner{Out: termsafe.NewWriter(cmd.OutOrStdout()), StopAtInvalid: !keepGoing,
-		Run: func(ctx context.Context, _ testall.Test, i int) testall.Run { return p.runOnce(ctx, i, env) }}
+	test := campaign.Test{Name: o.Name, Expect: campaign.ExpectValid, Count: count}
+	runner := campaign.Runner{Out: termsafe.NewWriter(cmd.OutOrStdout()), StopAtInvalid: !keepGoing,
+		Run: func(ctx context.Context, _ campaign.Test, i int) campaign.Run { return p.runOnce(ctx, i, env) }}
 	started := time.Now()
-	results, interrupted := runner.Execute(ctx, []testall.Test{test})
-	rec := testall.Record{Campaign: o.Name, File: "", Started: started.UTC().Format(time.RFC3339Nano),
+	results, interrupted := runner.Execute(ctx, []campaign.Test{test})
+	rec := campaign.Record{Campaign: o.Name, File: "", Started: started.UTC().Format(time.RFC3339Nano),
 		DurationS: time.Since(started).Seconds(), Shard: "1/1", Interrupted: interrupted, Tests: results}
-	rec.Exit = testall.ExitCode(results, interrupted)
+	rec.Exit = campaign.ExitCode(results, interrupted)
 	return finishCampaign(cmd, o.Store, rec, started)
 }
 
 // finishCampaign writes rec into a new campaign directory of store, prints
 // the table and where it went, and returns rec's exit status.
-func finishCampaign(cmd *cobra.Command, store string, rec testall.Record, started time.Time) error {
+func finishCampaign(cmd *cobra.Command, store string, rec campaign.Record, started time.Time) error {
 	out := termsafe.NewWriter(cmd.OutOrStdout())
 	fmt.Fprintln(out)
-	testall.PrintTable(out, rec.Tests)
+	campaign.PrintTable(out, rec.Tests)
 	for _, t := range rec.Tests {
 		fmt.Fprintf(out, "%s: %s\n", t.Name, t.StatsLine())
 	}
-	dir, err := testall.NewDir(store, rec.Campaign, started)
+	dir, err := campaign.NewDir(store, rec.Campaign, started)
 	if err == nil {
 		err = rec.Write(dir)
 	}

@@ -19,9 +19,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/campaign"
 	"chaos/secret"
 	"chaos/storeweb"
-	"chaos/testall"
 )
 
 // A password given any of the three ways (--password-file, the
@@ -63,7 +63,7 @@ func TestNoWriterShowsThePassword(t *testing.T) {
 				"the warning is printed for --password only; stderr:\n%s", errOut)
 
 			files := storeFiles(t, store)
-			for _, want := range []string{"test.json", "results.json", "chaos.log", "report.html", "history.jsonl", testall.RecordFile, testall.JUnitFile} {
+			for _, want := range []string{"test.json", "results.json", "chaos.log", "report.html", "history.jsonl", campaign.RecordFile, campaign.JUnitFile} {
 				assert.Contains(t, files, want, "the store has no %s to check", want)
 			}
 			assertNoPassword(t, c.password, store)
@@ -175,9 +175,9 @@ func assertReplays(t *testing.T, store, want string) {
 	dirs, err := filepath.Glob(filepath.Join(store, "campaigns", "*", "2*"))
 	require.NoError(t, err)
 	require.Len(t, dirs, 1)
-	b, err := os.ReadFile(filepath.Join(dirs[0], testall.RecordFile))
+	b, err := os.ReadFile(filepath.Join(dirs[0], campaign.RecordFile))
 	require.NoError(t, err)
-	var rec testall.Record
+	var rec campaign.Record
 	require.NoError(t, json.Unmarshal(b, &rec))
 	require.Len(t, rec.Tests, 1)
 	require.Len(t, rec.Tests[0].Runs, 2)

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"chaos/campaign"
 	"chaos/termsafe"
-	"chaos/testall"
 	"chaos/testrun"
 )
 
@@ -68,11 +68,11 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 	if to.file == "" {
 		return usageErrorf("test-all: --campaign is required: give a campaign file such as campaigns/smoke.yaml")
 	}
-	shard, err := testall.ParseShard(to.shard)
+	shard, err := campaign.ParseShard(to.shard)
 	if err != nil {
 		return usageErrorf("test-all: %v", err)
 	}
-	file, err := testall.ReadFile(to.file)
+	file, err := campaign.ReadFile(to.file)
 	if err != nil {
 		return usageErrorf("test-all: %v", err)
 	}
@@ -95,15 +95,15 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 	defer stop()
 	env := runEnv(cmd, hard)
 	env.Out = io.Discard // each run is a line; its summary goes to campaign.json
-	runner := testall.Runner{Out: termsafe.NewWriter(cmd.OutOrStdout()),
-		Run: func(ctx context.Context, t testall.Test, i int) testall.Run {
+	runner := campaign.Runner{Out: termsafe.NewWriter(cmd.OutOrStdout()),
+		Run: func(ctx context.Context, t campaign.Test, i int) campaign.Run {
 			return plans[t.Name].runOnce(ctx, i, env)
 		}}
 	started := time.Now()
 	results, interrupted := runner.Execute(ctx, tests)
-	rec := testall.Record{Campaign: name, File: file.Path, Started: started.UTC().Format(time.RFC3339Nano),
+	rec := campaign.Record{Campaign: name, File: file.Path, Started: started.UTC().Format(time.RFC3339Nano),
 		DurationS: time.Since(started).Seconds(), Shard: shard.String(), Only: to.only, Interrupted: interrupted, Tests: results}
-	rec.Exit = testall.ExitCode(results, interrupted)
+	rec.Exit = campaign.ExitCode(results, interrupted)
 	return finishCampaign(cmd, to.store, rec, started)
 }
 
@@ -112,7 +112,7 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 // then the file's options in order, then the store and, unless the file
 // names one, the test's name. SSH warnings go to stderr. Errors name the
 // file and line.
-func (to *testAllOptions) plan(own *pflag.FlagSet, stderr io.Writer, path string, t testall.Test) (plannedTest, error) {
+func (to *testAllOptions) plan(own *pflag.FlagSet, stderr io.Writer, path string, t campaign.Test) (plannedTest, error) {
 	ro := &runOptions{}
 	f := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	ro.register(f)
@@ -127,7 +127,7 @@ func (to *testAllOptions) plan(own *pflag.FlagSet, stderr io.Writer, path string
 	}
 	for _, opt := range t.Options {
 		if err := setOption(f, opt); err != nil {
-			return plannedTest{}, &testall.Error{Path: path, Line: opt.Line, Msg: err.Error()}
+			return plannedTest{}, &campaign.Error{Path: path, Line: opt.Line, Msg: err.Error()}
 		}
 	}
 	if err := f.Set("store", to.store); err != nil {
@@ -145,14 +145,14 @@ func (to *testAllOptions) plan(own *pflag.FlagSet, stderr io.Writer, path string
 	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), testrun.ErrUsage.Error()+": ")
-		return plannedTest{}, &testall.Error{Path: path, Line: t.Line, Msg: fmt.Sprintf("test %q: %s; fix its options", t.Name, msg)}
+		return plannedTest{}, &campaign.Error{Path: path, Line: t.Line, Msg: fmt.Sprintf("test %q: %s; fix its options", t.Name, msg)}
 	}
 	return newPlannedTest(o, f), nil
 }
 
 // setOption applies one campaign file option to chaos run's flags: each
 // value of a repeatable flag, or the values joined by commas.
-func setOption(f *pflag.FlagSet, opt testall.Option) error {
+func setOption(f *pflag.FlagSet, opt campaign.Option) error {
 	fl := f.Lookup(opt.Name)
 	if fl == nil {
 		return fmt.Errorf("unknown option %q; the options are chaos run's flags without their dashes (chaos run --help)", opt.Name)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/testall"
+	"chaos/campaign"
 )
 
 // junitReport is what CI systems read of junit.xml.
@@ -37,13 +37,13 @@ type junitReport struct {
 
 // latestCampaign reads the newest campaign directory of name in store:
 // its campaign.json and its junit.xml.
-func latestCampaign(t *testing.T, store, name string) (testall.Record, junitReport) {
+func latestCampaign(t *testing.T, store, name string) (campaign.Record, junitReport) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(filepath.Join(store, "campaigns", name, "latest"))
 	require.NoError(t, err, "no campaign directory")
-	rec, err := testall.ReadRecord(dir)
+	rec, err := campaign.ReadRecord(dir)
 	require.NoError(t, err)
-	b, err := os.ReadFile(filepath.Join(dir, testall.JUnitFile))
+	b, err := os.ReadFile(filepath.Join(dir, campaign.JUnitFile))
 	require.NoError(t, err)
 	var j junitReport
 	require.NoError(t, xml.Unmarshal(b, &j), "junit.xml does not parse")
@@ -95,7 +95,7 @@ func TestTestAllSmallCampaign(t *testing.T) {
 	assert.Equal(t, []string{"kill", "partition", "stale-read"}, names)
 	require.Len(t, rec.Tests, 3)
 	for _, tr := range rec.Tests {
-		assert.Equal(t, testall.Pass, tr.Outcome, tr.Name)
+		assert.Equal(t, campaign.Pass, tr.Outcome, tr.Name)
 		for _, r := range tr.Runs {
 			assert.DirExists(t, r.Dir, "%s seed %d", tr.Name, r.Seed)
 			assert.Positive(t, r.OpsPerS, "%s seed %d", tr.Name, r.Seed)
@@ -117,7 +117,7 @@ func TestTestAllSmallCampaign(t *testing.T) {
 	require.NotNil(t, c.Failure, "the missed expectation is a failure")
 	invalid := rec.Tests[0].Runs[0]
 	for _, r := range rec.Tests[0].Runs {
-		if r.Verdict == testall.Invalid {
+		if r.Verdict == campaign.Invalid {
 			invalid = r
 			break
 		}
@@ -142,8 +142,8 @@ func TestRunTestCountKeepGoing(t *testing.T) {
 	require.Len(t, rec.Tests, 1)
 	s := rec.Tests[0].Stats
 	assert.Equal(t, 3, s.Runs, "--keep-going runs every count")
-	assert.InDelta(t, float64(s.Verdicts[testall.Invalid])/3, s.DetectionRate, 1e-9)
-	if s.Verdicts[testall.Invalid] > 0 {
+	assert.InDelta(t, float64(s.Verdicts[campaign.Invalid])/3, s.DetectionRate, 1e-9)
+	if s.Verdicts[campaign.Invalid] > 0 {
 		assert.Equal(t, exitInvalid, code)
 		require.NotNil(t, s.FirstAnomalyMedianS)
 		require.NotNil(t, s.FirstAnomalyMaxS)

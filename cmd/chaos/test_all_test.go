@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/testall"
+	"chaos/campaign"
 )
 
 // Bad campaign files and flags exit 254 with one line naming the file,
@@ -62,9 +62,9 @@ func TestSetOptionUsesRunFlags(t *testing.T) {
 	ro := &runOptions{}
 	f := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	ro.register(f)
-	require.NoError(t, setOption(f, testall.Option{Name: "bug", Values: []string{"stale-read", "lease-read"}}))
-	require.NoError(t, setOption(f, testall.Option{Name: "nemesis", Values: []string{"partition", "kill"}}))
-	require.NoError(t, setOption(f, testall.Option{Name: "time-limit", Values: []string{"7s"}}))
+	require.NoError(t, setOption(f, campaign.Option{Name: "bug", Values: []string{"stale-read", "lease-read"}}))
+	require.NoError(t, setOption(f, campaign.Option{Name: "nemesis", Values: []string{"partition", "kill"}}))
+	require.NoError(t, setOption(f, campaign.Option{Name: "time-limit", Values: []string{"7s"}}))
 	assert.Equal(t, []string{"stale-read", "lease-read"}, ro.o.Bugs)
 	assert.Equal(t, "partition,kill", ro.nemesis)
 	assert.Equal(t, "7s", ro.o.TimeLimit.String())
@@ -78,7 +78,7 @@ func TestShippedCampaignsAreValid(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)
 	for _, path := range paths {
-		file, err := testall.ReadFile(path)
+		file, err := campaign.ReadFile(path)
 		require.NoError(t, err)
 		to := &testAllOptions{store: t.TempDir()}
 		for _, test := range file.Tests {

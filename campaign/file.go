@@ -1,4 +1,4 @@
-// Package testall runs a campaign: the tests of a campaign file, each a
+// Package campaign runs a campaign: the tests of a campaign file, each a
 // `chaos run` a number of times, gathered into one verdict per test, a
 // campaign.json, a JUnit XML report and statistics over repeated runs
 // (detection rate, time to the first anomaly, throughput).
@@ -22,7 +22,7 @@
 // option is); whether an option exists and its value is right is checked
 // by the code that checks `chaos run`'s flags, which sees every option with
 // the line it came from.
-package testall
+package campaign
 
 import (
 	"errors"

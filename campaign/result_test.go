@@ -1,4 +1,4 @@
-package testall
+package campaign
 
 import (
 	"bytes"
