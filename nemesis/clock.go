@@ -63,9 +63,9 @@ type Clock struct {
 	Strategy ClockStrategy
 	// Targets are the target kinds Start picks among; empty means all.
 	Targets []Target
-	// Election is the cluster's election timeout (default 500ms): offsets
-	// go up to twice it, enough to expire a leader lease or start an
-	// election.
+	// Election is the cluster's election timeout (default: the system's,
+	// Cluster.Timing): offsets go up to twice it, enough to expire a
+	// leader lease or start an election.
 	Election time.Duration
 	// Now is the controller's clock, which the system strategy sets hosts
 	// from (default time.Now).
@@ -162,6 +162,9 @@ func (k *Clock) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 		return Op{}, fmt.Errorf("clock: %w", err)
 	}
 	nodes := sel.nodes
+	if k.Election <= 0 {
+		k.Election = c.timing().ElectionTimeout
+	}
 	v := k.plan(nodes, sel.mode, rng)
 	v.Fallback = sel.fallback
 	k.active = nodes
@@ -275,7 +278,7 @@ func (k *Clock) plan(nodes []db.Node, mode Target, rng *rand.Rand) clockValue {
 func (k *Clock) offsetMS(rng *rand.Rand) int64 {
 	election := k.Election
 	if election <= 0 {
-		election = 500 * time.Millisecond
+		election = db.DefaultTiming().ElectionTimeout
 	}
 	hi := max(2*election.Milliseconds(), 100)
 	ms := 100 + rng.Int64N(hi-100+1)

@@ -85,7 +85,8 @@ func (h *hookNode) take() []string {
 // hookCluster is a cluster whose every node answers hooks on a hookNode.
 func hookCluster(t *testing.T, nodes []db.Node) (*Cluster, map[string]*hookNode) {
 	addrs := map[string]string{}
-	c := &Cluster{Nodes: nodes, Hooks: &db.ChaosNodeHooks{Addrs: addrs}, Remotes: map[string]control.Remote{}}
+	c := &Cluster{Nodes: nodes, Hooks: &db.ChaosNodeHooks{Addrs: addrs}, Remotes: map[string]control.Remote{},
+		Timing: db.Timing{Heartbeat: 50 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond}} // chaos-node's
 	hooks := map[string]*hookNode{}
 	for _, n := range nodes {
 		hooks[n.Name] = newHookNode(t)
@@ -387,4 +388,28 @@ func stripBodies(reqs []string) []string {
 		out[i], _, _ = strings.Cut(r, " offset_ms")
 	}
 	return out
+}
+
+// A bump's offsets scale with the system's election timeout: up to twice
+// it, so a slower system's leases and elections are reached too.
+func TestClockOffsetsScaleWithTheSystemsElectionTimeout(t *testing.T) {
+	ctx := context.Background()
+	for _, election := range []time.Duration{500 * time.Millisecond, 3 * time.Second} {
+		c, _ := hookCluster(t, fiveNodes)
+		c.Timing.ElectionTimeout = election
+		largest := int64(0)
+		for seed := range uint64(40) {
+			k := &Clock{Targets: []Target{TargetAll}, Wait: (&waitLog{}).wait}
+			op, err := k.Start(ctx, c, seeded(seed))
+			require.NoError(t, err)
+			v := op.Value.(clockValue)
+			for _, ms := range v.OffsetsMS {
+				largest = max(largest, ms, -ms)
+			}
+			_, err = k.Stop(ctx, c)
+			require.NoError(t, err)
+		}
+		assert.LessOrEqual(t, largest, 2*election.Milliseconds(), "election timeout %v", election)
+		assert.Greater(t, largest, election.Milliseconds(), "election timeout %v: some offset beyond it", election)
+	}
 }
