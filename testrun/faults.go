@@ -48,6 +48,7 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		clock = r.clockStrategy(ctx, c)
 	}
 	unavailable := map[string]string{}
+	partly := map[string]bool{} // families that run without some of their parts
 	var faults []nemesis.Fault
 	for _, name := range names {
 		f, err := nemesis.NewFault(name)
@@ -62,7 +63,7 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		switch {
 		case err == nil:
 		case partlyAvailable(name, err):
-			unavailable[name] = err.Error()
+			unavailable[name], partly[name] = err.Error(), true
 		case explicit:
 			return nil, nil, fmt.Errorf("%w: --nemesis %s cannot run here: %v", ErrUsage, name, err)
 		default:
@@ -73,7 +74,11 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 	}
 	r.faults = faults
 	for _, name := range names {
-		if why, ok := unavailable[name]; ok {
+		why, ok := unavailable[name]
+		switch {
+		case ok && partly[name]:
+			fmt.Fprintf(r.env.Out, "nemesis: %s runs without some parts here: %s\n", name, why)
+		case ok:
 			fmt.Fprintf(r.env.Out, "nemesis: %s unavailable here: %s\n", name, why)
 		}
 	}
