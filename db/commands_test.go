@@ -2,27 +2,13 @@ package db
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"chaos/control/remotetest"
+	"chaos/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run with -update to create %s", p)
-	require.Equal(t, string(want), got)
-}
 
 var threeNodes = []Node{{"n1", "10.77.0.11"}, {"n2", "10.77.0.12"}, {"n3", "10.77.0.13"}}
 
@@ -30,7 +16,8 @@ var threeNodes = []Node{{"n1", "10.77.0.11"}, {"n2", "10.77.0.12"}, {"n3", "10.7
 func lifecycle(t *testing.T, d DB) string {
 	t.Helper()
 	ctx := context.Background()
-	r := &recorder{host: "n2"}
+	var rec remotetest.Recorder
+	r := rec.Remote("n2", nil)
 	n := threeNodes[1]
 	require.NoError(t, d.Install(ctx, r, n))
 	require.NoError(t, d.Start(ctx, r, n))
@@ -40,44 +27,44 @@ func lifecycle(t *testing.T, d DB) string {
 	require.NoError(t, d.Stop(ctx, r, n))
 	require.NoError(t, d.Wipe(ctx, r, n))
 	require.NoError(t, d.CollectLogs(ctx, r, n, t.TempDir()))
-	return r.transcript()
+	return remotetest.Transcript(rec.Take())
 }
 
 func TestChaosNodeCommands(t *testing.T) {
 	d := &ChaosNode{Binary: "/build/chaos", Upload: true, Layout: DefaultLayout(), Nodes: threeNodes,
 		Bugs: []string{"stale-read"}, FaultHooks: true}
-	golden(t, "chaos-node", lifecycle(t, d))
+	golden.Equal(t, "testdata/chaos-node.golden", lifecycle(t, d))
 	require.Equal(t, "10.77.0.12:7000", d.ClientAddr(threeNodes[1]))
 }
 
 func TestChaosNodeLocalModeRunsTheBinaryInPlace(t *testing.T) {
 	d := &ChaosNode{Binary: "/build/chaos", Layout: Layout{DataDir: "/tmp/run", Procs: 1}, Nodes: threeNodes}
-	golden(t, "chaos-node-local", lifecycle(t, d))
+	golden.Equal(t, "testdata/chaos-node-local.golden", lifecycle(t, d))
 }
 
 func TestEtcdCommands(t *testing.T) {
 	d := &Etcd{Layout: DefaultLayout(), Nodes: threeNodes}
-	golden(t, "etcd", lifecycle(t, d))
+	golden.Equal(t, "testdata/etcd.golden", lifecycle(t, d))
 	require.Equal(t, "10.77.0.12:2379", d.ClientAddr(threeNodes[1]))
 }
 
 func TestEtcdMissingBinaryIsOneClearLine(t *testing.T) {
 	d := &Etcd{Layout: DefaultLayout(), Nodes: threeNodes}
-	r := &recorder{host: "n2", exit: map[string]int{"command -v etcd": 1}}
+	r := new(remotetest.Recorder).Remote("n2", remotetest.FailOn("command -v etcd", 1))
 	err := d.Install(context.Background(), r, threeNodes[1])
 	require.EqualError(t, err, "n2: install: no etcd binary on the host; install Debian's etcd-server package (apt-get install -y etcd-server) or pass --binary")
 }
 
 func TestStartOfARunningNodeFails(t *testing.T) {
 	d := &ChaosNode{Binary: "/build/chaos", Layout: DefaultLayout(), Nodes: threeNodes}
-	r := &recorder{host: "n1", exit: map[string]int{"setsid": exitAlreadyRunning}}
+	r := new(remotetest.Recorder).Remote("n1", remotetest.FailOn("setsid", exitAlreadyRunning))
 	err := d.Start(context.Background(), r, threeNodes[0])
 	require.ErrorContains(t, err, "n1: start chaos-node: canned failure")
 }
 
 func TestFailedCommandNamesTheHost(t *testing.T) {
 	d := &ChaosNode{Binary: "/build/chaos", Layout: DefaultLayout(), Nodes: threeNodes}
-	r := &recorder{host: "n3", exit: map[string]int{"kill": 1}}
+	r := new(remotetest.Recorder).Remote("n3", remotetest.FailOn("kill", 1))
 	err := d.Kill(context.Background(), r, threeNodes[2])
 	require.EqualError(t, err, "n3: kill: exited 1: canned failure")
 }

@@ -83,6 +83,16 @@ func Cmds(calls []Call) []string {
 	return out
 }
 
+// Transcript shows calls one a line, as Call.String does, each line
+// ending in a newline.
+func Transcript(calls []Call) string {
+	var b strings.Builder
+	for _, c := range calls {
+		b.WriteString(c.String() + "\n")
+	}
+	return b.String()
+}
+
 // Recorder records the calls of the fake Remotes it hands out, in the
 // order they arrive, with the host of each, so that one Recorder can hold
 // the transcript of one host or of a whole cluster. It is safe for

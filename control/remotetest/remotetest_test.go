@@ -35,12 +35,8 @@ func TestRecorderRecordsInOrder(t *testing.T) {
 		{Host: "n2", Kind: remotetest.Note, Text: "hook POST /faults/clock"},
 		{Host: "n1", Kind: remotetest.Download, Local: "/tmp/n1.log", Remote: "/var/log/n1.log"},
 	}, calls)
-	var lines []string
-	for _, c := range calls {
-		lines = append(lines, c.String())
-	}
-	assert.Equal(t, []string{"run echo a", "upload /build/chaos -> /opt/chaos/chaos -rwxr-xr-x",
-		"note hook POST /faults/clock", "download /var/log/n1.log"}, lines)
+	assert.Equal(t, "run echo a\nupload /build/chaos -> /opt/chaos/chaos -rwxr-xr-x\n"+
+		"note hook POST /faults/clock\ndownload /var/log/n1.log\n", remotetest.Transcript(calls))
 	assert.Equal(t, []string{"echo a"}, remotetest.Cmds(calls))
 	assert.Empty(t, rec.Take(), "taken")
 }

@@ -2,7 +2,6 @@ package described
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,53 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/control"
+	"chaos/control/remotetest"
 	"chaos/db"
+	"chaos/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run with -update to create %s", p)
-	require.Equal(t, string(want), got)
-}
-
-// recorder is a fake Remote that records every command and transfer.
-type recorder struct {
-	mu  sync.Mutex
-	log []string
-}
-
-func (r *recorder) Host() string { return "n2" }
-func (r *recorder) Close() error { return nil }
-
-func (r *recorder) Run(_ context.Context, cmd string) (control.Result, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.log = append(r.log, "run "+cmd)
-	return control.Result{}, nil
-}
-
-func (r *recorder) Upload(_ context.Context, local, remote string, mode os.FileMode) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.log = append(r.log, "upload "+local+" -> "+remote+" "+mode.String())
-	return nil
-}
-
-func (r *recorder) Download(_ context.Context, remote, local string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.log = append(r.log, "download "+remote)
-	return os.WriteFile(local, []byte("log of "+remote), 0o644)
-}
 
 var threeNodes = []db.Node{{Name: "n1", Addr: "10.77.0.11"}, {Name: "n2", Addr: "10.77.0.12"}, {Name: "n3", Addr: "10.77.0.13"}}
 
@@ -79,7 +35,8 @@ func example(t *testing.T, name string) *Description {
 func lifecycle(t *testing.T, d db.DB) string {
 	t.Helper()
 	ctx := context.Background()
-	r := &recorder{}
+	var rec remotetest.Recorder
+	r := rec.Remote("n2", nil)
 	n := threeNodes[1]
 	require.NoError(t, d.Install(ctx, r, n))
 	require.NoError(t, d.Start(ctx, r, n))
@@ -89,7 +46,7 @@ func lifecycle(t *testing.T, d db.DB) string {
 	require.NoError(t, d.Stop(ctx, r, n))
 	require.NoError(t, d.Wipe(ctx, r, n))
 	require.NoError(t, d.CollectLogs(ctx, r, n, t.TempDir()))
-	return strings.Join(r.log, "\n") + "\n"
+	return remotetest.Transcript(rec.Take())
 }
 
 // The commands each example runs on a host, from install to log
@@ -99,13 +56,13 @@ func TestExampleCommands(t *testing.T) {
 	cfg := db.Config{Nodes: threeNodes, Layout: db.DefaultLayout(), Binary: "/build/chaos", Upload: true}
 	d, err := New(example(t, "etcd"), cfg)
 	require.NoError(t, err)
-	golden(t, "etcd", lifecycle(t, d))
+	golden.Equal(t, "testdata/etcd.golden", lifecycle(t, d))
 	assert.Equal(t, "10.77.0.12:2379", d.ClientAddr(threeNodes[1]))
 
 	cfg.Bugs = []string{"stale-read"}
 	d, err = New(example(t, "chaos-node"), cfg)
 	require.NoError(t, err)
-	golden(t, "chaos-node", lifecycle(t, d))
+	golden.Equal(t, "testdata/chaos-node.golden", lifecycle(t, d))
 }
 
 func TestNewRefusesBugsWithoutBugFlags(t *testing.T) {
