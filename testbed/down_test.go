@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/golden"
 )
 
 func TestDownRemovesOnlyWhatTheStateNames(t *testing.T) {
@@ -23,7 +25,7 @@ func TestDownRemovesOnlyWhatTheStateNames(t *testing.T) {
 	got, err := Down(context.Background(), fake, dir)
 	require.NoError(t, err)
 	assert.Equal(t, st, got)
-	golden(t, "down-3-hosts.txt", fake.transcript(dir, st.Prefix))
+	golden.Equal(t, "testdata/down-3-hosts.txt", fake.transcript(dir, st.Prefix))
 
 	assert.Equal(t, map[string]bool{"lo": true, "eth0": true, "ctb000000-br": true, "docker0": true}, fake.links)
 	assert.Equal(t, map[string]bool{"ctb000000-n1": true, "blue": true}, fake.netns)
@@ -64,7 +66,7 @@ func TestDownAfterAnUpThatWasKilled(t *testing.T) {
 
 	_, err = Down(context.Background(), fake, dir)
 	require.NoError(t, err)
-	golden(t, "down-partial.txt", fake.transcript(dir, prefix))
+	golden.Equal(t, "testdata/down-partial.txt", fake.transcript(dir, prefix))
 	assert.Equal(t, map[string]bool{"lo": true, "eth0": true}, fake.links)
 	assert.Empty(t, fake.netns)
 	assert.Empty(t, fake.alive())

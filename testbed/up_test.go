@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"chaos/golden"
 )
 
 // keyStream is a fixed source of key material, so keys are the same on
@@ -36,8 +38,8 @@ func upFake(t *testing.T, fake *fakeSystem, n int) (string, State) {
 func TestUpThreeHosts(t *testing.T) {
 	fake := newFakeSystem()
 	dir, st := upFake(t, fake, 3)
-	golden(t, "up-3-hosts.txt", fake.transcript(dir, st.Prefix))
-	golden(t, "host-script.sh", hostScript()+"\n")
+	golden.Equal(t, "testdata/up-3-hosts.txt", fake.transcript(dir, st.Prefix))
+	golden.Equal(t, "testdata/host-script.sh", hostScript()+"\n")
 
 	assert.Equal(t, []int{1001, 1002, 1003}, fake.alive())
 	assert.Equal(t, map[string]bool{"lo": true, "eth0": true, st.Prefix + "-br": true,
@@ -53,7 +55,7 @@ func TestUpThreeHosts(t *testing.T) {
 	assert.Equal(t, "10.77.0.11\n10.77.0.12\n10.77.0.13\n", string(nodes))
 	config, err := os.ReadFile(filepath.Join(dir, "hosts", "n1", "sshd_config"))
 	require.NoError(t, err)
-	golden(t, "sshd_config-n1.txt", strings.ReplaceAll(string(config), st.Prefix, "$P"))
+	golden.Equal(t, "testdata/sshd_config-n1.txt", strings.ReplaceAll(string(config), st.Prefix, "$P"))
 	for _, name := range []string{"opt-chaos", "var-lib-chaos", "tmp"} {
 		assert.DirExists(t, filepath.Join(dir, "hosts", "n3", name))
 	}
@@ -102,7 +104,7 @@ func TestUpRollsBackWhenAStepFails(t *testing.T) {
 	_, err := Up(context.Background(), fake, Config{Dir: dir, Hosts: 3, Rand: keyStream()})
 	require.ErrorContains(t, err, "make n2's network")
 	assert.NotErrorIs(t, err, ErrConfig)
-	golden(t, "up-rollback.txt", fake.transcript(dir, prefix))
+	golden.Equal(t, "testdata/up-rollback.txt", fake.transcript(dir, prefix))
 	assert.Equal(t, map[string]bool{"lo": true, "eth0": true}, fake.links)
 	assert.Empty(t, fake.netns)
 	assert.NoDirExists(t, dir, "Up made the directory, so the rollback removes it")

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"chaos/cluster"
 	"chaos/control"
+	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/nemesis"
 	"chaos/testrun"
@@ -124,35 +124,18 @@ func TestHealFaultsNeverSetTheSharedClock(t *testing.T) {
 	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem}, clocks)
 }
 
-// healRemote records commands; it stands for a reached host.
-type healRemote struct {
-	host string
-	mu   sync.Mutex
-	cmds []string
-}
-
-func (r *healRemote) Host() string { return r.host }
-func (r *healRemote) Close() error { return nil }
-func (r *healRemote) Run(_ context.Context, cmd string) (control.Result, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cmds = append(r.cmds, cmd)
-	return control.Result{}, nil
-}
-func (r *healRemote) Upload(context.Context, string, string, os.FileMode) error { return nil }
-func (r *healRemote) Download(context.Context, string, string) error            { return nil }
-
 // The pieces of a heal put together: the reached host is healed by every
 // family in the layout given, the one that was not is reported, in order.
 func TestHealReportsEveryHost(t *testing.T) {
 	o := healOptions{db: "etcd", dataDir: "/data"}
 	nodes := cluster.Nodes([]string{"h1:2222", "h2", "h3"})
-	r1, r3 := &healRemote{host: "n1"}, &healRemote{host: "n3"}
+	var rec1, rec3 remotetest.Recorder // what the reached hosts n1 and n3 ran
 	layout, err := o.layout(false)
 	require.NoError(t, err)
 	d, err := o.newDB(nodes, layout)
 	require.NoError(t, err)
-	c, outcome := reached(d, nodes, []control.Remote{r1, nil, r3}, []error{nil, errors.New("n2: ssh: connection refused"), nil})
+	c, outcome := reached(d, nodes, []control.Remote{rec1.Remote("n1", nil), nil, rec3.Remote("n3", nil)},
+		[]error{nil, errors.New("n2: ssh: connection refused"), nil})
 	c.FaultProxy = nemesis.NewFaultProxy(layout, true)
 	assert.Nil(t, c.Hooks, "etcd has no hooks")
 	for _, h := range nemesis.HealEach(context.Background(), c, nemesis.HealFaults(false)) {
@@ -163,16 +146,17 @@ func TestHealReportsEveryHost(t *testing.T) {
 	require.EqualError(t, err, "heal failed on 1 of 3 hosts")
 	assert.Equal(t, "n1 (h1): healed\nn3 (h3): healed\n", out.String())
 	assert.Equal(t, "chaos: heal n2 (h2): n2: ssh: connection refused\n", errOut.String())
-	for _, r := range []*healRemote{r1, r3} {
-		require.Len(t, r.cmds, 9, "%q", r.cmds)
-		assert.Contains(t, r.cmds[0], `[ -f /data/etcd/`+r.host+`/etcd.pid ]`, "pause first")
-		assert.Contains(t, r.cmds[0], `kill -CONT $p`, "pause first")
+	for host, rec := range map[string]*remotetest.Recorder{"n1": &rec1, "n3": &rec3} {
+		cmds := remotetest.Cmds(rec.Take())
+		require.Len(t, cmds, 9, "%q", cmds)
+		assert.Contains(t, cmds[0], `[ -f /data/etcd/`+host+`/etcd.pid ]`, "pause first")
+		assert.Contains(t, cmds[0], `kill -CONT $p`, "pause first")
 		assert.Equal(t, []string{"iptables -w -S", "tc qdisc show", "iptables -w -S", "iptables -w -t mangle -S", "iptables -w -t nat -S"},
-			r.cmds[1:6], "partition, packet (its TEE and proxy chains too)")
-		assert.Contains(t, r.cmds[6], `[ -f /data/fault-proxy/fault-proxy.pid ]`, "packet: the fault proxy")
-		assert.Contains(t, r.cmds[6], `kill -TERM`, "packet: the fault proxy")
-		assert.Contains(t, r.cmds[7], `if [ -f /data/etcd/`+r.host+`/faketimerc ]; then`, "fake clock")
-		assert.Contains(t, r.cmds[8], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
+			cmds[1:6], "partition, packet (its TEE and proxy chains too)")
+		assert.Contains(t, cmds[6], `[ -f /data/fault-proxy/fault-proxy.pid ]`, "packet: the fault proxy")
+		assert.Contains(t, cmds[6], `kill -TERM`, "packet: the fault proxy")
+		assert.Contains(t, cmds[7], `if [ -f /data/etcd/`+host+`/faketimerc ]; then`, "fake clock")
+		assert.Contains(t, cmds[8], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
 	}
 }
 
@@ -183,7 +167,7 @@ func TestHealChaosNodeHookAddresses(t *testing.T) {
 	nodes := cluster.Nodes([]string{"10.77.0.11", "10.77.0.12"})
 	d, err := o.newDB(nodes, db.DefaultLayout())
 	require.NoError(t, err)
-	c, _ := reached(d, nodes, []control.Remote{&healRemote{}, nil}, []error{nil, errors.New("unreachable")})
+	c, _ := reached(d, nodes, []control.Remote{new(remotetest.Recorder).Remote("n1", nil), nil}, []error{nil, errors.New("unreachable")})
 	require.IsType(t, &db.ChaosNodeHooks{}, c.Hooks)
 	assert.Equal(t, "10.77.0.11:7000", c.Hooks.(*db.ChaosNodeHooks).Addrs["n1"])
 	assert.Equal(t, []db.Node{nodes[0]}, c.Nodes)
