@@ -19,6 +19,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/golden"
 )
 
 // hookNode answers the clock hooks as chaos-node does (offsets add up, a
@@ -163,7 +164,7 @@ func TestClockHookRequests(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "clock-hook", b.String())
+	golden.Equal(t, "testdata/clock-hook.golden", b.String())
 }
 
 // A node whose hook answers with an unchanged clock makes the fault "not
@@ -240,7 +241,7 @@ func TestClockSystemRefusedOnSharedClock(t *testing.T) {
 	assert.ErrorIs(t, k.Heal(ctx, c), errSharedClock)
 	assert.ErrorIs(t, HealAll(ctx, c, []Fault{k}), errSharedClock)
 	for _, f := range fakes {
-		assert.Empty(t, f.take())
+		assert.Empty(t, f.Take())
 	}
 }
 
@@ -269,7 +270,7 @@ func TestClockSystemCommands(t *testing.T) {
 		require.NoError(t, k.Heal(ctx, c))
 		b.WriteString(transcript("heal", fiveNodes, fakes))
 	}
-	golden(t, "clock-system", b.String())
+	golden.Equal(t, "testdata/clock-system.golden", b.String())
 }
 
 // The draws stay in their documented ranges, and the system strategy

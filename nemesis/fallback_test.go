@@ -11,6 +11,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/golden"
 )
 
 // Tests of what the families do on systems with fewer capabilities than
@@ -78,7 +79,7 @@ func TestVoteRestartFromStates(t *testing.T) {
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
-	netGolden(t, "targeted-vote-restart-states", b.String())
+	golden.Equal(t, "testdata/targeted-vote-restart-states.golden", b.String())
 
 	fx = newSeqFixture(t)
 	fx.c.Events = nil

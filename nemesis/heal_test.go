@@ -95,7 +95,7 @@ func TestHealAllWithTheRealFamilies(t *testing.T) {
 	g.Hooks = hc.Hooks
 	require.NoError(t, HealAll(context.Background(), g, []Fault{&Pause{}, &Kill{}, &Clock{}}))
 	for _, n := range fiveNodes[:2] {
-		cmds := fakes[n.Name].take()
+		cmds := ran(fakes[n.Name])
 		require.Len(t, cmds, 1)
 		assert.Contains(t, cmds[0], "kill -CONT")
 		assert.Equal(t, []string{"DELETE /faults/clock"}, hooks[n.Name].take())

@@ -40,9 +40,8 @@ func TestPacketRefusesABadInterfaceName(t *testing.T) {
 	for _, dev := range []string{"eth0:1", "a-very-long-interface-name", ".."} {
 		log := &netLog{}
 		c := netCluster("10.77.0", 3)
-		netSeparateHosts(c, log, netProbeNetem)
-		for _, n := range c.Nodes {
-			c.Remotes[n.Name].(*netFakeRemote).host.dev = dev
+		for _, h := range netSeparateHosts(c, log, netProbeNetem) {
+			h.dev = dev
 		}
 		p := &Packet{Behavior: PacketBehavior{DelayMS: 50}, Links: netLinks(PacketLinks{"n1": {"n2"}})}
 		_, err := p.Start(context.Background(), c, netRand(1))

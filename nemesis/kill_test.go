@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/control/remotetest"
 	"chaos/db"
+	"chaos/golden"
 )
 
 // opLine renders an op as the history would: its f and its JSON value.
@@ -39,7 +41,7 @@ func TestKillCommands(t *testing.T) {
 	k = &Kill{Targets: []Target{TargetLeader}}
 	step(k.Start(ctx, c, seeded(1)))
 	step(k.Stop(ctx, c))
-	golden(t, "kill", b.String())
+	golden.Equal(t, "testdata/kill.golden", b.String())
 }
 
 // A kill whose target keeps answering is recorded as not observed, and so
@@ -62,18 +64,18 @@ func TestKillEffectNotObserved(t *testing.T) {
 func TestKillFailures(t *testing.T) {
 	ctx := context.Background()
 	c, _, fakes := goldenCluster(fiveNodes[:3])
-	fakes["n2"].exit = map[string]int{"kill -KILL": 1}
+	c.Remotes["n2"] = fakes["n2"].Remote("n2", remotetest.FailOn("kill -KILL", 1))
 	k := &Kill{Targets: []Target{TargetAll}}
 	op, err := k.Start(ctx, c, seeded(1))
 	require.EqualError(t, err, "kill: n2: kill: exited 1: canned failure")
 	assert.Equal(t, `op kill {"nodes":["n1","n2","n3"],"mode":"all"}`, opLine(t, op))
 
-	fakes["n3"].exit = map[string]int{"setsid": 1}
+	c.Remotes["n3"] = fakes["n3"].Remote("n3", remotetest.FailOn("setsid", 1))
 	op, err = k.Stop(ctx, c)
 	require.EqualError(t, err, "kill: n3: start chaos-node: exited 1: canned failure")
 	assert.Equal(t, `op start {"nodes":["n1","n2","n3"]}`, opLine(t, op))
 	for _, n := range []string{"n1", "n2", "n3"} {
-		assert.Contains(t, strings.Join(fakes[n].take(), "\n"), "setsid /opt/chaos/chaos node --id "+n)
+		assert.Contains(t, strings.Join(ran(fakes[n]), "\n"), "setsid /opt/chaos/chaos node --id "+n)
 	}
 
 	op, err = k.Stop(ctx, c)
@@ -87,7 +89,7 @@ func TestKillHealIsANoOp(t *testing.T) {
 	c, _, fakes := goldenCluster(fiveNodes)
 	require.NoError(t, (&Kill{}).Heal(context.Background(), c))
 	for _, f := range fakes {
-		assert.Empty(t, f.take())
+		assert.Empty(t, f.Take())
 	}
 }
 
@@ -106,7 +108,7 @@ func TestKillOfTheLeaderWithoutLeaderCapability(t *testing.T) {
 	require.Len(t, v.Nodes, 1)
 	killed := 0
 	for _, f := range fakes {
-		killed += len(f.take())
+		killed += len(ran(f))
 	}
 	assert.Positive(t, killed, "a node was killed")
 	_, err = k.Stop(context.Background(), c)
@@ -114,13 +116,13 @@ func TestKillOfTheLeaderWithoutLeaderCapability(t *testing.T) {
 
 	c.Leader = func(context.Context) (string, error) { return "", errors.New("no node reports a leader") }
 	for _, f := range fakes {
-		f.take()
+		f.Take()
 	}
 	op, err = k.Start(context.Background(), c, seeded(1))
 	require.EqualError(t, err, "kill: select leader: no node reports a leader")
 	assert.Equal(t, Op{}, op)
 	for _, f := range fakes {
-		assert.Empty(t, f.take())
+		assert.Empty(t, f.Take())
 	}
 }
 
@@ -158,23 +160,23 @@ func TestKillHealRestartsWhatStopCouldNot(t *testing.T) {
 	_, err = k.Stop(ctx, c)
 	require.EqualError(t, err, "kill: "+node+": not answering")
 	for _, f := range fakes {
-		f.take()
+		f.Take()
 	}
 
 	d.sticky = nil
 	require.NoError(t, k.Heal(ctx, c))
-	cmds := fakes[node].take()
+	cmds := ran(fakes[node])
 	require.Len(t, cmds, 3, "%v", cmds)
 	assert.Contains(t, cmds[0], "kill -KILL")
 	assert.Contains(t, cmds[1], "setsid /opt/chaos/chaos node --id "+node)
 	assert.Contains(t, cmds[2], "sleep 0.2")
 	for name, f := range fakes {
 		if name != node {
-			assert.Empty(t, f.take(), name)
+			assert.Empty(t, f.Take(), name)
 		}
 	}
 	require.NoError(t, k.Heal(ctx, c))
-	assert.Empty(t, fakes[node].take(), "healed: nothing to restart")
+	assert.Empty(t, fakes[node].Take(), "healed: nothing to restart")
 }
 
 // Heal restarts the nodes of a kill that no Stop ended.

@@ -124,7 +124,7 @@ func TestHealLeftoversSystemClock(t *testing.T) {
 				}
 				return netOK(""), true
 			case strings.Contains(cmd, "clock-ntp-stopped") && strings.Contains(cmd, "date -s @"):
-				log.add("%s: reset the clock", name)
+				log.Note(name, "reset the clock")
 				return netOK(""), true
 			}
 			return control.Result{}, false

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
+	"chaos/control/remotetest"
 	"chaos/db"
 )
 
@@ -124,7 +125,7 @@ func memberFixture(d *memberDB, leader string) (*Cluster, *Member, *time.Duratio
 	c := &Cluster{Nodes: threeNodes, DB: d, Remotes: map[string]control.Remote{},
 		Leader: func(context.Context) (string, error) { return leader, nil }}
 	for _, n := range threeNodes {
-		c.Remotes[n.Name] = &seqRemote{node: n.Name, log: &netLog{}}
+		c.Remotes[n.Name] = new(remotetest.Recorder).Remote(n.Name, seqAnswer(""))
 	}
 	elapsed := new(time.Duration)
 	m := &Member{Election: 100 * time.Millisecond, UpTimeout: time.Second, Pace: Pace{

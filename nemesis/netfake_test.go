@@ -1,15 +1,11 @@
 package nemesis
 
 import (
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -21,27 +17,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
+	"chaos/control/remotetest"
 	"chaos/db"
 )
 
 // This file holds the fakes of the network fault tests: a host that
 // simulates iptables and tc closely enough to tell chaos's rules from the
 // host's own, and chaos-node fault hooks that record their requests.
-
-var netUpdate = flag.Bool("update-net", false, "rewrite the network faults' golden files in testdata")
-
-// netGolden compares got with testdata/<name>.golden.
-func netGolden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *netUpdate {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run with -update-net to create %s", p)
-	require.Equal(t, string(want), got)
-}
 
 // Probe answers of three kinds of host.
 const (
@@ -64,8 +46,7 @@ const (
 
 // netFakeHost is one simulated host (one network namespace), reached by
 // one or more node Remotes: several in local mode, where every node lives
-// on this machine. It logs every command, prefixed with the node whose
-// Remote ran it.
+// on this machine. Its Remotes record every call into its log.
 type netFakeHost struct {
 	probe   string // answer to the capability probe
 	dev     string // the interface every route goes through
@@ -94,26 +75,44 @@ type netFakeProxy struct {
 	sum     string // what sha256sum prints for the binary, "" when absent
 }
 
-// netLog is a transcript shared by hosts, so one test shows commands on
-// every host in the order they ran.
-type netLog struct {
-	mu    sync.Mutex
-	lines []string
-}
+// netLog is a transcript shared by hosts and hooks, so one test shows
+// commands on every host and hook requests in the order they came.
+type netLog struct{ remotetest.Recorder }
 
-func (l *netLog) add(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-}
-
-// take returns the transcript so far and starts a new one.
+// take returns the transcript so far, one "node: what" a line (see
+// netShow), and starts a new one.
 func (l *netLog) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := strings.Join(l.lines, "\n") + "\n"
-	l.lines = nil
-	return s
+	var lines []string
+	for _, c := range l.Take() {
+		lines = append(lines, c.Host+": "+netShow(c))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// netShow is how the transcript shows a call: a note as its text, a
+// transfer by its remote file, and a command as it ran, but for the long
+// scripts of the capability probe, of the fault proxy's daemon and of
+// chaos-node's process, shown by name.
+func netShow(c remotetest.Call) string {
+	switch c.Kind {
+	case remotetest.Note:
+		return c.Text
+	case remotetest.Upload, remotetest.Download:
+		return string(c.Kind) + " " + c.Remote
+	}
+	switch what := netFakeDaemonCmd(c.Cmd); {
+	case c.Cmd == netProbeScript:
+		return "<probe>"
+	case what != "":
+		return "<fault-proxy " + what + ">"
+	case strings.Contains(c.Cmd, "kill -KILL"):
+		return "<kill -KILL chaos-node>"
+	case strings.Contains(c.Cmd, "setsid"):
+		return "<start chaos-node>"
+	case strings.HasPrefix(c.Cmd, "sleep 0.2; "):
+		return "<check that chaos-node runs>"
+	}
+	return c.Cmd
 }
 
 func newNetFakeHost(log *netLog, probe, dev string) *netFakeHost {
@@ -122,44 +121,30 @@ func newNetFakeHost(log *netLog, probe, dev string) *netFakeHost {
 }
 
 // remote returns a Remote on h named after node.
-func (h *netFakeHost) remote(node string) control.Remote { return &netFakeRemote{host: h, node: node} }
+func (h *netFakeHost) remote(node string) control.Remote { return h.log.Remote(node, h.reply) }
 
-type netFakeRemote struct {
-	host *netFakeHost
-	node string
-}
-
-func (r *netFakeRemote) Host() string { return r.node }
-func (r *netFakeRemote) Close() error { return nil }
-func (r *netFakeRemote) Upload(_ context.Context, local, remote string, _ os.FileMode) error {
-	sum, err := fileSHA256(local)
-	if err != nil {
-		return err
+// reply answers a call to one of h's Remotes: a command as the simulated
+// host runs it, an upload (the fault proxy's binary) by keeping its sum.
+func (h *netFakeHost) reply(c remotetest.Call) (control.Result, error) {
+	switch c.Kind {
+	case remotetest.Upload:
+		sum, err := fileSHA256(c.Local)
+		if err != nil {
+			return control.Result{}, err
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.proxy.sum = sum
+		return control.Result{}, nil
+	case remotetest.Download:
+		return control.Result{}, fmt.Errorf("%s: unexpected download", c.Host)
 	}
-	r.host.mu.Lock()
-	defer r.host.mu.Unlock()
-	r.host.log.add("%s: upload %s", r.node, remote)
-	r.host.proxy.sum = sum
-	return nil
-}
-func (r *netFakeRemote) Download(context.Context, string, string) error {
-	return fmt.Errorf("%s: unexpected download", r.node)
-}
-
-func (r *netFakeRemote) Run(_ context.Context, cmd string) (control.Result, error) {
-	h := r.host
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch what := netFakeDaemonCmd(cmd); {
-	case cmd == netProbeScript:
-		h.log.add("%s: <probe>", r.node)
-	case what != "":
-		h.log.add("%s: <fault-proxy %s>", r.node, what)
+	if what := netFakeDaemonCmd(c.Cmd); what != "" {
 		return h.daemon(what), nil
-	default:
-		h.log.add("%s: %s", r.node, cmd)
 	}
-	return h.run(cmd), nil
+	return h.run(c.Cmd), nil
 }
 
 // netFakeDaemonCmd says which of the fault proxy daemon's commands (see
@@ -434,11 +419,11 @@ func newNetHooks(t *testing.T, log *netLog, nodes []db.Node) *netHooks {
 	for _, n := range nodes {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			line := fmt.Sprintf("%s: hook %s %s", n.Name, r.Method, r.URL.Path)
+			line := fmt.Sprintf("hook %s %s", r.Method, r.URL.Path)
 			if len(body) > 0 {
 				line += " " + string(body)
 			}
-			log.add("%s", line)
+			log.Note(n.Name, line)
 			if code := int(h.status.Load()); code != 0 {
 				w.WriteHeader(code)
 				_ = json.NewEncoder(w).Encode(map[string]string{"error": "fault hooks are disabled"})

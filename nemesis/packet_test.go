@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/golden"
 )
 
 // netPacketRun starts and stops p on c and returns the transcript.
@@ -38,7 +39,7 @@ func TestPacketByNetem(t *testing.T) {
 
 	// The default: seed 003's network, links chosen with the seed.
 	out += "== defaults (seed 7)\n" + netPacketRun(t, &Packet{}, c, log, 7)
-	netGolden(t, "packet-netem", out)
+	golden.Equal(t, "testdata/packet-netem.golden", out)
 	for name, h := range hosts {
 		require.Equal(t, "qdisc noqueue 0: dev eth0 root refcnt 2", h.roots["eth0"], name)
 	}
@@ -63,7 +64,7 @@ func TestPacketWithoutNetem(t *testing.T) {
 	require.Equal(t, []string{PartCorrupt}, unavailable.Parts)
 	require.EqualError(t, err, "packet: these hosts cannot perform corrupt: corrupt (netem: n1: netem: exit 2: Error: Specified qdisc kind is unknown.)")
 	log.take()
-	netGolden(t, "packet-no-netem", netPacketRun(t, p, c, log, 1))
+	golden.Equal(t, "testdata/packet-no-netem.golden", netPacketRun(t, p, c, log, 1))
 }
 
 // etcd on hosts without netem, and no place for the fault proxy: loss
@@ -83,7 +84,7 @@ func TestPacketForEtcdWithoutNetem(t *testing.T) {
 		"reorder (netem: n1: netem: exit 2: Error: Specified qdisc kind is unknown.; hooks: n1: no fault hooks (etcd has none); "+
 		"proxy: a TCP stream delivers its bytes in order)")
 	log.take()
-	netGolden(t, "packet-etcd", netPacketRun(t, p, c, log, 2))
+	golden.Equal(t, "testdata/packet-etcd.golden", netPacketRun(t, p, c, log, 2))
 
 	// Nothing at all possible: Start refuses.
 	_, err = (&Packet{Behavior: PacketBehavior{Corrupt: 0.1}}).Start(ctx, c, netRand(1))
@@ -105,7 +106,7 @@ func TestPacketLocalModeSharesTheRootQdisc(t *testing.T) {
 		all[n.Name] = netWithout(partitionNames(c.Nodes), n.Name)
 	}
 	p := &Packet{Behavior: PacketBehavior{DelayMS: 100}, Links: netLinks(all)}
-	netGolden(t, "packet-local", netPacketRun(t, p, c, log, 1))
+	golden.Equal(t, "testdata/packet-local.golden", netPacketRun(t, p, c, log, 1))
 	require.Equal(t, "qdisc noqueue 0: dev lo root refcnt 2", host.roots["lo"])
 }
 

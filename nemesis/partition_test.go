@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/golden"
 )
 
 func netRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
@@ -37,7 +38,7 @@ func TestPartitionTopologiesByIPTablesOnFiveHosts(t *testing.T) {
 			require.Empty(t, h.rules, "%s: %s left a rule", topo, name)
 		}
 	}
-	netGolden(t, "partition-iptables", out.String())
+	golden.Equal(t, "testdata/partition-iptables.golden", out.String())
 }
 
 // In local mode the five nodes share this machine: every node's rules go
@@ -87,7 +88,7 @@ func TestPartitionLocalModeRulesShareOneHost(t *testing.T) {
 	out += log.take() + netOpLine(t, op)
 	require.Empty(t, host.rules)
 	require.Empty(t, host.chains)
-	netGolden(t, "partition-local", out)
+	golden.Equal(t, "testdata/partition-local.golden", out)
 }
 
 // Local mode as an ordinary user: no iptables, so every node's transport
@@ -112,7 +113,7 @@ func TestPartitionFallsBackToHooksWithoutRoot(t *testing.T) {
 	op, err = p.Stop(ctx, c)
 	require.NoError(t, err)
 	out += log.take() + netOpLine(t, op)
-	netGolden(t, "partition-hooks", out)
+	golden.Equal(t, "testdata/partition-hooks.golden", out)
 }
 
 func TestPartitionUnavailableSaysWhy(t *testing.T) {
@@ -159,7 +160,7 @@ func TestPartitionHealNeverTouchesOtherRules(t *testing.T) {
 
 	require.NoError(t, p.Heal(ctx, c))
 	require.NoError(t, p.Heal(ctx, c))
-	netGolden(t, "partition-heal", log.take())
+	golden.Equal(t, "testdata/partition-heal.golden", log.take())
 	for name, h := range hosts {
 		require.Equal(t, own, netWithout(h.rules, packetChain), name)
 		require.Equal(t, []string{"CHAOS-PARTITIONS"}, netWithout(h.chains, packetChain), name)

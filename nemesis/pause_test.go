@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/control/remotetest"
+	"chaos/golden"
 )
 
 // The commands of a pause, of the resume that ends it, and of a heal,
@@ -25,7 +28,7 @@ func TestPauseCommands(t *testing.T) {
 	step(p.Stop(ctx, c))
 	require.NoError(t, p.Heal(ctx, c))
 	b.WriteString(transcript("heal", fiveNodes, fakes))
-	golden(t, "pause", b.String())
+	golden.Equal(t, "testdata/pause.golden", b.String())
 }
 
 func TestPauseEffectNotObserved(t *testing.T) {
@@ -64,14 +67,14 @@ func TestPauseHealReachesEveryNode(t *testing.T) {
 	_, err := p.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
 	for _, f := range fakes {
-		f.take()
+		f.Take()
 	}
-	fakes["n1"].exit = map[string]int{"kill -CONT": 1}
-	fakes["n3"].exit = map[string]int{"kill -CONT": 1}
+	c.Remotes["n1"] = fakes["n1"].Remote("n1", remotetest.FailOn("kill -CONT", 1))
+	c.Remotes["n3"] = fakes["n3"].Remote("n3", remotetest.FailOn("kill -CONT", 1))
 	err = p.Heal(ctx, c)
 	require.EqualError(t, err, "pause: n1: resume: exited 1: canned failure\nn3: resume: exited 1: canned failure")
 	for _, n := range fiveNodes {
-		assert.Len(t, fakes[n.Name].take(), 1, n.Name)
+		assert.Len(t, ran(fakes[n.Name]), 1, n.Name)
 	}
 	op, err := p.Stop(ctx, c)
 	require.NoError(t, err)
@@ -90,9 +93,9 @@ func TestPauseDoesNotWaitForANodeSilentBefore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"n2"}, op.Value.(processValue).Silent)
 	for _, f := range fakes {
-		f.take()
+		f.Take()
 	}
 	_, err = p.Stop(ctx, c)
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(fakes["n2"].take(), "\n"), "kill -CONT")
+	assert.Contains(t, strings.Join(ran(fakes["n2"]), "\n"), "kill -CONT")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/golden"
 )
 
 // netFaultProxy places the fault proxy as a run on remote hosts does,
@@ -45,7 +46,7 @@ func TestPacketProxyForEtcd(t *testing.T) {
 	log.take()
 	out := netPacketRun(t, p, c, log, 1)
 	out += "== again\n" + netPacketRun(t, p, c, log, 1)
-	netGolden(t, "packet-proxy-etcd", out)
+	golden.Equal(t, "testdata/packet-proxy-etcd.golden", out)
 	for name, h := range hosts {
 		assert.False(t, h.proxy.running, "%s: the proxy still runs", name)
 		require.NotNil(t, h.tables["nat"], name)
@@ -71,7 +72,7 @@ func TestPacketProxyLocalMode(t *testing.T) {
 	p := &Packet{Behavior: PacketBehavior{RateKbit: 800}, NoNetem: true,
 		Links: netLinks(PacketLinks{"n1": {"n2", "n3"}})}
 	host.probe = netProbeNoNetem + "htb no exit 2: Error: Specified qdisc kind is unknown.\n" // the last answer counts
-	netGolden(t, "packet-proxy-local", netPacketRun(t, p, c, log, 1))
+	golden.Equal(t, "testdata/packet-proxy-local.golden", netPacketRun(t, p, c, log, 1))
 	assert.Equal(t, 1, host.proxy.starts)
 	assert.False(t, host.proxy.running)
 }
@@ -163,7 +164,7 @@ func TestPacketProxyHealAfterACrash(t *testing.T) {
 	for _, h := range HealEach(ctx, c, []Fault{&Packet{}}) { // chaos heal's way: node by node
 		require.NoError(t, h.Err, h.Node.Name)
 	}
-	netGolden(t, "packet-proxy-heal", log.take())
+	golden.Equal(t, "testdata/packet-proxy-heal.golden", log.take())
 	for name, h := range hosts {
 		assert.False(t, h.proxy.running, name)
 		assert.Empty(t, h.tables["nat"].chains, name)

@@ -68,7 +68,7 @@ func TestScheduleHealsAtTheDeadlineWhenARestartCannotFinish(t *testing.T) {
 	assert.JSONEq(t, `{"error":"`+wantHealErr+`","faults":["kill"]}`, string(ops[2].Value))
 	assert.Equal(t, int64(25*time.Second), ops[2].Time, "healed at the deadline")
 
-	cmds := strings.Join(fakes[node].take(), "\n")
+	cmds := strings.Join(ran(fakes[node]), "\n")
 	assert.Equal(t, 2, strings.Count(cmds, "kill -KILL"), "the kill, and the heal's before its restart")
 	assert.Equal(t, 2, strings.Count(cmds, "setsid "), "the restart, and the heal's")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
+	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/node/eventlog"
 )
@@ -48,7 +48,7 @@ func newSeqFixture(t *testing.T) *seqFixture {
 	fx.c = &Cluster{Nodes: fiveNodes, Remotes: map[string]control.Remote{}, DB: fx.d, Hooks: hooks.hooks(),
 		Leader: fx.leaderNow, States: fx.statesNow, Events: fx.eventsNow, Write: fx.write, Timing: chaosNodeTiming()}
 	for _, n := range fiveNodes {
-		fx.c.Remotes[n.Name] = &seqRemote{node: n.Name, log: fx.log}
+		fx.c.Remotes[n.Name] = fx.log.Remote(n.Name, seqAnswer(""))
 	}
 	for _, n := range fiveNodes {
 		fx.states[n.Name] = db.NodeState{Role: "follower", Term: 4, Leader: "n3", Commit: 90, LastIndex: 90}
@@ -112,7 +112,7 @@ func chaosNodeTiming() db.Timing {
 // write is the cluster's client write: it logs the write into the
 // transcript.
 func (fx *seqFixture) write(_ context.Context, node, key string, value int64) error {
-	fx.log.add("%s: client write %s=%d", node, key, value)
+	fx.log.Note(node, fmt.Sprintf("client write %s=%d", key, value))
 	return nil
 }
 
@@ -148,42 +148,19 @@ func (fx *seqFixture) transcript(title string, op Op, err error) string {
 	return out + netOpLine(fx.t, op)
 }
 
-// seqRemote is a host that logs every command into the transcript,
-// shortened for the process commands, answers the network probe as this
-// machine does (no netem), and succeeds at everything but what fail names.
-type seqRemote struct {
-	node string
-	log  *netLog
-	fail string // a command containing it exits 1
-}
-
-func (r *seqRemote) Host() string { return r.node }
-func (r *seqRemote) Close() error { return nil }
-func (r *seqRemote) Upload(context.Context, string, string, os.FileMode) error {
-	return fmt.Errorf("%s: unexpected upload", r.node)
-}
-func (r *seqRemote) Download(context.Context, string, string) error {
-	return fmt.Errorf("%s: unexpected download", r.node)
-}
-
-func (r *seqRemote) Run(_ context.Context, cmd string) (control.Result, error) {
-	if r.fail != "" && strings.Contains(cmd, r.fail) {
-		return control.Result{ExitCode: 1, Stderr: []byte("canned failure")}, nil
+// seqAnswer answers as the hosts of a seqFixture do: the network probe as
+// this machine (no netem), a command that contains fail (when not "")
+// with exit 1, every other call with success.
+func seqAnswer(fail string) remotetest.Answer {
+	return func(c remotetest.Call) (control.Result, error) {
+		switch {
+		case fail != "" && strings.Contains(c.Cmd, fail):
+			return netFail(1, "canned failure"), nil
+		case c.Cmd == netProbeScript:
+			return netOK(netProbeNoNetem), nil
+		}
+		return control.Result{}, nil
 	}
-	switch {
-	case cmd == netProbeScript:
-		r.log.add("%s: <probe>", r.node)
-		return netOK(netProbeNoNetem), nil
-	case strings.Contains(cmd, "kill -KILL"):
-		r.log.add("%s: <kill -KILL chaos-node>", r.node)
-	case strings.Contains(cmd, "setsid"):
-		r.log.add("%s: <start chaos-node>", r.node)
-	case strings.HasPrefix(cmd, "sleep 0.2; "):
-		r.log.add("%s: <check that chaos-node runs>", r.node)
-	default:
-		r.log.add("%s: %s", r.node, cmd)
-	}
-	return control.Result{}, nil
 }
 
 // requireHealed fails unless err is nil: the fault's Stop or Heal undid

@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/golden"
 )
 
 // Tests of the targeted faults against fake hosts and hooks (see
 // targeted_fake_test.go): the commands and hook requests each issues, the
 // roles it picks, what its op records, and that Stop and Heal undo it.
-// Golden transcripts: go test ./nemesis -run Targeted -update-net.
+// Golden transcripts: CHAOS_UPDATE_GOLDEN=1 go test ./nemesis -run Targeted.
 
 // steady is how long a sequence waits before its first step for the
 // leader to have led an election timeout (see awaitLeader): the scripts'
@@ -52,7 +53,7 @@ func TestTargetedLease(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Op{}, op, "a second Stop has nothing to do")
 	b.WriteString(fx.transcript("heal", Op{}, l.Heal(ctx, fx.c)))
-	netGolden(t, "targeted-lease", b.String())
+	golden.Equal(t, "testdata/targeted-lease.golden", b.String())
 }
 
 // The leader is cut off; once another node leads, the cut is healed and
@@ -92,7 +93,7 @@ func TestTargetedLeaderCycle(t *testing.T) {
 	op, err = l.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
-	netGolden(t, "targeted-leader-cycle", b.String())
+	golden.Equal(t, "testdata/targeted-leader-cycle.golden", b.String())
 }
 
 // A restart that fails leaves the node to Stop (or Heal), which restarts
@@ -105,12 +106,12 @@ func TestTargetedLeaderCycleStopRestarts(t *testing.T) {
 			fx.set(func() { fx.leader = "n2" })
 		}
 	}
-	fx.c.Remotes["n2"].(*seqRemote).fail = "setsid"
+	fx.c.Remotes["n2"] = fx.log.Remote("n2", seqAnswer("setsid"))
 	l := &LeaderCycle{Pace: fx.pace()}
 	_, err := l.Start(ctx, fx.c, seeded(1))
 	require.ErrorContains(t, err, "leader-cycle: n2: start chaos-node: exited 1")
 	require.Error(t, fx.d.Up(ctx, fiveNodes[1]))
-	fx.c.Remotes["n2"].(*seqRemote).fail = ""
+	fx.c.Remotes["n2"] = fx.log.Remote("n2", seqAnswer(""))
 	_, err = l.Stop(ctx, fx.c)
 	require.NoError(t, err)
 	require.NoError(t, fx.d.Up(ctx, fiveNodes[1]))
@@ -164,7 +165,7 @@ func TestTargetedVoteRestart(t *testing.T) {
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
-	netGolden(t, "targeted-vote-restart", b.String())
+	golden.Equal(t, "testdata/targeted-vote-restart.golden", b.String())
 }
 
 // A voter that keeps its promise votes once: the sequence waits ten
@@ -233,7 +234,7 @@ func TestTargetedElectionDelay(t *testing.T) {
 	op, err = e.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
-	netGolden(t, "targeted-election-delay", b.String())
+	golden.Equal(t, "testdata/targeted-election-delay.golden", b.String())
 }
 
 // figure8Script plays Figure 8's roles: n3 leads term 4 with 5 entries of
@@ -276,7 +277,7 @@ func TestTargetedFigure8(t *testing.T) {
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
-	netGolden(t, "targeted-figure8", b.String())
+	golden.Equal(t, "testdata/targeted-figure8.golden", b.String())
 }
 
 // Figure 8 (d): the new leader keeps just enough bystanders for a
@@ -335,7 +336,7 @@ func TestTargetedCutByIPTables(t *testing.T) {
 		require.Empty(t, h.chains, "%s left a chain", name)
 		require.Empty(t, h.rules, "%s left a rule", name)
 	}
-	netGolden(t, "targeted-cut-iptables", log.take())
+	golden.Equal(t, "testdata/targeted-cut-iptables.golden", log.take())
 }
 
 // Every targeted family's Heal, with no fault of its own, clears every
@@ -494,7 +495,7 @@ func TestFigure8HealerResetsAppendLimits(t *testing.T) {
 	require.Len(t, healers, 1)
 	require.NoError(t, HealAll(context.Background(), g, healers))
 	for _, n := range fiveNodes[:2] {
-		assert.Empty(t, fakes[n.Name].take(), "no host command")
+		assert.Empty(t, fakes[n.Name].Take(), "no host command")
 		assert.Equal(t, []string{"DELETE /faults/append"}, hooks[n.Name].take())
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
+	"chaos/control/remotetest"
 	"chaos/db"
 )
 
@@ -24,74 +23,41 @@ import (
 var fiveNodes = []db.Node{{Name: "n1", Addr: "10.77.0.11"}, {Name: "n2", Addr: "10.77.0.12"},
 	{Name: "n3", Addr: "10.77.0.13"}, {Name: "n4", Addr: "10.77.0.14"}, {Name: "n5", Addr: "10.77.0.15"}}
 
-// goldenRemote is a fake Remote that records every command and answers
-// with exit code 0, or the code of the first substring of exit that the
-// command contains.
-type goldenRemote struct {
-	host string
-	exit map[string]int
-	mu   sync.Mutex
-	log  []string
-}
-
-func (r *goldenRemote) Host() string { return r.host }
-func (r *goldenRemote) Close() error { return nil }
-
-func (r *goldenRemote) Run(_ context.Context, cmd string) (control.Result, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.log = append(r.log, cmd)
-	for sub, code := range r.exit {
-		if strings.Contains(cmd, sub) {
-			return control.Result{ExitCode: code, Stderr: []byte("canned failure")}, nil
-		}
-	}
-	return control.Result{}, nil
-}
-
-func (r *goldenRemote) Upload(context.Context, string, string, os.FileMode) error {
-	return errors.New("goldenRemote: no uploads in nemesis")
-}
-
-func (r *goldenRemote) Download(context.Context, string, string) error {
-	return errors.New("goldenRemote: no downloads in nemesis")
-}
-
-// take returns and forgets the commands recorded so far.
-func (r *goldenRemote) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.log
-	r.log = nil
-	return out
-}
-
-// goldenCluster is a cluster of goldenRemotes over a real chaos-node DB
-// whose Up is simulated by liveDB.
-func goldenCluster(nodes []db.Node) (*Cluster, *liveDB, map[string]*goldenRemote) {
+// goldenCluster is a cluster of recording fake hosts, where every call
+// succeeds, over a real chaos-node DB whose Up is simulated by liveDB.
+// Each node's calls are recorded apart, in the Recorder of its name.
+func goldenCluster(nodes []db.Node) (*Cluster, *liveDB, map[string]*remotetest.Recorder) {
 	d := &liveDB{DB: &db.ChaosNode{Binary: "/build/chaos", Upload: true, Layout: db.DefaultLayout(), Nodes: nodes},
 		silent: map[string]bool{}}
 	remotes := map[string]control.Remote{}
-	fakes := map[string]*goldenRemote{}
+	fakes := map[string]*remotetest.Recorder{}
 	for _, n := range nodes {
-		fakes[n.Name] = &goldenRemote{host: n.Name}
-		remotes[n.Name] = fakes[n.Name]
+		fakes[n.Name] = &remotetest.Recorder{}
+		remotes[n.Name] = fakes[n.Name].Remote(n.Name, nil)
 	}
 	return &Cluster{Nodes: nodes, Remotes: remotes, DB: d}, d, fakes
 }
 
 // transcript is what happened on every host since the last call, host by
-// host in node order, after a header line.
-func transcript(header string, nodes []db.Node, fakes map[string]*goldenRemote) string {
+// host in node order, after a header line: "  n1$ CMD" a command,
+// "  n1: upload ..." a transfer.
+func transcript(header string, nodes []db.Node, fakes map[string]*remotetest.Recorder) string {
 	var b strings.Builder
 	b.WriteString(header + "\n")
 	for _, n := range nodes {
-		for _, cmd := range fakes[n.Name].take() {
-			fmt.Fprintf(&b, "  %s$ %s\n", n.Name, cmd)
+		for _, c := range fakes[n.Name].Take() {
+			if c.Kind == remotetest.Run {
+				fmt.Fprintf(&b, "  %s$ %s\n", n.Name, c.Cmd)
+			} else {
+				fmt.Fprintf(&b, "  %s: %s\n", n.Name, c)
+			}
 		}
 	}
 	return b.String()
 }
+
+// ran are the commands a host ran since the last Take.
+func ran(fake *remotetest.Recorder) []string { return remotetest.Cmds(fake.Take()) }
 
 // liveDB runs the real DB's commands and simulates which nodes answer:
 // Kill and Pause silence a node, Start and Resume revive it. Nodes in
@@ -142,20 +108,6 @@ func (d *liveDB) after(err error, n db.Node, silent bool) error {
 		d.set(n, silent)
 	}
 	return err
-}
-
-// golden compares got with testdata/<name>.golden; CHAOS_UPDATE_GOLDEN=1
-// rewrites the file instead.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if os.Getenv("CHAOS_UPDATE_GOLDEN") == "1" {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run with CHAOS_UPDATE_GOLDEN=1 to create %s", p)
-	require.Equal(t, string(want), got)
 }
 
 func seeded(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
