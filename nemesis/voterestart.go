@@ -26,9 +26,10 @@ import (
 //     logs shows it in its nodes' states instead (see votestates.go): a
 //     node whose term rose to that of a node campaigning or leading in it
 //     voted for it, or is about to.
-//  3. It is restarted at once. The old leader's side, which never heard of
-//     that term, now holds a majority with it and campaigns into the term
-//     the restarted node voted in: the restarted node is asked again.
+//  3. It is restarted as soon as the old leader stepped down (it hears
+//     from no majority). The old leader's side, which never heard of that
+//     term, now holds a majority with it and campaigns into the term the
+//     restarted node voted in: the restarted node is asked again.
 //
 // The old leader's side can campaign only into the term after its own, so
 // a first round of the majority that split (every vote in it a vote for
@@ -189,6 +190,9 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 	if err := s.cut.set(ctx, c, sides(moved, rest), vote.Node); err != nil {
 		return err
 	}
+	if err := f.awaitNoLeader(ctx, c, minority, vote.Term); err != nil {
+		return err
+	}
 	if err := s.restartNode(ctx, c, vote.Node); err != nil {
 		return err
 	}
@@ -208,6 +212,29 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 	if len(second) == 0 {
 		v["outcome"] = "no second vote seen"
 	}
+	return err
+}
+
+// awaitNoLeader waits, three election timeouts at most, until no node of
+// side leads a term before term: the old leader stepped down (it cannot
+// hear from a majority) and its election timer runs. The voter restarts
+// only then, so that the old leader's side most often campaigns first,
+// into the voter's term; a voter restarted while the old leader still
+// leads answers its heartbeats with the newer term and campaigns itself
+// as often as not, into a term after its vote.
+func (f *VoteRestart) awaitNoLeader(ctx context.Context, c *Cluster, side []string, term uint64) error {
+	_, err := f.Pace.until(ctx, 3*electionOf(c, f.Election), pollEvery, func() (bool, error) {
+		st, err := states(ctx, c)
+		if err != nil {
+			return false, nil // not answering: no verdict yet
+		}
+		for _, n := range side {
+			if s, ok := st[n]; ok && s.Role == RoleLeader && s.Term < term {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 	return err
 }
 

@@ -43,8 +43,8 @@ func TestDescribedSystemsOnTestbed(t *testing.T) {
 		// Serializable reads are answered from a member's own state: under
 		// partitions a cut-off member serves stale values. The run above,
 		// with linearizable reads (the default) and partitions among its
-		// faults, is the control; TestEtcdReadConsistencyOnTestbed runs both
-		// consistencies under the same partitions with the built-in etcd.
+		// faults, is the control; TestEtcdSerializableReadsOnTestbed runs the
+		// same with the built-in etcd's client.
 		{"etcd.yaml serializable reads under partitions", []string{"--db", etcd, "--read-consistency", "serializable",
 			"--nemesis", "partition", "--nemesis-interval", "3s", "--time-limit", "30s", "--seed", "22"}, exitInvalid, "linearizable"},
 		// chaos-node through the Python client command.
