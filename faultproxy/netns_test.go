@@ -19,21 +19,11 @@ import (
 	"chaos/testbed/bedtest"
 )
 
-// netnsChildEnv marks the copy of the test binary that runs inside a
-// network namespace of its own.
-const netnsChildEnv = "FAULTPROXY_NETNS_CHILD"
-
 // The proxy behind a real iptables REDIRECT, in a network namespace of the
 // test's own (unshare --net: nothing of the machine's is touched, and the
 // rules die with the namespace). The test binary runs itself there.
 func TestRedirectInNetworkNamespace(t *testing.T) {
-	if os.Getenv(netnsChildEnv) == "" {
-		bedtest.Require(t, "iptables", "unshare", "ip")
-		cmd := exec.Command("unshare", "--net", os.Args[0], "-test.run=^TestRedirectInNetworkNamespace$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), netnsChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		t.Logf("in the namespace:\n%s", out)
-		require.NoError(t, err)
+	if !bedtest.InOwnNetNS(t) {
 		return
 	}
 	var (

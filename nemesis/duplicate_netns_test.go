@@ -18,23 +18,13 @@ import (
 	"chaos/testbed/bedtest"
 )
 
-// teeChildEnv marks the copy of the test binary that runs inside a network
-// namespace of its own (unshare --net), where its iptables rules die with it.
-const teeChildEnv = "NEMESIS_TEE_CHILD"
-
 // Duplication through TEE is duplication on the wire, visible only as TCP
 // allows: with the rules the packet family installs (every packet from the
 // node to the peer cloned), a 2 MB stream arrives whole and in order, the
 // rule cloned packets, and the kernel counted the duplicate segments it
 // received (the receiver reports them back as D-SACKs).
 func TestDuplicatedPacketsAreVisibleOnlyAsTCPAllows(t *testing.T) {
-	if os.Getenv(teeChildEnv) == "" {
-		bedtest.Require(t, "iptables", "unshare", "ip")
-		cmd := exec.Command("unshare", "--net", os.Args[0], "-test.run=^TestDuplicatedPacketsAreVisibleOnlyAsTCPAllows$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), teeChildEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		t.Logf("in the namespace:\n%s", out)
-		require.NoError(t, err)
+	if !bedtest.InOwnNetNS(t) {
 		return
 	}
 	node, peer := netip.MustParseAddr("10.98.0.1"), netip.MustParseAddr("10.98.0.2")
