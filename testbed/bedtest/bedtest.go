@@ -72,10 +72,15 @@ func unmet(sys testbed.System, tools []string) string {
 
 // Up brings up the testbed cfg describes (testbed.Up rolls back a failed
 // one itself), failing the test if that fails, and downs it when the test
-// ends. A test may Down the testbed itself, to check the teardown: the Down
+// ends. It waits (while ctx allows) for another test that has a testbed
+// on the same subnet up, in this process or another, to end first (see
+// lockSubnet). A test may Down the testbed itself, to check the teardown: the Down
 // at the end then finds nothing to do.
 func Up(ctx context.Context, t testing.TB, sys testbed.System, cfg testbed.Config) testbed.State {
 	t.Helper()
+	if err := lockSubnet(ctx, t, cfg.Subnet); err != nil {
+		t.Fatalf("testbed up: %v", err)
+	}
 	st, err := testbed.Up(ctx, sys, cfg)
 	if err != nil {
 		t.Fatalf("testbed up: %v", err)
