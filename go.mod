@@ -17,6 +17,8 @@ require (
 	golang.org/x/time v0.16.0
 )
 
+require github.com/hanwen/go-fuse/v2 v2.12.1
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -1,0 +1,104 @@
+package faultfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// FS is a mounted fault file system: the mount and its Tracker.
+type FS struct {
+	*Tracker
+	server *fuse.Server
+}
+
+// DevFUSE is the device a mount needs.
+const DevFUSE = "/dev/fuse"
+
+// Mount mounts the backing directory at mountpoint (an empty directory),
+// directly (no fusermount: the caller must be root), and serves it until
+// Unmount. What backing holds now is durable. Names and attributes are
+// not cached by the kernel (every lookup reaches the file system), so
+// that what a power loss changed is seen at once. now is the clock of
+// timed error injection (nil: time.Now). Its errors name what is wrong
+// with the arguments or the host.
+func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
+	if now == nil {
+		now = time.Now
+	}
+	if err := checkMount(backing, mountpoint); err != nil {
+		return nil, err
+	}
+	backing, err := filepath.Abs(backing)
+	if err != nil {
+		return nil, err
+	}
+	t, err := NewTracker(backing, now)
+	if err != nil {
+		return nil, fmt.Errorf("faultfs: backing directory %s: %w", backing, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(backing, &st); err != nil {
+		return nil, fmt.Errorf("faultfs: backing directory %s: %w", backing, err)
+	}
+	root := &fs.LoopbackRoot{Path: backing, Dev: st.Dev}
+	root.NewNode = func(rd *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
+		return &node{LoopbackNode: fs.LoopbackNode{RootData: rd}, t: t}
+	}
+	root.RootNode = root.NewNode(root, nil, "", &st)
+	zero := time.Duration(0)
+	server, err := fs.Mount(mountpoint, root.RootNode, &fs.Options{
+		EntryTimeout: &zero, AttrTimeout: &zero, NegativeTimeout: &zero,
+		MountOptions: fuse.MountOptions{
+			DirectMount: true, DirectMountStrict: true, AllowOther: true,
+			FsName: backing, Name: "faultfs", Options: []string{"default_permissions"},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("faultfs: mount %s on %s: %w", backing, mountpoint, err)
+	}
+	return &FS{Tracker: t, server: server}, nil
+}
+
+// checkMount says, in one line, what keeps backing from being mounted at
+// mountpoint.
+func checkMount(backing, mountpoint string) error {
+	if _, err := os.Stat(DevFUSE); err != nil {
+		return fmt.Errorf("faultfs: %s is missing (load the fuse module, or give the container the device)", DevFUSE)
+	}
+	if fi, err := os.Stat(backing); err != nil || !fi.IsDir() {
+		return fmt.Errorf("faultfs: backing directory %s does not exist or is not a directory (create it first)", backing)
+	}
+	d, err := os.Open(mountpoint)
+	if err != nil {
+		return fmt.Errorf("faultfs: mount directory %s does not exist (create it first)", mountpoint)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(1)
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("faultfs: mount directory %s is not a directory", mountpoint)
+	case len(names) > 0:
+		return fmt.Errorf("faultfs: mount directory %s is not empty (is something mounted there already?)", mountpoint)
+	case err != nil && !errors.Is(err, io.EOF):
+		return fmt.Errorf("faultfs: mount directory %s: %w", mountpoint, err)
+	}
+	return nil
+}
+
+// Unmount unmounts the file system (it fails while a file of it is open)
+// and waits until it is no longer served.
+func (f *FS) Unmount() error {
+	if err := f.server.Unmount(); err != nil {
+		return err
+	}
+	f.server.Wait()
+	return nil
+}
