@@ -6,6 +6,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
@@ -16,8 +17,6 @@ require (
 	golang.org/x/term v0.47.0
 	golang.org/x/time v0.16.0
 )
-
-require github.com/hanwen/go-fuse/v2 v2.12.1
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
