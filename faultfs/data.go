@@ -19,24 +19,20 @@ type fileState struct {
 	undo    extents
 }
 
-// openState makes the state of the file that open reaches, the first
-// time it changes since it was made durable. A file created since then
-// (created) is durable with nothing in it.
-func openState(open func() (*os.File, error), created bool) (*fileState, error) {
+// openState makes the state of the file that open reaches, just before
+// it changes for the first time since it was made durable: its size now
+// is its durable size.
+func openState(open func() (*os.File, error)) (*fileState, error) {
 	f, err := open()
 	if err != nil {
 		return nil, err
 	}
-	st := &fileState{fd: f}
-	if !created {
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		st.durable = fi.Size()
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	return st, nil
+	return &fileState{fd: f, durable: fi.Size()}, nil
 }
 
 // save keeps the old bytes of [a, b) that are durable and not saved yet:

@@ -69,13 +69,8 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		if errno != 0 {
 			return errno
 		}
-		if fh, errno = n.wrap(lfh); errno != 0 {
-			return errno
-		}
-		if existed {
-			return nil
-		}
-		return n.t.startNew(fh.(*file).ino, fh.(*file).reopen)
+		fh, errno = n.wrap(lfh)
+		return errnoErr(errno)
 	})
 	if errno == 0 && existed && flags&syscall.O_TRUNC != 0 {
 		errno = fh.(*file).truncate(ctx, 0)
@@ -199,7 +194,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		return fs.ToErrno(err)
 	}
 	open := func() (*os.File, error) { return os.OpenFile(p, os.O_RDWR, 0) }
-	return n.t.dataChange(b.ino, open, false, int64(size), -1, func() syscall.Errno {
+	return n.t.dataChange(b.ino, open, int64(size), -1, func() syscall.Errno {
 		return n.LoopbackNode.Setattr(ctx, nil, in, out)
 	})
 }

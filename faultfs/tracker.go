@@ -36,9 +36,10 @@ func NewTracker(root string, now func() time.Time) (*Tracker, error) {
 
 // dataChange runs op, which changes the bytes [a, b) of the file ino
 // (b < 0: through its end), after saving what of that range is durable.
-// open opens the file read-write if it has no state yet; created says
-// that it was created since the file system started and never fsynced.
-func (t *Tracker) dataChange(ino uint64, open func() (*os.File, error), created bool, a, b int64, op func() syscall.Errno) syscall.Errno {
+// open opens the file read-write if it has no state yet. (A file created
+// since it was last durable needs nothing more: it was empty when it got
+// its state, before its first change.)
+func (t *Tracker) dataChange(ino uint64, open func() (*os.File, error), a, b int64, op func() syscall.Errno) syscall.Errno {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.injected(OnWrites); e != 0 {
@@ -47,7 +48,7 @@ func (t *Tracker) dataChange(ino uint64, open func() (*os.File, error), created 
 	st := t.files[ino]
 	if st == nil {
 		var err error
-		if st, err = openState(open, created); err != nil {
+		if st, err = openState(open); err != nil {
 			return errnoOf(err)
 		}
 		t.files[ino] = st
@@ -149,18 +150,4 @@ func errnoOf(err error) syscall.Errno {
 		return e
 	}
 	return syscall.EIO
-}
-
-// startNew starts the state of a file just created, durable with nothing
-// in it. Callers hold t.mu (it runs in a nameChange's op).
-func (t *Tracker) startNew(ino uint64, open func() (*os.File, error)) error {
-	if t.files[ino] != nil {
-		return nil
-	}
-	st, err := openState(open, true)
-	if err != nil {
-		return err
-	}
-	t.files[ino] = st
-	return nil
 }
