@@ -17,6 +17,7 @@ import (
 type FS struct {
 	*Tracker
 	server *fuse.Server
+	done   chan struct{}
 }
 
 // DevFUSE is the device a mount needs.
@@ -64,8 +65,14 @@ func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("faultfs: mount %s on %s: %w", backing, mountpoint, err)
 	}
-	return &FS{Tracker: t, server: server}, nil
+	f := &FS{Tracker: t, server: server, done: make(chan struct{})}
+	go func() { server.Wait(); close(f.done) }()
+	return f, nil
 }
+
+// Done is closed when the file system is no longer served: unmounted by
+// Unmount or from outside.
+func (f *FS) Done() <-chan struct{} { return f.done }
 
 // checkMount says, in one line, what keeps backing from being mounted at
 // mountpoint.
@@ -99,6 +106,6 @@ func (f *FS) Unmount() error {
 	if err := f.server.Unmount(); err != nil {
 		return err
 	}
-	f.server.Wait()
+	<-f.done
 	return nil
 }
