@@ -29,7 +29,7 @@
 //     directories changes two names, each made durable by its own
 //     directory's fsync; a power loss in between can leave the file
 //     under both names (rename(2) itself allows a moment where both
-//     names refer to the file) or under neither's durable form. rename(2)
+//     names refer to the file) or under neither. rename(2)
 //     replacing an existing name is atomic for the running system only:
 //     until the directory is fsynced, a power loss brings the replaced
 //     file back under that name, as it was when last made durable.

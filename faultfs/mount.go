@@ -34,7 +34,7 @@ func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if err := checkMount(backing, mountpoint); err != nil {
+	if err := checkMount(DevFUSE, backing, mountpoint); err != nil {
 		return nil, err
 	}
 	backing, err := filepath.Abs(backing)
@@ -75,10 +75,10 @@ func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
 func (f *FS) Done() <-chan struct{} { return f.done }
 
 // checkMount says, in one line, what keeps backing from being mounted at
-// mountpoint.
-func checkMount(backing, mountpoint string) error {
-	if _, err := os.Stat(DevFUSE); err != nil {
-		return fmt.Errorf("faultfs: %s is missing (load the fuse module, or give the container the device)", DevFUSE)
+// mountpoint with the FUSE device dev.
+func checkMount(dev, backing, mountpoint string) error {
+	if _, err := os.Stat(dev); err != nil {
+		return fmt.Errorf("faultfs: %s is missing (load the fuse module, or give the container the device)", dev)
 	}
 	if fi, err := os.Stat(backing); err != nil || !fi.IsDir() {
 		return fmt.Errorf("faultfs: backing directory %s does not exist or is not a directory (create it first)", backing)
