@@ -25,9 +25,10 @@ const DevFUSE = "/dev/fuse"
 
 // Mount mounts the backing directory at mountpoint (an empty directory),
 // directly (no fusermount: the caller must be root), and serves it until
-// Unmount. What backing holds now is durable. Names and attributes are
-// not cached by the kernel (every lookup reaches the file system), so
-// that what a power loss changed is seen at once. now is the clock of
+// Unmount. What backing holds now is durable. The kernel caches no names
+// (every lookup reaches the file system) and a file's attributes for a
+// second (a write with O_APPEND needs no request for the size), and a
+// power loss drops the attributes and pages it cached. now is the clock of
 // timed error injection (nil: time.Now). Its errors name what is wrong
 // with the arguments or the host.
 func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
@@ -54,9 +55,9 @@ func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
 		return &node{LoopbackNode: fs.LoopbackNode{RootData: rd}, t: t}
 	}
 	root.RootNode = root.NewNode(root, nil, "", &st)
-	zero := time.Duration(0)
+	zero, attrs := time.Duration(0), time.Second
 	server, err := fs.Mount(mountpoint, root.RootNode, &fs.Options{
-		EntryTimeout: &zero, AttrTimeout: &zero, NegativeTimeout: &zero,
+		EntryTimeout: &zero, AttrTimeout: &attrs, NegativeTimeout: &zero,
 		MountOptions: fuse.MountOptions{
 			DirectMount: true, DirectMountStrict: true, AllowOther: true,
 			FsName: backing, Name: "faultfs", Options: []string{"default_permissions"},
@@ -66,6 +67,7 @@ func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
 		return nil, fmt.Errorf("faultfs: mount %s on %s: %w", backing, mountpoint, err)
 	}
 	f := &FS{Tracker: t, server: server, done: make(chan struct{})}
+	t.afterPowerLoss = func() { forgetCaches(root.RootNode.EmbeddedInode()) }
 	go func() { server.Wait(); close(f.done) }()
 	return f, nil
 }
@@ -108,4 +110,13 @@ func (f *FS) Unmount() error {
 	}
 	<-f.done
 	return nil
+}
+
+// forgetCaches makes the kernel drop the attributes and cached pages of
+// the inode n and of every inode below it.
+func forgetCaches(n *fs.Inode) {
+	n.NotifyContent(0, 0)
+	for _, c := range n.Children() {
+		forgetCaches(c)
+	}
 }

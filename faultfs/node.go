@@ -230,3 +230,22 @@ func errnoErr(errno syscall.Errno) error {
 func (n *node) Tmpfile(ctx context.Context, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
 	return nil, nil, 0, syscall.EOPNOTSUPP
 }
+
+// Extended attributes are not supported: Getxattr answers ENOSYS, after
+// which the kernel answers EOPNOTSUPP itself and no longer asks (it would
+// otherwise ask for security.capability before every write).
+func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENOSYS
+}
+
+func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return syscall.ENOSYS
+}
+
+func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return syscall.ENOSYS
+}
+
+func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENOSYS
+}

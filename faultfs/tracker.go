@@ -18,6 +18,10 @@ type Tracker struct {
 	files map[uint64]*fileState
 	names *names
 	errs  *ErrorMode
+
+	// afterPowerLoss, if set, runs after a power loss, without t.mu (the
+	// mount drops the kernel's caches there).
+	afterPowerLoss func()
 }
 
 // NewTracker tracks the backing store at root (an absolute path), whose
@@ -121,9 +125,16 @@ func (t *Tracker) dirSynced(path string, sync func() error) syscall.Errno {
 // PowerLoss puts the backing store back to its durable state: every file
 // to its durable size and content, every name to what it referred to at
 // its directory's last fsync. Nothing may use the files meanwhile (the
-// programs that wrote them are dead), and the kernel's caches of the
-// mount must not be trusted afterwards (the mount keeps none for long).
+// programs that wrote them are dead). It answers what it dropped.
 func (t *Tracker) PowerLoss() (Status, error) {
+	before, err := t.powerLoss()
+	if t.afterPowerLoss != nil {
+		t.afterPowerLoss()
+	}
+	return before, err
+}
+
+func (t *Tracker) powerLoss() (Status, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	before := t.status()
