@@ -79,3 +79,27 @@ func TestStatusCountsWhatIsPending(t *testing.T) {
 	assert.Equal(t, want, dropped)
 	assert.Equal(t, Status{}, tf.Status())
 }
+
+// A power loss drops what the kernel cached of the mount (attributes,
+// pages), so that even a descriptor opened before it sees the durable
+// state (only for this test: programs must be dead at a power loss).
+func TestPowerLossDropsTheKernelsCaches(t *testing.T) {
+	tf := mountTest(t, map[string]string{"a": "durable"})
+	f, err := os.OpenFile(tf.m("a"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteAt([]byte("DURABLE, not"), 0)
+	require.NoError(t, err)
+	buf := make([]byte, 64)
+	n, err := f.ReadAt(buf, 0)
+	require.Equal(t, "DURABLE, not", string(buf[:n]), "%v", err)
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	require.Equal(t, int64(12), fi.Size())
+	tf.powerLoss(t)
+	fi, err = f.Stat()
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), fi.Size(), "the cached size is dropped")
+	n, _ = f.ReadAt(buf, 0)
+	assert.Equal(t, "durable", string(buf[:n]), "the cached pages are dropped")
+}
