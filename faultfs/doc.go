@@ -78,7 +78,8 @@
 //   - a trash directory inside the backing store (TrashName, hidden from
 //     the mount): a hard link to each file whose durable name was removed
 //     or replaced, and each removed directory, kept until the change is
-//     durable or undone.
+//     durable or undone. (A file renamed since its directory's fsync
+//     thus shows one more link in its st_nlink.)
 //
 // # Power loss
 //
