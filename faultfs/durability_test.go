@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // fsync(2): a write is durable once the file is fsynced, and is lost by a
@@ -164,4 +165,46 @@ func TestTruncateIsADataChange(t *testing.T) {
 	require.NoError(t, f.Close())
 	tf.powerLoss(t)
 	assert.Equal(t, "01234", tf.content(t, "a"))
+}
+
+// A rename across directories changes two names, each durable at its own
+// directory's fsync: with only the target's fsynced, the file has both
+// names after a power loss; with only the source's, neither.
+func TestRenameAcrossDirectories(t *testing.T) {
+	tf := mountTest(t, map[string]string{"src1/a": "data", "src2/b": "more", "dst1/.keep": "", "dst2/.keep": ""})
+	require.NoError(t, os.Rename(tf.m("src1/a"), tf.m("dst1/a")))
+	tf.syncDir(t, "dst1")
+	require.NoError(t, os.Rename(tf.m("src2/b"), tf.m("dst2/b")))
+	tf.syncDir(t, "src2")
+	tf.powerLoss(t)
+	assert.Equal(t, "data", tf.content(t, "src1/a"))
+	assert.Equal(t, "data", tf.content(t, "dst1/a"))
+	assert.Equal(t, "<absent>", tf.content(t, "src2/b"))
+	assert.Equal(t, "<absent>", tf.content(t, "dst2/b"))
+}
+
+// A renamed directory is back under its old name, with what it held
+// durably, until its parent is fsynced.
+func TestRenamedDirectoryComesBack(t *testing.T) {
+	tf := mountTest(t, map[string]string{"d/f": "data"})
+	require.NoError(t, os.Rename(tf.m("d"), tf.m("e")))
+	tf.write(t, "e/g", os.O_CREATE|os.O_WRONLY, "new", "fsync")
+	tf.syncDir(t, "e")
+	require.NoError(t, os.Remove(tf.m("e/f")))
+	tf.powerLoss(t)
+	assert.Equal(t, "data", tf.content(t, "d/f"), "f's removal was not durable")
+	assert.Equal(t, "new", tf.content(t, "d/g"), "g's name was made durable in the directory")
+	_, err := os.Stat(tf.m("e"))
+	assert.True(t, os.IsNotExist(err), "%v", err)
+}
+
+// renameat2's RENAME_EXCHANGE swaps two names: undone until the directory
+// is fsynced.
+func TestRenameExchangeIsUndone(t *testing.T) {
+	tf := mountTest(t, map[string]string{"a": "A", "b": "B"})
+	require.NoError(t, unix.Renameat2(unix.AT_FDCWD, tf.m("a"), unix.AT_FDCWD, tf.m("b"), unix.RENAME_EXCHANGE))
+	require.Equal(t, "B", tf.content(t, "a"))
+	tf.powerLoss(t)
+	assert.Equal(t, "A", tf.content(t, "a"))
+	assert.Equal(t, "B", tf.content(t, "b"))
 }
