@@ -1,12 +1,15 @@
 package faultfs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // What keeps a mount from starting is named in one line.
@@ -31,4 +34,22 @@ func TestCheckMountNamesWhatIsWrong(t *testing.T) {
 	} {
 		assert.EqualError(t, checkMount(tc.dev, tc.backing, tc.mnt), tc.want)
 	}
+}
+
+// A mount whose server died (the connection aborted) is named as such.
+func TestCheckMountNamesADeadMount(t *testing.T) {
+	tf := mountTest(t, nil)
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(tf.mnt, &st))
+	const fusectl = "/sys/fs/fuse/connections"
+	abort := fmt.Sprintf("%s/%d/abort", fusectl, unix.Minor(st.Dev))
+	if _, err := os.Stat(abort); err != nil {
+		if err := unix.Mount("fusectl", fusectl, "fusectl", 0, ""); err != nil {
+			t.Skipf("no fusectl to abort the connection with: %v", err)
+		}
+		t.Cleanup(func() { _ = unix.Unmount(fusectl, 0) })
+	}
+	require.NoError(t, os.WriteFile(abort, []byte("1"), 0o200))
+	err := checkMount(DevFUSE, tf.backing, tf.mnt)
+	assert.EqualError(t, err, "faultfs: mount directory "+tf.mnt+" is a dead FUSE mount (its server died): unmount it first (umount -l "+tf.mnt+")")
 }

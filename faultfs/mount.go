@@ -86,8 +86,13 @@ func checkMount(dev, backing, mountpoint string) error {
 		return fmt.Errorf("faultfs: backing directory %s does not exist or is not a directory (create it first)", backing)
 	}
 	d, err := os.Open(mountpoint)
-	if err != nil {
+	switch {
+	case errors.Is(err, syscall.ENOTCONN):
+		return fmt.Errorf("faultfs: mount directory %s is a dead FUSE mount (its server died): unmount it first (umount -l %s)", mountpoint, mountpoint)
+	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("faultfs: mount directory %s does not exist (create it first)", mountpoint)
+	case err != nil:
+		return fmt.Errorf("faultfs: mount directory %s: %w", mountpoint, err)
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(1)
