@@ -22,8 +22,9 @@ import (
 //	DELETE /errors      ends error injection; answers Status
 //	GET    /status      answers Status
 //
-// A refused request answers 400 with {"error": "..."}; a power loss that
-// failed half-way answers 500 the same way.
+// A refused request answers 400 with {"error": "..."}; a power loss
+// refused because files of the mount are still open answers 409, and one
+// that failed half-way 500, the same way.
 
 // ErrorsRequest is the body of PUT /errors: the operations On fail with
 // Kind, for ForMS milliseconds from now (0: until cleared).
@@ -42,11 +43,18 @@ type PowerLossResult struct {
 // maxRequestBytes bounds a control request's body.
 const maxRequestBytes = 1 << 16
 
-// Handler serves the control API of the file system t tracks.
-func Handler(t *Tracker) http.Handler {
+// Handler serves the control API of the file system t tracks. A power
+// loss waits up to closeWait for the files of the mount to be closed
+// (the programs using them killed), and is refused if some still are.
+func Handler(t *Tracker, closeWait time.Duration) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) { answer(w, http.StatusOK, t.Status()) })
-	mux.HandleFunc("POST /power-loss", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("POST /power-loss", func(w http.ResponseWriter, r *http.Request) {
+		if n := waitClosed(r.Context(), t, closeWait); n > 0 {
+			answer(w, http.StatusConflict, map[string]string{"error": fmt.Sprintf(
+				"power loss: %d files of the mount are still open: kill the programs that use it first", n)})
+			return
+		}
 		dropped, err := t.PowerLoss()
 		if err != nil {
 			answer(w, http.StatusInternalServerError, map[string]string{"error": "power loss: " + err.Error()})
@@ -82,6 +90,25 @@ func Handler(t *Tracker) http.Handler {
 		answer(w, http.StatusOK, t.Status())
 	})
 	return mux
+}
+
+// waitClosed polls until no file of the mount is open, ctx ends or wait
+// passed, and returns how many are open then.
+func waitClosed(ctx context.Context, t *Tracker, wait time.Duration) int64 {
+	deadline := time.Now().Add(wait)
+	for {
+		n := t.OpenFiles()
+		if n == 0 || !time.Now().Before(deadline) {
+			return n
+		}
+		tick := time.NewTimer(controlPoll)
+		select {
+		case <-ctx.Done():
+			tick.Stop()
+			return t.OpenFiles()
+		case <-tick.C:
+		}
+	}
 }
 
 func answer(w http.ResponseWriter, code int, v any) {

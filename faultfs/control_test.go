@@ -3,6 +3,8 @@ package faultfs
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +97,28 @@ func TestRunDetachesABusyMount(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "files were still open, detached it lazily")
 	assert.False(t, mounted(t, mnt))
+}
+
+// A power loss is refused while files of the mount are open (the
+// programs using them are not dead), and done once they are closed.
+func TestPowerLossWaitsForFilesToClose(t *testing.T) {
+	tf := mountTest(t, map[string]string{"a": "durable"})
+	f, err := os.OpenFile(tf.m("a"), os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("DURABLE")
+	require.NoError(t, err)
+	powerLoss := func(wait time.Duration) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		Handler(tf.Tracker, wait).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/power-loss", nil))
+		return rec
+	}
+	rec := powerLoss(0)
+	assert.Equal(t, http.StatusConflict, rec.Code)
+	assert.JSONEq(t, `{"error":"power loss: 1 files of the mount are still open: kill the programs that use it first"}`, rec.Body.String())
+	assert.Equal(t, "DURABLE", tf.content(t, "a"), "nothing was dropped")
+
+	require.NoError(t, f.Close())
+	rec = powerLoss(10 * time.Second) // the kernel releases the file soon after the close
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, "durable", tf.content(t, "a"))
 }

@@ -64,8 +64,11 @@ func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	})
 }
 
-func (f *file) Flush(ctx context.Context) syscall.Errno   { return f.lf.Flush(ctx) }
-func (f *file) Release(ctx context.Context) syscall.Errno { return f.lf.Release(ctx) }
+func (f *file) Flush(ctx context.Context) syscall.Errno { return f.lf.Flush(ctx) }
+func (f *file) Release(ctx context.Context) syscall.Errno {
+	f.t.open.Add(-1)
+	return f.lf.Release(ctx)
+}
 
 func (f *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 	return f.lf.Getattr(ctx, out)

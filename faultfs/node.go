@@ -73,7 +73,10 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return errnoErr(errno)
 	})
 	if errno == 0 && existed && flags&syscall.O_TRUNC != 0 {
-		errno = fh.(*file).truncate(ctx, 0)
+		if errno = fh.(*file).truncate(ctx, 0); errno != 0 {
+			fh.(*file).Release(ctx)
+			return nil, nil, 0, errno
+		}
 	}
 	return ch, fh, fuseFlags, errno
 }
@@ -85,7 +88,10 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	}
 	fh, errno := n.wrap(lfh)
 	if errno == 0 && flags&syscall.O_TRUNC != 0 {
-		errno = fh.(*file).truncate(ctx, 0)
+		if errno = fh.(*file).truncate(ctx, 0); errno != 0 {
+			fh.(*file).Release(ctx)
+			return nil, 0, errno
+		}
 	}
 	return fh, fuseFlags, errno
 }
@@ -99,6 +105,7 @@ func (n *node) wrap(lfh fs.FileHandle) (fs.FileHandle, syscall.Errno) {
 		lf.Release(context.Background())
 		return nil, fs.ToErrno(err)
 	}
+	n.t.open.Add(1)
 	return &file{lf: lf, fd: fd, ino: st.Ino, t: n.t}, 0
 }
 

@@ -13,6 +13,11 @@ import (
 	"time"
 )
 
+// CloseWait is how long Run's power loss waits for the files of the mount
+// to be closed: a killed program's files are released shortly after it
+// died.
+const CloseWait = 2 * time.Second
+
 // Run mounts backing at mountpoint and serves it, with the control API on
 // the unix socket sock (mode 0600; a stale socket of an earlier run is
 // replaced), until ctx ends or the file system is unmounted from outside.
@@ -38,7 +43,7 @@ func Run(ctx context.Context, backing, mountpoint, sock string, log *slog.Logger
 		return errors.Join(fmt.Errorf("faultfs: control socket %s: %w", sock, err), fsys.Unmount())
 	}
 	defer os.Remove(sock)
-	srv := &http.Server{Handler: logged(Handler(fsys.Tracker), log), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: logged(Handler(fsys.Tracker, CloseWait), log), ReadHeaderTimeout: 5 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Serve(ctl) })
 	log.Info("faultfs up", "backing", backing, "mount", mountpoint, "control", sock)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -18,6 +19,9 @@ type Tracker struct {
 	files map[uint64]*fileState
 	names *names
 	errs  *ErrorMode
+
+	// open counts the files of the mount open now (handles not released).
+	open atomic.Int64
 
 	// afterPowerLoss, if set, runs after a power loss, without t.mu (the
 	// mount drops the kernel's caches there).
@@ -162,3 +166,8 @@ func errnoOf(err error) syscall.Errno {
 	}
 	return syscall.EIO
 }
+
+// OpenFiles is how many files of the mount are open now. The kernel
+// releases a file shortly after its last descriptor closes (a killed
+// program's too), not at once.
+func (t *Tracker) OpenFiles() int64 { return t.open.Load() }
