@@ -87,9 +87,10 @@
 // then every changed name back to what it referred to (files by a link
 // from the trash, directories moved back), and empties the trash. The
 // programs that wrote the files must be dead first (kill -9 them: their
-// open files must not be written after the power loss). The kernel caches
-// neither names nor attributes of the mount, and reads a file's pages
-// again when it is opened again, so a restarted program sees the durable
+// open files must not be written after the power loss); the control API
+// refuses a power loss while files of the mount are open. The kernel
+// caches no names of the mount, and a power loss makes it drop the
+// attributes and pages it cached, so a restarted program sees the durable
 // state.
 //
 // The file system is run by `chaos faultfs serve` on each host, steered
