@@ -143,7 +143,7 @@ func TestAppendIsADataChange(t *testing.T) {
 // cut off comes back at a power loss, until the file is fsynced.
 func TestTruncateIsADataChange(t *testing.T) {
 	long := strings.Repeat("0123456789", 1000)
-	tf := mountTest(t, map[string]string{"a": long, "b": long, "c": long})
+	tf := mountTest(t, map[string]string{"a": long, "b": long, "c": long, "d": long})
 	require.NoError(t, os.Truncate(tf.m("a"), 5))
 	f, err := os.OpenFile(tf.m("b"), os.O_WRONLY, 0)
 	require.NoError(t, err)
@@ -153,10 +153,12 @@ func TestTruncateIsADataChange(t *testing.T) {
 	require.NoError(t, f.Close())
 	tf.write(t, "c", os.O_WRONLY|os.O_TRUNC, "short", "")
 	require.Equal(t, "short", tf.content(t, "c"))
+	require.NoError(t, os.WriteFile(tf.m("d"), []byte("rewritten"), 0o644)) // O_CREAT|O_TRUNC
 	tf.powerLoss(t)
 	assert.Equal(t, long, tf.content(t, "a"))
 	assert.Equal(t, long, tf.content(t, "b"))
 	assert.Equal(t, long, tf.content(t, "c"))
+	assert.Equal(t, long, tf.content(t, "d"))
 
 	require.NoError(t, os.Truncate(tf.m("a"), 5))
 	f, err = os.OpenFile(tf.m("a"), os.O_WRONLY, 0)
