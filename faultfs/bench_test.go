@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"chaos/testbed/bedtest"
 )
 
 // appendFsync appends a 4 KiB record to f and fsyncs it, n times.
@@ -29,9 +31,7 @@ func appendFsync(b *testing.B, f *os.File, n int) time.Duration {
 // 64 records so that both see the same disk. It reports both ns/op and
 // their ratio (mount/direct).
 func BenchmarkAppendFsync(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("mounting FUSE directly needs root")
-	}
+	bedtest.RequireFUSE(b)
 	backing, mnt := filepath.Join(b.TempDir(), "backing"), filepath.Join(b.TempDir(), "mnt")
 	for _, d := range []string{backing, mnt} {
 		if err := os.Mkdir(d, 0o755); err != nil {

@@ -13,15 +13,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/testbed/bedtest"
 )
 
 // runTest runs Run over fresh directories, and returns the mount point,
 // the client, and a stop that ends Run and returns its error.
 func runTest(t *testing.T) (mnt string, c Client, stop func() error) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting FUSE directly needs root")
-	}
+	bedtest.RequireFUSE(t)
 	dir := t.TempDir()
 	backing, mnt := filepath.Join(dir, "backing"), filepath.Join(dir, "mnt")
 	require.NoError(t, os.Mkdir(backing, 0o755))

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"chaos/testbed/bedtest"
 )
 
 // testFS is a fault file system mounted for one test: what the backing
@@ -22,9 +24,7 @@ type testFS struct {
 
 func mountTest(t *testing.T, seed map[string]string) *testFS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting FUSE directly needs root")
-	}
+	bedtest.RequireFUSE(t)
 	tf := &testFS{backing: filepath.Join(t.TempDir(), "backing"), mnt: filepath.Join(t.TempDir(), "mnt")}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tf.clock.Store(&start)

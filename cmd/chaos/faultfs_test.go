@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"chaos/testbed/bedtest"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -50,9 +51,7 @@ func TestFaultFSRefusesBadInput(t *testing.T) {
 // The client commands talk to a running file system and print its
 // answers.
 func TestFaultFSClientCommands(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting FUSE directly needs root")
-	}
+	bedtest.RequireFUSE(t)
 	dir := t.TempDir()
 	backing, mnt, sock := filepath.Join(dir, "backing"), filepath.Join(dir, "mnt"), filepath.Join(dir, "control.sock")
 	require.NoError(t, os.Mkdir(backing, 0o755))
