@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"chaos/atomicfile"
 )
 
 // RecoveryInfo describes what ReadAll found.
@@ -115,6 +113,9 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 	off, end := 0, dataEnd(data, 0)
 	for off < len(data) {
 		r, n, err := decodeRecord(data[off:])
+		if errors.Is(err, errChecksum) && w.opts.Bugs.TrustCorrupt {
+			r, n, err = decodeUnchecked(data[off:])
+		}
 		if err != nil && last && end <= off {
 			w.noteZeroTail(path, off, len(data))
 			break // the preallocated space after the last record
@@ -174,10 +175,10 @@ func (w *WAL) removeTemps(temps []string) error {
 		}
 		w.log.Warn("wal removed unfinished segment", "dir", w.dir, "file", name)
 	}
-	if len(temps) == 0 || w.opts.NoSync {
+	if len(temps) == 0 {
 		return nil
 	}
-	return atomicfile.SyncDir(w.dir)
+	return w.syncNames()
 }
 
 // openLast opens the last segment for writing after its valid records,
