@@ -4,8 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"sync"
+	"time"
 
+	"chaos/atomicfile"
 	"chaos/node/snap"
 	"chaos/node/wal"
 	"chaos/raft"
@@ -19,24 +23,99 @@ const (
 	recSnapshot  uint8 = 3 // Index: snapshot index; Data: its term
 )
 
+// lazySyncInterval is how often the lazy-fsync planted bug fsyncs the WAL.
+const lazySyncInterval = 2 * time.Second
+
 // storage is the node's durable state: the WAL and the snapshot files. It
-// is used by the event loop goroutine only.
+// is used by the event loop goroutine only (and by the lazy-fsync bug's
+// timer, through the WAL's own locking).
 type storage struct {
 	wal   *wal.WAL
 	snaps *snap.Snapshotter
+	opts  storageOptions
+	// stopLazy stops the lazy-fsync bug's timer; nil when none runs.
+	stopLazy chan struct{}
+	lazyDone sync.WaitGroup
 }
 
-func openStorage(dataDir string) (*storage, error) {
-	w, err := wal.Open(filepath.Join(dataDir, "wal"), wal.Options{HeaderTypes: []uint8{recHardState, recSnapshot}})
+// storageOptions configure openStorage. The zero value is a correct node's
+// storage with the real fsyncs.
+type storageOptions struct {
+	// bugs: lazyFsync, noDirSync and trustCorrupt are the storage's.
+	bugs bugSet
+	// syncer replaces fsync(2) for the WAL and the snapshots (tests).
+	syncer wal.Syncer
+	// lazySyncEvery is the lazy-fsync bug's timer; 0 runs none (a test
+	// calls wal.Sync itself).
+	lazySyncEvery time.Duration
+	// segmentBytes is the WAL's segment size; 0 is its default.
+	segmentBytes int64
+	logger       *slog.Logger
+}
+
+// openStorage opens (creating) the WAL in dataDir/wal and the snapshots
+// in dataDir/snap, then fsyncs dataDir, so that the two directories'
+// names are durable before anything in them is acknowledged.
+func openStorage(dataDir string, opts storageOptions) (*storage, error) {
+	if opts.logger == nil {
+		opts.logger = slog.New(slog.DiscardHandler)
+	}
+	b := opts.bugs
+	w, err := wal.Open(filepath.Join(dataDir, "wal"), wal.Options{HeaderTypes: []uint8{recHardState, recSnapshot},
+		SegmentBytes: opts.segmentBytes, Syncer: opts.syncer,
+		Bugs: wal.Bugs{LazySync: b.lazyFsync, NoDirSync: b.noDirSync, TrustCorrupt: b.trustCorrupt}})
 	if err != nil {
 		return nil, err
 	}
-	s, err := snap.New(filepath.Join(dataDir, "snap"))
+	snapOpts := []snap.Option{snap.WithLogger(opts.logger)}
+	if opts.syncer != nil {
+		snapOpts = append(snapOpts, snap.WithSyncer(opts.syncer))
+	}
+	if b.noDirSync {
+		snapOpts = append(snapOpts, snap.WithNoDirSync())
+	}
+	s, err := snap.New(filepath.Join(dataDir, "snap"), snapOpts...)
+	if err == nil && !b.noDirSync {
+		err = syncDataDir(dataDir, opts.syncer)
+	}
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
-	return &storage{wal: w, snaps: s}, nil
+	return &storage{wal: w, snaps: s, opts: opts}, nil
+}
+
+// syncDataDir fsyncs dataDir (through y when not nil).
+func syncDataDir(dataDir string, y wal.Syncer) error {
+	if y != nil {
+		return y.SyncDir(dataDir)
+	}
+	return atomicfile.SyncDir(dataDir)
+}
+
+// startLazySync runs the lazy-fsync planted bug's timer: the WAL, whose
+// Save no longer waits for an fsync, is fsynced every lazySyncEvery.
+func (s *storage) startLazySync() {
+	if !s.opts.bugs.lazyFsync || s.opts.lazySyncEvery <= 0 {
+		return
+	}
+	s.stopLazy = make(chan struct{})
+	s.lazyDone.Add(1)
+	go func() {
+		defer s.lazyDone.Done()
+		t := time.NewTicker(s.opts.lazySyncEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopLazy:
+				return
+			case <-t.C:
+				if err := s.wal.Sync(); err != nil {
+					s.opts.logger.Error("lazy-fsync: WAL fsync failed", "err", err)
+				}
+			}
+		}
+	}()
 }
 
 // recover reads the newest snapshot and replays the WAL into the state the
@@ -58,6 +137,7 @@ func (s *storage) recover() (raft.State, wal.RecoveryInfo, error) {
 	if err != nil {
 		return st, info, err
 	}
+	s.startLazySync()
 	for _, r := range recs {
 		switch r.Type {
 		case recHardState:
@@ -143,7 +223,15 @@ func (s *storage) saveSnapshot(sn raft.Snapshot) error {
 	return s.wal.Compact(sn.Meta.Index)
 }
 
-func (s *storage) close() error { return s.wal.Close() }
+// close stops the lazy-fsync timer, if any, and closes the WAL.
+func (s *storage) close() error {
+	if s.stopLazy != nil {
+		close(s.stopLazy)
+		s.lazyDone.Wait()
+		s.stopLazy = nil
+	}
+	return s.wal.Close()
+}
 
 func encodeHardState(hs raft.HardState) []byte {
 	b := binary.AppendUvarint(nil, hs.Term)

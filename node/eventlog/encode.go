@@ -20,6 +20,8 @@ func (e Event) appendLine(b []byte, node string) []byte {
 	switch e.Event {
 	case KindStart:
 		b = appendUint(b, "term", e.Term)
+		b = appendStr(b, "for", e.For)
+		b = appendUint(b, "index", e.Index)
 		b = appendInt(b, "entries", e.Entries)
 		b = appendStr(b, "bugs", e.Bugs)
 	case KindStop:

@@ -98,3 +98,12 @@ func TestTrustCorruptStillStopsAtZeros(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, names, 1)
 }
+
+func TestReadAllMakesWhatItReturnsDurable(t *testing.T) {
+	dir, _ := fiveEntries(t) // written with NoSync: as a killed process leaves them
+	s := &countingSyncer{}
+	_, got, _ := openRead(t, dir, Options{Syncer: s})
+	requireSameRecords(t, entries(1, 5), got)
+	assert.Equal(t, 1, s.files, "the last segment is fsynced before ReadAll returns")
+	assert.Equal(t, 1, s.dirs, "and the directory")
+}

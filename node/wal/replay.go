@@ -27,7 +27,9 @@ type RecoveryInfo struct {
 // preallocated space (see prealloc.go), kept for the next writes. Damage
 // at the end of the last segment (a partial or bad record with no valid
 // record after it) is a torn write from a crash: it is truncated away,
-// logged and reported in RecoveryInfo. Any other bad
+// logged and reported in RecoveryInfo. What ReadAll returns is durable
+// when it returns: it fsyncs the last segment (which a killed process may
+// have left unsynced) and the directory. Any other bad
 // record fails with an error wrapping ErrCorrupt that names the file and the
 // byte offset; nothing is truncated then.
 //
@@ -181,6 +183,23 @@ func (w *WAL) removeTemps(temps []string) error {
 	return w.syncNames()
 }
 
+// syncRecovered makes the last segment f, at path, durable as replay read
+// it, with the directory's names: a process killed between a write and
+// its fsync (or a segment's rename and the directory's fsync) leaves
+// records in the page cache that replay returns and the caller may act
+// on (a node acknowledges them). Earlier segments were fsynced before
+// their cut.
+func (w *WAL) syncRecovered(f *os.File, path string) error {
+	if w.opts.NoSync {
+		return nil
+	}
+	if err := w.syncFile(f); err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	w.disk.syncs++
+	return w.syncNames()
+}
+
 // openLast opens the last segment for writing after its valid records,
 // truncating away whatever follows them if truncate is set (trimCurrent),
 // and preallocates it.
@@ -201,6 +220,8 @@ func (w *WAL) openLast(truncate bool) error {
 		if err := w.trimCurrent(); err != nil {
 			return fail(err)
 		}
+	} else if err := w.syncRecovered(f, path); err != nil {
+		return fail(err)
 	}
 	w.preallocate(f)
 	if _, err := f.Seek(seg.size, io.SeekStart); err != nil {
