@@ -68,6 +68,11 @@ type RaftDetails struct {
 //     comparison: it is emitted before its term is persisted, so a kill in
 //     between legitimately loses it.
 //   - A node votes for at most one candidate per term, across restarts.
+//   - A node never comes back from a restart with less than it had shown
+//     durable: the vote it cast in the term it restarts in, or a log
+//     reaching an index it had applied, snapshotted or recovered
+//     (KindCameBackWithLess, lesser.go; starts of older event logs that do
+//     not carry the recovered vote and index are not judged).
 //   - State Machine Safety: every apply of an index, on any node and in any
 //     life, has the same entry term and command hash.
 //   - A node's commit index never decreases within a life.
@@ -177,6 +182,7 @@ func checkNode(evs []eventlog.Event) []Violation {
 		lifeTerm uint64                        // highest node term in this life
 		commit   uint64                        // highest commit index in this life
 		life     []eventlog.Event              // events of the current life
+		kept     durableState                  // what the node showed durable so far
 	)
 	endLife := func() {
 		n := len(life)
@@ -197,7 +203,9 @@ func checkNode(evs []eventlog.Event) []Violation {
 				out = append(out, violation(KindTermDecreased, e,
 					"%s restarted with term %d after reaching term %d in an earlier life", e.Node, e.Term, durable))
 			}
+			out = append(out, kept.check(e)...)
 		}
+		kept.observe(e)
 		life = append(life, e)
 		if carriesNodeTerm(e) {
 			if e.Term < lifeTerm {
