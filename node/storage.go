@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"chaos/atomicfile"
@@ -23,9 +22,6 @@ const (
 	recSnapshot  uint8 = 3 // Index: snapshot index; Data: its term
 )
 
-// lazySyncInterval is how often the lazy-fsync planted bug fsyncs the WAL.
-const lazySyncInterval = 2 * time.Second
-
 // storage is the node's durable state: the WAL and the snapshot files. It
 // is used by the event loop goroutine only (and by the lazy-fsync bug's
 // timer, through the WAL's own locking).
@@ -33,9 +29,7 @@ type storage struct {
 	wal   *wal.WAL
 	snaps *snap.Snapshotter
 	opts  storageOptions
-	// stopLazy stops the lazy-fsync bug's timer; nil when none runs.
-	stopLazy chan struct{}
-	lazyDone sync.WaitGroup
+	lazy  lazySync // the lazy-fsync bug's timer
 }
 
 // storageOptions configure openStorage. The zero value is a correct node's
@@ -48,6 +42,9 @@ type storageOptions struct {
 	// lazySyncEvery is the lazy-fsync bug's timer; 0 runs none (a test
 	// calls wal.Sync itself).
 	lazySyncEvery time.Duration
+	// lazyTicks, when not nil, drives the lazy-fsync bug's timer instead
+	// of a ticker of lazySyncEvery (tests).
+	lazyTicks <-chan time.Time
 	// segmentBytes is the WAL's segment size; 0 is its default.
 	segmentBytes int64
 	logger       *slog.Logger
@@ -93,31 +90,6 @@ func syncDataDir(dataDir string, y wal.Syncer) error {
 	return atomicfile.SyncDir(dataDir)
 }
 
-// startLazySync runs the lazy-fsync planted bug's timer: the WAL, whose
-// Save no longer waits for an fsync, is fsynced every lazySyncEvery.
-func (s *storage) startLazySync() {
-	if !s.opts.bugs.lazyFsync || s.opts.lazySyncEvery <= 0 {
-		return
-	}
-	s.stopLazy = make(chan struct{})
-	s.lazyDone.Add(1)
-	go func() {
-		defer s.lazyDone.Done()
-		t := time.NewTicker(s.opts.lazySyncEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stopLazy:
-				return
-			case <-t.C:
-				if err := s.wal.Sync(); err != nil {
-					s.opts.logger.Error("lazy-fsync: WAL fsync failed", "err", err)
-				}
-			}
-		}
-	}()
-}
-
 // recover reads the newest snapshot and replays the WAL into the state the
 // raft core restarts from. Later entry records replace earlier ones at the
 // same or higher indexes, exactly as Ready's truncation rule demands. The
@@ -137,7 +109,9 @@ func (s *storage) recover() (raft.State, wal.RecoveryInfo, error) {
 	if err != nil {
 		return st, info, err
 	}
-	s.startLazySync()
+	if s.opts.bugs.lazyFsync {
+		s.lazy.start(s.wal, s.opts)
+	}
 	for _, r := range recs {
 		switch r.Type {
 		case recHardState:
@@ -225,11 +199,7 @@ func (s *storage) saveSnapshot(sn raft.Snapshot) error {
 
 // close stops the lazy-fsync timer, if any, and closes the WAL.
 func (s *storage) close() error {
-	if s.stopLazy != nil {
-		close(s.stopLazy)
-		s.lazyDone.Wait()
-		s.stopLazy = nil
-	}
+	s.lazy.close()
 	return s.wal.Close()
 }
 
