@@ -56,3 +56,26 @@ func TestCorrectStorageFsyncsBeforeSaveReturns(t *testing.T) {
 	require.NoError(t, disk.save(raft.HardState{Term: 1, Vote: 1}, []raft.Entry{e}, true))
 	assert.Len(t, sy.files, 1, "one fsync before save returned")
 }
+
+// dirSyncs records the directories fsynced.
+type dirSyncs struct{ dirs []string }
+
+func (*dirSyncs) SyncFile(*os.File) error    { return nil }
+func (d *dirSyncs) SyncDir(dir string) error { d.dirs = append(d.dirs, dir); return nil }
+
+func TestOpenStorageFsyncsTheDataDirectoryUnlessNoDirFsync(t *testing.T) {
+	for name, bugs := range map[string]bugSet{"correct": {}, "no-dir-fsync": {noDirSync: true}} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			sy := &dirSyncs{}
+			disk, err := openStorage(dir, storageOptions{bugs: bugs, syncer: sy})
+			require.NoError(t, err)
+			defer disk.close()
+			if bugs.noDirSync {
+				assert.Empty(t, sy.dirs)
+				return
+			}
+			assert.Equal(t, []string{dir}, sy.dirs, "wal/ and snap/ made durable in the data directory")
+		})
+	}
+}
