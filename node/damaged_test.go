@@ -101,6 +101,7 @@ func TestNodeTruncatesATornTailAndStarts(t *testing.T) {
 	assert.Equal(t, "n2", evs[0].For, "the start event carries the vote recovered")
 	assert.Equal(t, uint64(1), evs[0].Term)
 	assert.Equal(t, uint64(4), evs[0].Index, "and the last index recovered")
+	assert.Positive(t, evs[0].Truncated, "and the bytes of torn tail cut off")
 }
 
 func TestStartEventOfAnEmptyNodeSaysNoVote(t *testing.T) {

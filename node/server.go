@@ -192,7 +192,7 @@ func (s *Server) recover() error {
 		return fmt.Errorf("%w: %s: %w", ErrDamagedStorage, s.cfg.DataDir, err)
 	}
 	s.events.Emit(eventlog.Event{Event: eventlog.KindStart, Term: st.HardState.Term, For: s.voteName(st.HardState.Vote),
-		Index: lastIndex(st), Entries: len(st.Entries), Bugs: strings.Join(s.cfg.Bugs, ",")})
+		Index: lastIndex(st), Entries: len(st.Entries), Truncated: info.TruncatedBytes, Bugs: strings.Join(s.cfg.Bugs, ",")})
 	if st.Snapshot != nil {
 		s.events.Emit(eventlog.Event{Event: eventlog.KindRestore, Index: st.Snapshot.Meta.Index, Term: st.Snapshot.Meta.Term})
 	}

@@ -1,6 +1,7 @@
 package raftcheck
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -114,4 +115,19 @@ func TestALowerTermIsTermDecreasedOnly(t *testing.T) {
 	l := (&nodeLog{node: "n1"}).start(0, eventlog.NoVote, 0).vote(3, "n2").start(2, eventlog.NoVote, 0)
 	d := raftDetails(t, Raft(l.evs))
 	assert.Equal(t, map[string]int{KindTermDecreased: 1}, d.Counts)
+}
+
+func TestLessAfterCuttingADamagedTailIsTheFaults(t *testing.T) {
+	l := (&nodeLog{node: "n1"}).start(0, eventlog.NoVote, 0).vote(2, "n3").apply(1).apply(2).
+		at(eventlog.Event{Event: eventlog.KindStart, Term: 2, For: eventlog.NoVote, Index: 1, Truncated: 40})
+	r := Raft(l.evs)
+	d := raftDetails(t, r)
+	assert.Equal(t, checker.Valid, r.Valid, "a loss the fault caused is no violation")
+	assert.Empty(t, d.Counts)
+	require.Len(t, d.Damaged, 2, "the vote and the log, listed")
+	for _, v := range d.Damaged {
+		assert.Equal(t, KindLostToDamage, v.Kind)
+		assert.Equal(t, 5, v.Line)
+	}
+	assert.Contains(t, strings.Join(d.Findings(), "\n"), "not a violation, a fault's: n1 restarted in term 2 with vote none")
 }

@@ -52,6 +52,9 @@ type RaftDetails struct {
 	Omitted    int               `json:"omitted,omitempty"` // violations beyond MaxViolations, not listed
 	Reason     string            `json:"reason,omitempty"`  // why the verdict is unknown
 	Skipped    []string          `json:"skipped,omitempty"` // event-log lines left out, and why (torn lines of killed lives)
+	// Damaged lists the nodes that came back with less after cutting a
+	// damaged WAL tail off (KindLostToDamage): not violations.
+	Damaged []Violation `json:"damaged,omitempty"`
 	// Membership is what the conf events say; nil when there are none
 	// (older event logs), and the checks are then those without it.
 	Membership *MembershipDetails `json:"membership,omitempty"`
@@ -117,6 +120,7 @@ func Raft(events []eventlog.Event) checker.Result {
 			all = append(all, checkNode(member)...)
 		}
 	}
+	all, d.Damaged = splitDamaged(all)
 	f := analyze(events)
 	all = append(all, electionSafety(f, d.Leaders)...)
 	all = append(all, stateMachineSafety(events)...)

@@ -28,9 +28,10 @@ const (
 	// KindStart: the node recovered its state and starts. Fields: term
 	// and for (the hard state recovered: the term, and the candidate voted
 	// for in it, NoVote for none), index (the last log index recovered: the
-	// last entry's, or the snapshot's), entries (in the log), bugs
-	// (planted, comma-separated). Event logs written before for and index
-	// were added have for "" (see StartKnowsState).
+	// last entry's, or the snapshot's), entries (in the log), truncated
+	// (bytes of a damaged WAL tail recovery cut off, 0 for none), bugs
+	// (planted, comma-separated). Event logs written before for, index and
+	// truncated were added have for "" (see StartKnowsState).
 	KindStart    Kind = "start"
 	KindStop     Kind = "stop"     // a clean shutdown; a killed node writes none
 	KindRole     Kind = "role"     // role, term (the node's), leader (the one it knows, "" for none)
@@ -83,8 +84,10 @@ type Event struct {
 	Term    uint64    `json:"term,omitempty"`    // start, role, vote: the node's term; apply, snapshot, restore: the entry's
 	Index   uint64    `json:"index,omitempty"`   // commit, apply, snapshot, restore; start: the last log index
 	Entries int       `json:"entries,omitempty"` // start: entries in the log
-	Bugs    string    `json:"bugs,omitempty"`    // start: the planted bugs enabled, comma-separated
-	Change  string    `json:"change,omitempty"`  // conf: the change applied ("" at start)
+	// Truncated is a start's bytes of damaged WAL tail cut off.
+	Truncated int64  `json:"truncated,omitempty"`
+	Bugs      string `json:"bugs,omitempty"`   // start: the planted bugs enabled, comma-separated
+	Change    string `json:"change,omitempty"` // conf: the change applied ("" at start)
 	// Voters and Learners are a conf event's members, names comma-separated.
 	Voters   string `json:"voters,omitempty"`
 	Learners string `json:"learners,omitempty"`
