@@ -42,7 +42,9 @@ var ErrConfig = errors.New("invalid configuration")
 // truncated (a warning) and the node starts. Damage confined to the last
 // records of the last segment cannot be told from one: if a fault damaged
 // records that were fsynced and acknowledged there, the node starts
-// without them, and the raft check's came-back-with-less rule reports it.
+// without them; its start event says how many bytes it cut off
+// (truncated), and the raft check lists the loss as the fault's
+// (lost-to-damage), not as the node's came-back-with-less.
 var ErrDamagedStorage = errors.New("refusing to start: damaged storage, this node could serve or vote with lost state")
 
 // Server is one running chaos-node.
