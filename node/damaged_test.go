@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -125,4 +126,57 @@ func readEvents(t *testing.T, s *Server, dir string) []eventlog.Event {
 	require.NoError(t, err)
 	require.NotEmpty(t, evs)
 	return evs
+}
+
+// dataDirWithSnapshots makes a data directory whose WAL, cut into small
+// segments, holds entries 1..30 of term 1, with snapshots at 10 and 20
+// that compacted it, and returns it with the snapshot files, oldest first.
+func dataDirWithSnapshots(t *testing.T) (dir string, snaps []string) {
+	t.Helper()
+	dir = t.TempDir()
+	disk, err := openStorage(dir, storageOptions{segmentBytes: 128})
+	require.NoError(t, err)
+	_, _, err = disk.recover()
+	require.NoError(t, err)
+	for i := uint64(1); i <= 30; i++ {
+		e := raft.Entry{Index: i, Term: 1, Type: raft.EntryNormal, Data: []byte("some command data")}
+		require.NoError(t, disk.save(raft.HardState{Term: 1, Vote: 1, Commit: i}, []raft.Entry{e}, true))
+		if i%10 == 0 && i < 30 {
+			img, err := json.Marshal(snapshotImage{Voters: []uint64{1, 2, 3}, Store: json.RawMessage(`{}`)})
+			require.NoError(t, err)
+			require.NoError(t, disk.saveSnapshot(raft.Snapshot{Meta: raft.SnapshotMeta{Index: i, Term: 1}, Data: img}))
+		}
+	}
+	require.NoError(t, disk.close())
+	snaps, err = filepath.Glob(filepath.Join(dir, "snap", "*.snap"))
+	require.NoError(t, err)
+	require.Len(t, snaps, 2)
+	return dir, snaps
+}
+
+func TestNodeRefusesToStartWhenItsSnapshotsAreCorrupt(t *testing.T) {
+	for name, tc := range map[string]struct {
+		damaged []int
+		why     string
+	}{
+		"every snapshot": {[]int{0, 1}, "every snapshot is corrupt"},
+		"the newest, the log compacted past the older": {[]int{1}, "the log has a gap"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, snaps := dataDirWithSnapshots(t)
+			for _, i := range tc.damaged {
+				flip(t, snaps[i], 6)
+			}
+			_, err := damagedNode(t, dir)
+			require.ErrorIs(t, err, ErrDamagedStorage)
+			assert.Contains(t, err.Error(), tc.why)
+		})
+	}
+}
+
+func TestNodeStartsFromItsSnapshotAndLog(t *testing.T) {
+	dir, _ := dataDirWithSnapshots(t)
+	s, err := damagedNode(t, dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(30), s.rn.Status().LastIndex)
 }
