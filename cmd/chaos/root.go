@@ -24,5 +24,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newFaultProxyCmd())
+	root.AddCommand(newFaultFSCmd())
 	return root
 }

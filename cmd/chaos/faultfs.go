@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"chaos/faultfs"
+)
+
+// faultFSOptions are the flags of `chaos faultfs` and its subcommands.
+type faultFSOptions struct {
+	backing, mount, control string
+	timeout                 time.Duration
+	kind, on                string
+	duration                time.Duration
+}
+
+func newFaultFSCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "faultfs",
+		Short: "The fault file system that loses what was not fsynced at a power loss (run by chaos on each host)",
+		Long: `faultfs is the FUSE file system a node's data directory is mounted through
+when storage faults are on: it passes reads and writes through to a backing
+directory and remembers what is not durable yet (data until the file is
+fsynced, names until their directory is), so that a power loss can drop it;
+it can also make writes or fsyncs fail with ENOSPC or EIO (the durability
+model: faultfs/doc.go; the control protocol: docs/FORMATS.md, "Fault file
+system"). chaos starts, steers and stops it; you need it only to look at it.
+
+serve mounts --backing at --mount (root only; /dev/fuse) and serves it until
+SIGTERM or SIGINT, then unmounts. Its exit code is 0 when it unmounted
+cleanly, 255 when it could not start (the line says what is missing) or
+could not end cleanly (files of the mount still open: it detached the
+mount lazily; or the mount was unmounted from outside), 254 for bad flags.
+
+power-loss drops all that is not durable (kill the programs using the
+mount first) and prints what it dropped; errors injects errors; clear ends
+them; status prints what is pending. Each prints one JSON line, and exits
+255 when the file system cannot be reached within --timeout or refuses.`,
+		Example: `  chaos faultfs serve --backing /var/lib/chaos/n1/data.backing \
+    --mount /var/lib/chaos/n1/data --control /var/lib/chaos/n1/faultfs.sock
+  chaos faultfs errors --control /var/lib/chaos/n1/faultfs.sock --kind enospc --on writes --for 30s
+  chaos faultfs power-loss --control /var/lib/chaos/n1/faultfs.sock`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newFaultFSServeCmd(), newFaultFSPowerLossCmd(), newFaultFSErrorsCmd(),
+		newFaultFSClearCmd(), newFaultFSStatusCmd())
+	return cmd
+}
+
+func newFaultFSServeCmd() *cobra.Command {
+	var o faultFSOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Mount and serve the fault file system until SIGTERM or SIGINT",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.backing == "" || o.mount == "" || o.control == "" {
+				return usageErrorf("faultfs serve: --backing, --mount and --control are required")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			if err := faultfs.Run(ctx, o.backing, o.mount, o.control, log); err != nil {
+				return setupError(err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.backing, "backing", "", "the directory that holds the files (required)")
+	f.StringVar(&o.mount, "mount", "", "the empty directory to mount the file system on (required)")
+	f.StringVar(&o.control, "control", "", "the control socket to create (required)")
+	return cmd
+}
+
+// newFaultFSClientCmd is a client subcommand: it checks --control, calls
+// do with a context bounded by --timeout, and prints its answer.
+func newFaultFSClientCmd(use, short string, o *faultFSOptions, check func() error, do func(context.Context, faultfs.Client) (any, error)) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.control == "" {
+				return usageErrorf("faultfs %s: --control is required", use)
+			}
+			if check != nil {
+				if err := check(); err != nil {
+					return usageErrorf("faultfs %s: %v", use, err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+			defer cancel()
+			out, err := do(ctx, faultfs.Client{Socket: o.control})
+			if err != nil {
+				return setupError(err)
+			}
+			b, err := json.Marshal(out)
+			if err != nil {
+				return setupError(err)
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&o.control, "control", "", "the file system's control socket, as given to serve (required)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Second, "how long to wait for a file system that is starting")
+	return cmd
+}
+
+func newFaultFSPowerLossCmd() *cobra.Command {
+	var o faultFSOptions
+	return newFaultFSClientCmd("power-loss", "Drop all that is not durable (the programs using the mount must be dead) and print what it was", &o, nil,
+		func(ctx context.Context, c faultfs.Client) (any, error) { return c.PowerLoss(ctx) })
+}
+
+func newFaultFSErrorsCmd() *cobra.Command {
+	var o faultFSOptions
+	check := func() error {
+		if err := (faultfs.ErrorMode{Kind: o.kind, On: o.on}).Validate(); err != nil {
+			return err
+		}
+		if o.duration < 0 {
+			return fmt.Errorf("--for %v is negative", o.duration)
+		}
+		return nil
+	}
+	cmd := newFaultFSClientCmd("errors", "Make writes, fsyncs or both fail with ENOSPC or EIO, until cleared or for --for", &o, check,
+		func(ctx context.Context, c faultfs.Client) (any, error) {
+			return c.SetErrors(ctx, faultfs.ErrorsRequest{Kind: o.kind, On: o.on, ForMS: o.duration.Milliseconds()})
+		})
+	f := cmd.Flags()
+	f.StringVar(&o.kind, "kind", "", "the error: enospc or eio (required)")
+	f.StringVar(&o.on, "on", faultfs.OnBoth, "what fails: writes, fsyncs or both")
+	f.DurationVar(&o.duration, "for", 0, "how long the errors last (0: until cleared)")
+	return cmd
+}
+
+func newFaultFSClearCmd() *cobra.Command {
+	var o faultFSOptions
+	return newFaultFSClientCmd("clear", "End error injection", &o, nil,
+		func(ctx context.Context, c faultfs.Client) (any, error) { return c.ClearErrors(ctx) })
+}
+
+func newFaultFSStatusCmd() *cobra.Command {
+	var o faultFSOptions
+	return newFaultFSClientCmd("status", "Print what is not durable, and the error injection in force", &o, nil,
+		func(ctx context.Context, c faultfs.Client) (any, error) { return c.Status(ctx) })
+}

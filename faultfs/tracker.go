@@ -1,0 +1,173 @@
+package faultfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Tracker keeps what is not durable in one backing store, and what a
+// power loss does to it. Every change the file system makes goes through
+// it, under one lock, so that what it saved always matches the store.
+type Tracker struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	files map[uint64]*fileState
+	names *names
+	errs  *ErrorMode
+
+	// open counts the files of the mount open now (handles not released).
+	open atomic.Int64
+
+	// afterPowerLoss, if set, runs after a power loss, without t.mu (the
+	// mount drops the kernel's caches there).
+	afterPowerLoss func()
+}
+
+// NewTracker tracks the backing store at root (an absolute path), whose
+// content now is durable, reading the time from now. It empties the
+// trash of an earlier file system.
+func NewTracker(root string, now func() time.Time) (*Tracker, error) {
+	t := &Tracker{now: now, files: map[uint64]*fileState{}, names: newNames(root)}
+	if err := os.RemoveAll(t.names.trash); err != nil {
+		return nil, fmt.Errorf("empty the trash: %w", err)
+	}
+	if err := os.Mkdir(t.names.trash, 0o700); err != nil {
+		return nil, fmt.Errorf("make the trash: %w", err)
+	}
+	return t, nil
+}
+
+// dataChange runs op, which changes the bytes [a, b) of the file ino
+// (b < 0: through its end), after saving what of that range is durable.
+// open opens the file read-write if it has no state yet. (A file created
+// since it was last durable needs nothing more: it was empty when it got
+// its state, before its first change.)
+func (t *Tracker) dataChange(ino uint64, open func() (*os.File, error), a, b int64, op func() syscall.Errno) syscall.Errno {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.injected(OnWrites); e != 0 {
+		return e
+	}
+	st := t.files[ino]
+	if st == nil {
+		var err error
+		if st, err = openState(open); err != nil {
+			return errnoOf(err)
+		}
+		t.files[ino] = st
+	}
+	if b < 0 {
+		b = st.durable
+	}
+	if err := st.save(a, b); err != nil {
+		return errnoOf(err)
+	}
+	return op()
+}
+
+// fileSynced runs sync (the backing store's fsync or fdatasync) and then
+// makes the file ino durable as it is.
+func (t *Tracker) fileSynced(ino uint64, sync func() error) syscall.Errno {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.injected(OnFsyncs); e != 0 {
+		return e
+	}
+	if err := sync(); err != nil {
+		return errnoOf(err)
+	}
+	if st := t.files[ino]; st != nil {
+		st.fd.Close()
+		delete(t.files, ino)
+	}
+	return 0
+}
+
+// nameChange runs op, which changes the names of paths (full backing
+// paths), remembering what they referred to (names.change).
+func (t *Tracker) nameChange(paths []string, op func() error) syscall.Errno {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.injected(OnWrites); e != 0 {
+		return e
+	}
+	return errnoOf(t.names.change(paths, op))
+}
+
+// nameRemoval is nameChange for a change that frees space (unlink,
+// rmdir): injected errors do not refuse it.
+func (t *Tracker) nameRemoval(paths []string, op func() error) syscall.Errno {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return errnoOf(t.names.change(paths, op))
+}
+
+// dirSynced runs sync (the backing directory's fsync) and then makes the
+// names in the directory at path durable.
+func (t *Tracker) dirSynced(path string, sync func() error) syscall.Errno {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.injected(OnFsyncs); e != 0 {
+		return e
+	}
+	if err := sync(); err != nil {
+		return errnoOf(err)
+	}
+	b, err := bindingAt(path)
+	if err != nil {
+		return errnoOf(err)
+	}
+	t.names.synced(b.ino)
+	return 0
+}
+
+// PowerLoss puts the backing store back to its durable state: every file
+// to its durable size and content, every name to what it referred to at
+// its directory's last fsync. Nothing may use the files meanwhile (the
+// programs that wrote them are dead). It answers what it dropped.
+func (t *Tracker) PowerLoss() (Status, error) {
+	before, err := t.powerLoss()
+	if t.afterPowerLoss != nil {
+		t.afterPowerLoss()
+	}
+	return before, err
+}
+
+func (t *Tracker) powerLoss() (Status, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	before := t.status()
+	var errs []error
+	for ino, st := range t.files {
+		if err := st.revert(); err != nil {
+			errs = append(errs, fmt.Errorf("file %d: %w", ino, err))
+		}
+		delete(t.files, ino)
+	}
+	if err := t.names.revert(); err != nil {
+		errs = append(errs, err)
+	}
+	return before, errors.Join(errs...)
+}
+
+// errnoOf is the errno a FUSE request answers for err.
+func errnoOf(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return syscall.EIO
+}
+
+// OpenFiles is how many files of the mount are open now. The kernel
+// releases a file shortly after its last descriptor closes (a killed
+// program's too), not at once.
+func (t *Tracker) OpenFiles() int64 { return t.open.Load() }
