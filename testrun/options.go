@@ -53,6 +53,11 @@ type Options struct {
 	// environment supports.
 	Nemesis         []string
 	NemesisInterval time.Duration
+	// StorageFaults serves every node's data directory through chaos's
+	// fault file system (--storage-faults), which the storage families
+	// need: the default mix then includes them. Naming a storage family in
+	// Nemesis turns it on too (see storageFaults).
+	StorageFaults bool
 	Store           string
 	Seed            uint64
 	Name            string
@@ -209,4 +214,11 @@ func (o *Options) resolveRecovery() error {
 	}
 	o.Recovery, o.recoveryAdvisory = DefaultRecovery, true
 	return nil
+}
+
+// storageFaults reports whether the nodes' data directories are served
+// through the fault file system: --storage-faults, or a storage family
+// named in --nemesis.
+func (o *Options) storageFaults() bool {
+	return o.StorageFaults || slices.ContainsFunc(o.Nemesis, func(f string) bool { return slices.Contains(nemesis.StorageFamilies(), f) })
 }

@@ -34,6 +34,9 @@ type TestRecord struct {
 	TimeLimitS       float64  `json:"time_limit_s"`
 	Nemesis          []string `json:"nemesis"`
 	NemesisIntervalS float64  `json:"nemesis_interval_s"`
+	// StorageFaults is true when the data directories were served through
+	// the fault file system (--storage-faults, or a storage family named).
+	StorageFaults bool `json:"storage_faults,omitempty"`
 	Bugs             []string `json:"bugs"`
 	CheckerTimeoutS  float64  `json:"checker_timeout_s"`
 	Checker          string   `json:"checker,omitempty"`
