@@ -57,13 +57,13 @@ type Options struct {
 	// fault file system (--storage-faults), which the storage families
 	// need: the default mix then includes them. Naming a storage family in
 	// Nemesis turns it on too (see storageFaults).
-	StorageFaults bool
-	Store           string
-	Seed            uint64
-	Name            string
-	LeaveDBRunning  bool
-	Bugs            []string
-	CheckerTimeout  time.Duration
+	StorageFaults  bool
+	Store          string
+	Seed           uint64
+	Name           string
+	LeaveDBRunning bool
+	Bugs           []string
+	CheckerTimeout time.Duration
 	// Checker is the linearizability algorithm: checker.AlgorithmAuto
 	// (write order where values are unique) or checker.AlgorithmSearch
 	// (porcupine for every key); empty means auto.
