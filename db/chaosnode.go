@@ -200,5 +200,6 @@ func (c *ChaosNode) Wipe(ctx context.Context, r control.Remote, n Node) error {
 
 func (c *ChaosNode) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
 	nd := c.Layout.nodeDir(chaosNodeName, n)
-	return collect(ctx, r, n, dir, path.Join(nd, "node.log"), path.Join(nd, "events.jsonl"))
+	files := append([]string{path.Join(nd, "node.log"), path.Join(nd, "events.jsonl")}, c.StorageMount(n).Logs()...)
+	return collect(ctx, r, n, dir, files...)
 }

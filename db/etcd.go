@@ -174,5 +174,5 @@ func (e *Etcd) Wipe(ctx context.Context, r control.Remote, n Node) error {
 }
 
 func (e *Etcd) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
-	return collect(ctx, r, n, dir, e.daemon(n).logfile())
+	return collect(ctx, r, n, dir, append([]string{e.daemon(n).logfile()}, e.StorageMount(n).Logs()...)...)
 }

@@ -214,8 +214,20 @@ func (m StorageMount) Leftovers(ctx context.Context, r control.Remote) ([]string
 	return out, nil
 }
 
-// wipeCmd removes the backing directory (Data must be unmounted).
-func (m StorageMount) wipeCmd() string { return "rm -rf " + control.ShellQuote(m.Backing) }
+// wipeCmd removes the backing directory (Data must be unmounted) and the
+// file system's log.
+func (m StorageMount) wipeCmd() string {
+	return "rm -rf " + control.ShellQuote(m.Backing) + " " + control.ShellQuote(m.Daemon.LogFile())
+}
+
+// Logs are the file system's log when the system serves m through it
+// (what a system's CollectLogs adds), else none.
+func (m StorageMount) Logs() []string {
+	if m.FS == nil {
+		return nil
+	}
+	return []string{m.Daemon.LogFile()}
+}
 
 // Wipe unmounts Data and removes the backing directory, so the next Start
 // begins empty; the system removes Data itself.

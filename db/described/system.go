@@ -267,7 +267,7 @@ func (s *System) Wipe(ctx context.Context, r control.Remote, n db.Node) error {
 // command's output.
 func (s *System) CollectLogs(ctx context.Context, r control.Remote, n db.Node, dir string) error {
 	v := s.Vars(n)
-	files := []string{s.daemon(n).LogFile()}
+	files := append([]string{s.daemon(n).LogFile()}, s.StorageMount(n).Logs()...)
 	for _, l := range s.desc.Logs {
 		files = append(files, l.Expand(v))
 	}
