@@ -17,7 +17,6 @@ import (
 	"chaos/golden"
 )
 
-
 // storageCluster is goldenCluster whose chaos-node serves its data
 // directories through the fault file system, its hosts answering as
 // storageAnswers does.
