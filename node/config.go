@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"chaos/node/eventlog"
 	"chaos/raft"
 )
 
@@ -63,13 +64,20 @@ type Config struct {
 // BugNames lists every planted bug chaos-node knows: its own, then the raft
 // package's.
 func BugNames() []string {
-	return append([]string{"stale-read", "dirty-read", "ack-before-commit", "lease-read"}, raft.BugNames()...)
+	return append([]string{"stale-read", "dirty-read", "ack-before-commit", "lease-read",
+		"lazy-fsync", "no-dir-fsync", "trust-corrupt"}, raft.BugNames()...)
 }
 
 // bugSet is the parsed form of Config.Bugs.
 type bugSet struct {
 	staleRead, dirtyRead, ackBeforeCommit, leaseRead bool
-	raft                                             raft.Bugs
+	// The storage bugs (node/wal's and node/snap's): lazyFsync acknowledges
+	// before the WAL is fsynced and fsyncs it every lazySyncInterval;
+	// noDirSync creates, renames and removes WAL segments and snapshots
+	// without fsyncing their directory; trustCorrupt replays WAL records
+	// whose checksum fails.
+	lazyFsync, noDirSync, trustCorrupt bool
+	raft                               raft.Bugs
 }
 
 func parseBugs(names []string) (bugSet, error) {
@@ -84,6 +92,12 @@ func parseBugs(names []string) (bugSet, error) {
 			b.ackBeforeCommit = true
 		case "lease-read":
 			b.leaseRead = true
+		case "lazy-fsync":
+			b.lazyFsync = true
+		case "no-dir-fsync":
+			b.noDirSync = true
+		case "trust-corrupt":
+			b.trustCorrupt = true
 		default:
 			if !b.raft.Enable(n) {
 				return b, fmt.Errorf("unknown bug %q (known: %s)", n, strings.Join(BugNames(), ", "))
@@ -123,6 +137,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.Name == "":
 		return fmt.Errorf("node name is empty")
+	case c.Name == eventlog.NoVote:
+		return fmt.Errorf("node name %q is reserved (the event log's \"no vote\")", c.Name)
 	case c.DataDir == "":
 		return fmt.Errorf("data directory is empty")
 	case c.HeartbeatInterval <= 0:

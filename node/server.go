@@ -17,12 +17,35 @@ import (
 	"chaos/node/eventlog"
 	"chaos/node/kv"
 	"chaos/node/nodeapi"
+	"chaos/node/snap"
 	"chaos/node/transport"
+	"chaos/node/wal"
 	"chaos/raft"
 )
 
 // ErrConfig wraps every error New returns for a bad configuration.
 var ErrConfig = errors.New("invalid configuration")
+
+// ErrDamagedStorage wraps the error New returns when the data directory
+// holds damage recovery must not guess around: a WAL record that fails its
+// checksum and is not a torn tail (wal.ErrCorrupt: a bad record followed
+// by valid ones, a bad record in a segment that is not the last, a missing
+// segment), snapshots that all fail theirs, or a log that does not follow
+// on from its snapshot. The node then refuses to start, and stays down
+// with that one error line, rather than serve or vote with state it may
+// have lost (acknowledged entries, a vote). The data directory is left
+// as it is, for inspection; an operator may wipe it, remove the member
+// and add the node back as a new one.
+//
+// A torn tail (a bad record with nothing valid after it, at the end of
+// the last segment) is what a crash during a write leaves: it is
+// truncated (a warning) and the node starts. Damage confined to the last
+// records of the last segment cannot be told from one: if a fault damaged
+// records that were fsynced and acknowledged there, the node starts
+// without them; its start event says how many bytes it cut off
+// (truncated), and the raft check lists the loss as the fault's
+// (lost-to-damage), not as the node's came-back-with-less.
+var ErrDamagedStorage = errors.New("refusing to start: damaged storage, this node could serve or vote with lost state")
 
 // Server is one running chaos-node.
 type Server struct {
@@ -92,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 
 func (s *Server) open() error {
 	var err error
-	if s.disk, err = openStorage(s.cfg.DataDir); err != nil {
+	if s.disk, err = openStorage(s.cfg.DataDir, storageOptions{bugs: s.bugs, lazySyncEvery: lazySyncInterval, logger: s.log}); err != nil {
 		return err
 	}
 	if s.events, err = eventlog.Open(s.cfg.LogDir, s.cfg.Name); err != nil {
@@ -132,6 +155,9 @@ func (s *Server) seed() uint64 {
 // from disk.
 func (s *Server) recover() error {
 	st, info, err := s.disk.recover()
+	if errors.Is(err, wal.ErrCorrupt) || errors.Is(err, snap.ErrCorrupt) {
+		return fmt.Errorf("%w: %s: %w", ErrDamagedStorage, s.cfg.DataDir, err)
+	}
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", s.cfg.DataDir, err)
 	}
@@ -164,10 +190,11 @@ func (s *Server) recover() error {
 		rc.ReadOnly = raft.ReadLeaseBased
 	}
 	if s.rn, err = raft.NewRawNode(rc, st); err != nil {
-		return err
+		// A gap between the snapshot and the log, say: damage too.
+		return fmt.Errorf("%w: %s: %w", ErrDamagedStorage, s.cfg.DataDir, err)
 	}
-	s.events.Emit(eventlog.Event{Event: eventlog.KindStart, Term: st.HardState.Term, Entries: len(st.Entries),
-		Bugs: strings.Join(s.cfg.Bugs, ",")})
+	s.events.Emit(eventlog.Event{Event: eventlog.KindStart, Term: st.HardState.Term, For: s.voteName(st.HardState.Vote),
+		Index: lastIndex(st), Entries: len(st.Entries), Truncated: info.TruncatedBytes, Bugs: strings.Join(s.cfg.Bugs, ",")})
 	if st.Snapshot != nil {
 		s.events.Emit(eventlog.Event{Event: eventlog.KindRestore, Index: st.Snapshot.Meta.Index, Term: st.Snapshot.Meta.Term})
 	}
@@ -183,6 +210,29 @@ func (s *Server) recover() error {
 	}
 	s.publishStatus()
 	return nil
+}
+
+// voteName is the start event's name of the vote recovered.
+func (s *Server) voteName(id uint64) string {
+	if id == raft.None {
+		return eventlog.NoVote
+	}
+	if n := s.name(id); n != "" {
+		return n
+	}
+	return fmt.Sprint(id)
+}
+
+// lastIndex is the last log index of a recovered state: its last entry's,
+// or its snapshot's.
+func lastIndex(st raft.State) uint64 {
+	if n := len(st.Entries); n > 0 {
+		return st.Entries[n-1].Index
+	}
+	if st.Snapshot != nil {
+		return st.Snapshot.Meta.Index
+	}
+	return 0
 }
 
 // Start runs the event loop, the peer transport and the client API.

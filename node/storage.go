@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"time"
 
+	"chaos/atomicfile"
 	"chaos/node/snap"
 	"chaos/node/wal"
 	"chaos/raft"
@@ -20,23 +23,71 @@ const (
 )
 
 // storage is the node's durable state: the WAL and the snapshot files. It
-// is used by the event loop goroutine only.
+// is used by the event loop goroutine only (and by the lazy-fsync bug's
+// timer, through the WAL's own locking).
 type storage struct {
 	wal   *wal.WAL
 	snaps *snap.Snapshotter
+	opts  storageOptions
+	lazy  lazySync // the lazy-fsync bug's timer
 }
 
-func openStorage(dataDir string) (*storage, error) {
-	w, err := wal.Open(filepath.Join(dataDir, "wal"), wal.Options{HeaderTypes: []uint8{recHardState, recSnapshot}})
+// storageOptions configure openStorage. The zero value is a correct node's
+// storage with the real fsyncs.
+type storageOptions struct {
+	// bugs: lazyFsync, noDirSync and trustCorrupt are the storage's.
+	bugs bugSet
+	// syncer replaces fsync(2) for the WAL and the snapshots (tests).
+	syncer wal.Syncer
+	// lazySyncEvery is the lazy-fsync bug's timer; 0 runs none (a test
+	// calls wal.Sync itself).
+	lazySyncEvery time.Duration
+	// lazyTicks, when not nil, drives the lazy-fsync bug's timer instead
+	// of a ticker of lazySyncEvery (tests).
+	lazyTicks <-chan time.Time
+	// segmentBytes is the WAL's segment size; 0 is its default.
+	segmentBytes int64
+	logger       *slog.Logger
+}
+
+// openStorage opens (creating) the WAL in dataDir/wal and the snapshots
+// in dataDir/snap, then fsyncs dataDir, so that the two directories'
+// names are durable before anything in them is acknowledged.
+func openStorage(dataDir string, opts storageOptions) (*storage, error) {
+	if opts.logger == nil {
+		opts.logger = slog.New(slog.DiscardHandler)
+	}
+	b := opts.bugs
+	w, err := wal.Open(filepath.Join(dataDir, "wal"), wal.Options{HeaderTypes: []uint8{recHardState, recSnapshot},
+		SegmentBytes: opts.segmentBytes, Syncer: opts.syncer,
+		Bugs: wal.Bugs{LazySync: b.lazyFsync, NoDirSync: b.noDirSync, TrustCorrupt: b.trustCorrupt}})
 	if err != nil {
 		return nil, err
 	}
-	s, err := snap.New(filepath.Join(dataDir, "snap"))
+	snapOpts := []snap.Option{snap.WithLogger(opts.logger)}
+	if opts.syncer != nil {
+		snapOpts = append(snapOpts, snap.WithSyncer(opts.syncer))
+	}
+	if b.noDirSync {
+		snapOpts = append(snapOpts, snap.WithNoDirSync())
+	}
+	s, err := snap.New(filepath.Join(dataDir, "snap"), snapOpts...)
+	if err == nil && !b.noDirSync {
+		err = syncDataDir(dataDir, opts.syncer)
+	}
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
-	return &storage{wal: w, snaps: s}, nil
+	return &storage{wal: w, snaps: s, opts: opts}, nil
+}
+
+// syncDataDir fsyncs dataDir (through y when not nil).
+func syncDataDir(dataDir string, y wal.Syncer) error {
+	if y != nil {
+		return y.SyncDir(dataDir)
+	}
+	return atomicfile.SyncDir(dataDir)
 }
 
 // recover reads the newest snapshot and replays the WAL into the state the
@@ -57,6 +108,9 @@ func (s *storage) recover() (raft.State, wal.RecoveryInfo, error) {
 	recs, info, err := s.wal.ReadAll()
 	if err != nil {
 		return st, info, err
+	}
+	if s.opts.bugs.lazyFsync {
+		s.lazy.start(s.wal, s.opts)
 	}
 	for _, r := range recs {
 		switch r.Type {
@@ -143,7 +197,11 @@ func (s *storage) saveSnapshot(sn raft.Snapshot) error {
 	return s.wal.Compact(sn.Meta.Index)
 }
 
-func (s *storage) close() error { return s.wal.Close() }
+// close stops the lazy-fsync timer, if any, and closes the WAL.
+func (s *storage) close() error {
+	s.lazy.close()
+	return s.wal.Close()
+}
 
 func encodeHardState(hs raft.HardState) []byte {
 	b := binary.AppendUvarint(nil, hs.Term)

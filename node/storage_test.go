@@ -25,7 +25,7 @@ func TestRecoverClampsTheCommitIndex(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			disk, err := openStorage(dir)
+			disk, err := openStorage(dir, storageOptions{})
 			require.NoError(t, err)
 			_, _, err = disk.recover()
 			require.NoError(t, err)
@@ -40,7 +40,7 @@ func TestRecoverClampsTheCommitIndex(t *testing.T) {
 			require.NoError(t, disk.save(raft.HardState{Term: 1, Commit: 10}, nil, false)) // its entries torn off
 			require.NoError(t, disk.close())
 
-			disk, err = openStorage(dir)
+			disk, err = openStorage(dir, storageOptions{})
 			require.NoError(t, err)
 			defer disk.close()
 			st, _, err := disk.recover()

@@ -4,8 +4,10 @@
 // availability and recovery after faults.
 //
 //   - [Raft]: Election Safety, terms never decreasing on a node, at most one
-//     vote per term and node (across restarts), State Machine Safety, and
-//     commit indexes never decreasing within a node's life; with conf
+//     vote per term and node (across restarts), no node coming back from a
+//     restart with less than it had shown durable (its vote, its log), State
+//     Machine Safety, and commit indexes never decreasing within a node's
+//     life; with conf
 //     events, the membership over time: nodes agreeing on the
 //     configuration at each index, leaders elected by a majority of their
 //     configuration's voters, and the votes of non-voters (membership.go).

@@ -14,6 +14,9 @@ func (d *RaftDetails) Findings() []string {
 	if d.Omitted > 0 {
 		lines = append(lines, fmt.Sprintf("and %d more violations (see results.json)", d.Omitted))
 	}
+	for _, v := range d.Damaged {
+		lines = append(lines, fmt.Sprintf("not a violation, a fault's: %s, after cutting a damaged WAL tail off (%s)", v.Text, v.Node))
+	}
 	if m := d.Membership; m != nil {
 		lines = append(lines, m.summary()...)
 	}

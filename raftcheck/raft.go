@@ -52,6 +52,9 @@ type RaftDetails struct {
 	Omitted    int               `json:"omitted,omitempty"` // violations beyond MaxViolations, not listed
 	Reason     string            `json:"reason,omitempty"`  // why the verdict is unknown
 	Skipped    []string          `json:"skipped,omitempty"` // event-log lines left out, and why (torn lines of killed lives)
+	// Damaged lists the nodes that came back with less after cutting a
+	// damaged WAL tail off (KindLostToDamage): not violations.
+	Damaged []Violation `json:"damaged,omitempty"`
 	// Membership is what the conf events say; nil when there are none
 	// (older event logs), and the checks are then those without it.
 	Membership *MembershipDetails `json:"membership,omitempty"`
@@ -68,6 +71,11 @@ type RaftDetails struct {
 //     comparison: it is emitted before its term is persisted, so a kill in
 //     between legitimately loses it.
 //   - A node votes for at most one candidate per term, across restarts.
+//   - A node never comes back from a restart with less than it had shown
+//     durable: the vote it cast in the term it restarts in, or a log
+//     reaching an index it had applied, snapshotted or recovered
+//     (KindCameBackWithLess, lesser.go; starts of older event logs that do
+//     not carry the recovered vote and index are not judged).
 //   - State Machine Safety: every apply of an index, on any node and in any
 //     life, has the same entry term and command hash.
 //   - A node's commit index never decreases within a life.
@@ -112,6 +120,7 @@ func Raft(events []eventlog.Event) checker.Result {
 			all = append(all, checkNode(member)...)
 		}
 	}
+	all, d.Damaged = splitDamaged(all)
 	f := analyze(events)
 	all = append(all, electionSafety(f, d.Leaders)...)
 	all = append(all, stateMachineSafety(events)...)
@@ -177,6 +186,7 @@ func checkNode(evs []eventlog.Event) []Violation {
 		lifeTerm uint64                        // highest node term in this life
 		commit   uint64                        // highest commit index in this life
 		life     []eventlog.Event              // events of the current life
+		kept     durableState                  // what the node showed durable so far
 	)
 	endLife := func() {
 		n := len(life)
@@ -197,7 +207,9 @@ func checkNode(evs []eventlog.Event) []Violation {
 				out = append(out, violation(KindTermDecreased, e,
 					"%s restarted with term %d after reaching term %d in an earlier life", e.Node, e.Term, durable))
 			}
+			out = append(out, kept.check(e)...)
 		}
+		kept.observe(e)
 		life = append(life, e)
 		if carriesNodeTerm(e) {
 			if e.Term < lifeTerm {

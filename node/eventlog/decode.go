@@ -51,6 +51,7 @@ const (
 	seenChange
 	seenVoters
 	seenLearners
+	seenTruncated
 )
 
 // fast decodes a line of Writer's shape; ok is false on anything else.
@@ -82,6 +83,10 @@ func (d *decoder) field(s *jsonline.Scanner, ev *Event, key []byte) (uint, bool)
 		n, ok := s.Int()
 		ev.Entries = int(n)
 		return seenEntries, ok && int64(int(n)) == n
+	case "truncated":
+		n, ok := s.Int()
+		ev.Truncated = n
+		return seenTruncated, ok
 	case "hash":
 		str, ok := s.PlainString()
 		ev.Hash = string(str)

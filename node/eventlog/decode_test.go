@@ -55,6 +55,7 @@ func TestDecodeFastPathAndFallback(t *testing.T) {
 func FuzzParseLineAgrees(f *testing.F) {
 	f.Add([]byte(`{"time":"2026-11-24T19:05:03.734123456Z","node":"n1","event":"apply","index":12,"term":3,"hash":"cbf29ce484222325"}`))
 	f.Add([]byte(`{"time":"2026-11-24T19:05:03Z","node":"n2","event":"start","term":0,"entries":0,"bugs":"forget-vote,lease-read"}`))
+	f.Add([]byte(`{"time":"2026-11-24T19:05:03Z","node":"n2","event":"start","term":3,"for":"none","index":9,"entries":4,"truncated":-1,"bugs":""}`))
 	f.Add([]byte(` { "time" : "2026-11-24T19:05:03+01:00" , "node":"n3","event":"vote","term":18446744073709551615,"for":"n1"} `))
 	f.Add([]byte(`{"time":"2026-11-24T19:05:03Z","node":"ñ","event":"role","role":"pre-candidate","term":01}`))
 	f.Fuzz(func(t *testing.T, line []byte) {

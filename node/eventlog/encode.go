@@ -20,7 +20,10 @@ func (e Event) appendLine(b []byte, node string) []byte {
 	switch e.Event {
 	case KindStart:
 		b = appendUint(b, "term", e.Term)
+		b = appendStr(b, "for", e.For)
+		b = appendUint(b, "index", e.Index)
 		b = appendInt(b, "entries", e.Entries)
+		b = appendInt(b, "truncated", int(e.Truncated))
 		b = appendStr(b, "bugs", e.Bugs)
 	case KindStop:
 	case KindRole:
@@ -74,6 +77,9 @@ func (e Event) appendNonZero(b []byte) []byte {
 	}
 	if e.Entries != 0 {
 		b = appendInt(b, "entries", e.Entries)
+	}
+	if e.Truncated != 0 {
+		b = appendInt(b, "truncated", int(e.Truncated))
 	}
 	if e.Bugs != "" {
 		b = appendStr(b, "bugs", e.Bugs)

@@ -22,8 +22,8 @@ func TestLinesOfEveryKind(t *testing.T) {
 		e    Event
 		want string
 	}{
-		{Event{Event: KindStart, Term: 2, Entries: 3, Bugs: "forget-vote"}, `"start","node":"n1","term":2,"entries":3,"bugs":"forget-vote"}`},
-		{Event{Event: KindStart}, `"start","node":"n1","term":0,"entries":0,"bugs":""}`},
+		{Event{Event: KindStart, Term: 2, For: "n2", Index: 5, Entries: 3, Bugs: "forget-vote"}, `"start","node":"n1","term":2,"for":"n2","index":5,"entries":3,"truncated":0,"bugs":"forget-vote"}`},
+		{Event{Event: KindStart, For: NoVote}, `"start","node":"n1","term":0,"for":"none","index":0,"entries":0,"truncated":0,"bugs":""}`},
 		{Event{Event: KindStop, Term: 9}, `"stop","node":"n1"}`},
 		{Event{Event: KindRole, Role: Leader, Term: 3, Leader: "n1"}, `"role","node":"n1","role":"leader","term":3,"leader":"n1"}`},
 		{Event{Event: KindVote, Term: 3, For: "n2"}, `"vote","node":"n1","term":3,"for":"n2"}`},

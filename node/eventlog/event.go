@@ -25,7 +25,14 @@ type Kind string
 // The kinds of events chaos-node writes, each with the fields it carries
 // (written in this order, zero values included).
 const (
-	KindStart    Kind = "start"    // term (persisted), entries (in the log), bugs (planted, comma-separated)
+	// KindStart: the node recovered its state and starts. Fields: term
+	// and for (the hard state recovered: the term, and the candidate voted
+	// for in it, NoVote for none), index (the last log index recovered: the
+	// last entry's, or the snapshot's), entries (in the log), truncated
+	// (bytes of a damaged WAL tail recovery cut off, 0 for none), bugs
+	// (planted, comma-separated). Event logs written before for, index and
+	// truncated were added have for "" (see StartKnowsState).
+	KindStart    Kind = "start"
 	KindStop     Kind = "stop"     // a clean shutdown; a killed node writes none
 	KindRole     Kind = "role"     // role, term (the node's), leader (the one it knows, "" for none)
 	KindVote     Kind = "vote"     // term, for (the candidate voted for)
@@ -43,6 +50,15 @@ const (
 	// (names, comma-separated, sorted).
 	KindConf Kind = "conf"
 )
+
+// NoVote is a start event's "for" when the recovered hard state holds no
+// vote. A node cannot be named so.
+const NoVote = "none"
+
+// StartKnowsState reports whether the start event e carries the recovered
+// vote and last index (for and index): every start chaos-node writes now
+// does; older event logs' do not.
+func StartKnowsState(e Event) bool { return e.Event == KindStart && e.For != "" }
 
 // Role is a Raft role, the "role" field of a role event.
 type Role string
@@ -63,13 +79,15 @@ type Event struct {
 	Event   Kind      `json:"event"`
 	Role    Role      `json:"role,omitempty"`    // role
 	Leader  string    `json:"leader,omitempty"`  // role: the leader the node knows, "" for none
-	For     string    `json:"for,omitempty"`     // vote: the candidate voted for
+	For     string    `json:"for,omitempty"`     // vote: the candidate voted for; start: the vote recovered
 	Hash    string    `json:"hash,omitempty"`    // apply: hash of the entry's command
 	Term    uint64    `json:"term,omitempty"`    // start, role, vote: the node's term; apply, snapshot, restore: the entry's
-	Index   uint64    `json:"index,omitempty"`   // commit, apply, snapshot, restore
+	Index   uint64    `json:"index,omitempty"`   // commit, apply, snapshot, restore; start: the last log index
 	Entries int       `json:"entries,omitempty"` // start: entries in the log
-	Bugs    string    `json:"bugs,omitempty"`    // start: the planted bugs enabled, comma-separated
-	Change  string    `json:"change,omitempty"`  // conf: the change applied ("" at start)
+	// Truncated is a start's bytes of damaged WAL tail cut off.
+	Truncated int64  `json:"truncated,omitempty"`
+	Bugs      string `json:"bugs,omitempty"`   // start: the planted bugs enabled, comma-separated
+	Change    string `json:"change,omitempty"` // conf: the change applied ("" at start)
 	// Voters and Learners are a conf event's members, names comma-separated.
 	Voters   string `json:"voters,omitempty"`
 	Learners string `json:"learners,omitempty"`

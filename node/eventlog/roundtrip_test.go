@@ -17,7 +17,7 @@ import (
 func life(t0 time.Time) []Event {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms)*time.Millisecond + 123456789) }
 	return []Event{
-		{Time: at(0), Event: KindStart, Term: 2, Entries: 3, Bugs: "forget-vote,stale-read"},
+		{Time: at(0), Event: KindStart, Term: 2, For: "n3", Index: 7, Entries: 3, Truncated: 40, Bugs: "forget-vote,stale-read"},
 		{Time: at(1), Event: KindRestore, Index: 2, Term: 1},
 		{Time: at(1), Event: KindConf, Index: 2, Term: 1, Voters: "n1,n2,n3"},
 		{Time: at(1), Event: KindConf, Index: 3, Term: 1, Change: "add-learner n4", Voters: "n1,n2,n3", Learners: "n4"},
@@ -82,7 +82,7 @@ func TestRoundTrip(t *testing.T) {
 	for i, l := range lines {
 		require.True(t, strings.HasPrefix(l, eventStart), "line %d: %s", i+1, l)
 	}
-	require.Equal(t, `{"time":"2026-01-02T10:00:00.123456789Z","event":"start","node":"n1","term":2,"entries":3,"bugs":"forget-vote,stale-read"}`, lines[0])
+	require.Equal(t, `{"time":"2026-01-02T10:00:00.123456789Z","event":"start","node":"n1","term":2,"for":"n3","index":7,"entries":3,"truncated":40,"bugs":"forget-vote,stale-read"}`, lines[0])
 	require.Equal(t, `{"time":"2026-01-02T10:00:00.124456789Z","event":"conf","node":"n1","index":3,"term":1,"change":"add-learner n4","voters":"n1,n2,n3","learners":"n4"}`, lines[3])
 	require.Equal(t, `{"time":"2026-01-02T10:00:00.125456789Z","event":"role","node":"n1","role":"pre-candidate","term":2,"leader":""}`, lines[4])
 	require.Equal(t, `{"time":"2026-01-02T10:00:00.130456789Z","event":"apply","node":"n1","index":4,"term":3,"hash":"00000000000000cc"}`, lines[9])

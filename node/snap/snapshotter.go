@@ -30,10 +30,27 @@ const Keep = 3
 // caller (the node, holding the WAL lock on the data directory) must be the
 // only process using it.
 type Snapshotter struct {
-	dir string
-	log *slog.Logger
-	mu  sync.Mutex // serialises Save and Load so pruning never races a read
+	dir    string
+	log    *slog.Logger
+	syncer Syncer
+	// noDirSync is the no-dir-fsync planted bug (WithNoDirSync).
+	noDirSync bool
+	mu        sync.Mutex // serialises Save and Load so pruning never races a read
 }
+
+// Syncer makes what Save wrote durable: SyncFile a file's data and size,
+// SyncDir the names created, renamed and removed in a directory. A test
+// injects one to observe every fsync boundary.
+type Syncer interface {
+	SyncFile(f *os.File) error
+	SyncDir(dir string) error
+}
+
+// osSyncer is fsync(2) of the file and of the directory.
+type osSyncer struct{}
+
+func (osSyncer) SyncFile(f *os.File) error { return f.Sync() }
+func (osSyncer) SyncDir(dir string) error  { return atomicfile.SyncDir(dir) }
 
 // Option configures New.
 type Option func(*Snapshotter)
@@ -42,10 +59,18 @@ type Option func(*Snapshotter)
 // discarding them.
 func WithLogger(l *slog.Logger) Option { return func(s *Snapshotter) { s.log = l } }
 
+// WithSyncer makes Save sync through y instead of fsync(2).
+func WithSyncer(y Syncer) Option { return func(s *Snapshotter) { s.syncer = y } }
+
+// WithNoDirSync plants the no-dir-fsync bug: Save renames a snapshot into
+// place, and prunes old ones, without fsyncing the directory, so a power
+// loss can take the new snapshot's name away (and bring pruned ones back).
+func WithNoDirSync() Option { return func(s *Snapshotter) { s.noDirSync = true } }
+
 // New returns a Snapshotter for dir, creating dir if needed and removing
 // temporary files that a crash during Save left behind.
 func New(dir string, opts ...Option) (*Snapshotter, error) {
-	s := &Snapshotter{dir: dir, log: slog.New(slog.DiscardHandler)}
+	s := &Snapshotter{dir: dir, log: slog.New(slog.DiscardHandler), syncer: osSyncer{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -84,9 +109,38 @@ func (s *Snapshotter) Save(term, index uint64, data []byte) error {
 }
 
 // write atomically creates the file name holding contents, readable by
-// the owner only.
+// the owner only: written under a temporary name (which New removes after
+// a crash), fsynced, renamed into place, and the directory fsynced.
 func (s *Snapshotter) write(name string, contents []byte) error {
-	return atomicfile.WriteFile(filepath.Join(s.dir, name), contents, 0o600)
+	tmp := filepath.Join(s.dir, name+tempSuffix)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(contents)
+	if err == nil {
+		err = s.syncer.SyncFile(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(s.dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return s.syncNames()
+}
+
+// syncNames fsyncs the directory after names in it changed, unless the
+// no-dir-fsync bug skips it.
+func (s *Snapshotter) syncNames() error {
+	if s.noDirSync {
+		return nil
+	}
+	return s.syncer.SyncDir(s.dir)
 }
 
 // prune deletes every snapshot file but the Keep newest.
@@ -100,7 +154,7 @@ func (s *Snapshotter) prune() error {
 			return err
 		}
 	}
-	return atomicfile.SyncDir(s.dir)
+	return s.syncNames()
 }
 
 // Load returns the newest snapshot that passes its checksum. A corrupt one is

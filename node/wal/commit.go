@@ -30,7 +30,9 @@ type span struct {
 // fsync. If a write or fsync fails, every caller of that batch gets the error
 // and the WAL refuses further writes, because after a failed fsync the file
 // contents are unknown; reopening recovers what is on disk.
-func (w *WAL) Save(recs ...Record) error { return w.save(true, recs) }
+//
+// With the LazySync planted bug, Save is Write: nothing waits for an fsync.
+func (w *WAL) Save(recs ...Record) error { return w.save(!w.opts.Bugs.LazySync, recs) }
 
 // Write appends recs like Save, but returns once they are written to the
 // file, not durable: they become durable with the next Save (its fsync
@@ -40,6 +42,29 @@ func (w *WAL) Save(recs ...Record) error { return w.save(true, recs) }
 // doc, "Crash safety"). It is for records a crash may lose without harm,
 // such as a hard state that only moves the commit index.
 func (w *WAL) Write(recs ...Record) error { return w.save(false, recs) }
+
+// Sync makes every record written so far durable: an fsync of the current
+// segment if it has unsynced writes. Save needs no Sync; the LazySync
+// planted bug's timer does. A failed fsync fails the WAL as in Save.
+func (w *WAL) Sync() error {
+	w.mu.Lock()
+	if err := w.checkReadyLocked("sync"); err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	w.acquireLocked()
+	w.mu.Unlock()
+
+	err := w.writeAndSync(nil, true)
+
+	w.mu.Lock()
+	if err != nil && w.failed == nil {
+		w.failed = err
+	}
+	w.releaseLocked()
+	w.mu.Unlock()
+	return err
+}
 
 // save is Save when sync, Write when not.
 func (w *WAL) save(sync bool, recs []Record) error {

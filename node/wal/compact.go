@@ -3,8 +3,6 @@ package wal
 import (
 	"fmt"
 	"os"
-
-	"chaos/atomicfile"
 )
 
 // Compact deletes the oldest segments whose entry records (records of a type
@@ -50,10 +48,8 @@ func (w *WAL) compact(index uint64) (removed int, err error) {
 			return removed, fmt.Errorf("remove segment: %w", err)
 		}
 		removed++
-		if !w.opts.NoSync {
-			if err := atomicfile.SyncDir(w.dir); err != nil {
-				return removed, err
-			}
+		if err := w.syncNames(); err != nil {
+			return removed, err
 		}
 	}
 	return removed, nil

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
-	"chaos/atomicfile"
 )
 
 // cut starts a new segment after the current one, named with first (see the
@@ -102,11 +100,9 @@ func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 	if err := os.Rename(tmp, w.path(name)); err != nil {
 		return fail(fmt.Errorf("rename %s: %w", tmp, err))
 	}
-	if !w.opts.NoSync {
-		if err := atomicfile.SyncDir(w.dir); err != nil {
-			f.Close()
-			return nil, err
-		}
+	if err := w.syncNames(); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return f, nil
 }

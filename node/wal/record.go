@@ -74,19 +74,39 @@ func encodeRecord(dst []byte, r Record) []byte {
 // else is read. On error n is 0 and the error is one of errShortRecord,
 // errRecordTooLarge, errChecksum or errZeroType.
 func decodeRecord(b []byte) (r Record, n int, err error) {
-	if len(b) < recordHeaderBytes {
-		return Record{}, 0, errShortRecord
-	}
-	length := binary.LittleEndian.Uint32(b)
-	if length > MaxRecordBytes {
-		return Record{}, 0, errRecordTooLarge
-	}
-	end := recordHeaderBytes + int(length)
-	if end > len(b) {
-		return Record{}, 0, errShortRecord
+	end, err := frameEnd(b)
+	if err != nil {
+		return Record{}, 0, err
 	}
 	if crc32.Checksum(b[8:end], castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
 		return Record{}, 0, errChecksum
+	}
+	return decodeUnchecked(b)
+}
+
+// frameEnd is where the record at the start of b ends by its length
+// field, checked against MaxRecordBytes and len(b).
+func frameEnd(b []byte) (int, error) {
+	if len(b) < recordHeaderBytes {
+		return 0, errShortRecord
+	}
+	length := binary.LittleEndian.Uint32(b)
+	if length > MaxRecordBytes {
+		return 0, errRecordTooLarge
+	}
+	end := recordHeaderBytes + int(length)
+	if end > len(b) {
+		return 0, errShortRecord
+	}
+	return end, nil
+}
+
+// decodeUnchecked is decodeRecord without the checksum: the TrustCorrupt
+// planted bug's decoder. It still checks the length and the type.
+func decodeUnchecked(b []byte) (r Record, n int, err error) {
+	end, err := frameEnd(b)
+	if err != nil {
+		return Record{}, 0, err
 	}
 	if b[8] == 0 {
 		return Record{}, 0, errZeroType

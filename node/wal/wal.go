@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"chaos/atomicfile"
 )
 
 var (
@@ -40,6 +42,12 @@ type Options struct {
 	// Logger receives warnings (torn tail truncated) and notices (segment
 	// cut, compaction). nil discards them.
 	Logger *slog.Logger
+	// Syncer makes segment files and the directory durable; nil means
+	// fdatasync(2) and fsync(2). Tests inject one to see every fsync
+	// boundary (the crash-consistency test cuts images there).
+	Syncer Syncer
+	// Bugs plants storage bugs (bugs.go); zero means none.
+	Bugs Bugs
 }
 
 // Stats are counters of a WAL since Open.
@@ -70,8 +78,11 @@ type WAL struct {
 	// syncFile makes a segment file durable: datasync, replaced only by
 	// tests (before any concurrent use) to observe, delay or fail fsyncs.
 	syncFile func(*os.File) error
-	mu       sync.Mutex
-	changed  *sync.Cond // broadcast when busy clears or a batch completes
+	// syncDir makes the names in a directory durable: fsync of it (or
+	// Options.Syncer's).
+	syncDir func(dir string) error
+	mu      sync.Mutex
+	changed *sync.Cond // broadcast when busy clears or a batch completes
 
 	// Guarded by mu.
 	state   walState
@@ -116,7 +127,11 @@ func Open(dir string, opts Options) (*WAL, error) {
 		isHead:   isHead,
 		lock:     lock,
 		syncFile: datasync,
+		syncDir:  atomicfile.SyncDir,
 		disk:     disk{headers: make(map[uint8][]byte)},
+	}
+	if opts.Syncer != nil {
+		w.syncFile, w.syncDir = opts.Syncer.SyncFile, opts.Syncer.SyncDir
 	}
 	w.changed = sync.NewCond(&w.mu)
 	return w, nil
