@@ -54,6 +54,9 @@ type Options struct {
 	// ReadConsistency is how the clients read: ReadLinearizable (or "")
 	// or ReadSerializable.
 	ReadConsistency string
+	// StorageFaults serves every node's data directory through chaos's
+	// fault file system (db.Config.Storage), from this executable.
+	StorageFaults bool
 }
 
 // Cluster is the system under test on its hosts.
@@ -115,7 +118,16 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		layout.Procs = max(1, runtime.NumCPU()/len(c.Nodes))
 	}
 	c.Layout = layout
-	d, err := o.NewDB(db.Config{Nodes: c.Nodes, Layout: layout, Binary: o.Binary, Upload: !c.Local, Bugs: o.Bugs})
+	cfg := db.Config{Nodes: c.Nodes, Layout: layout, Binary: o.Binary, Upload: !c.Local, Bugs: o.Bugs}
+	if o.StorageFaults {
+		fs, err := db.NewFaultFS(layout, !c.Local)
+		if err != nil {
+			c.Close(false)
+			return nil, err
+		}
+		cfg.Storage = fs
+	}
+	d, err := o.NewDB(cfg)
 	if err != nil {
 		c.Close(false)
 		return nil, &ConfigError{err}

@@ -30,7 +30,7 @@ func Systems() []System {
 	return []System{
 		{Name: "chaos-node", New: func(cfg db.Config) (db.DB, error) {
 			return &db.ChaosNode{Binary: cfg.Binary, Upload: cfg.Upload, Layout: cfg.Layout, Nodes: cfg.Nodes,
-				Bugs: cfg.Bugs, FaultHooks: true, Faketime: cfg.Faketime}, nil
+				Bugs: cfg.Bugs, FaultHooks: true, Faketime: cfg.Faketime, Storage: cfg.Storage}, nil
 		}, Client: func(d db.DB, n db.Node, weak bool) (workload.Client, error) {
 			return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{StaleReads: weak})
 		}},
@@ -38,7 +38,7 @@ func Systems() []System {
 			if len(cfg.Bugs) > 0 {
 				return nil, fmt.Errorf("etcd has no planted bugs (--bug is for chaos-node)")
 			}
-			return &db.Etcd{Binary: cfg.Binary, Layout: cfg.Layout, Nodes: cfg.Nodes, Faketime: cfg.Faketime}, nil
+			return &db.Etcd{Binary: cfg.Binary, Layout: cfg.Layout, Nodes: cfg.Nodes, Faketime: cfg.Faketime, Storage: cfg.Storage}, nil
 		}, Client: func(d db.DB, n db.Node, weak bool) (workload.Client, error) {
 			return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{Serializable: weak})
 		}},

@@ -26,6 +26,10 @@ type Capabilities struct {
 	Hooks Hooks
 	// Timing is the system's protocol timing (zero fields: DefaultTiming's).
 	Timing Timing
+	// Storage places each node's data directory, and says whether it is
+	// served through the fault file system (storage faults); nil for a
+	// system whose data directory chaos does not know.
+	Storage Storage
 }
 
 // Capable is a system that declares its Capabilities.

@@ -37,6 +37,9 @@ type ChaosNode struct {
 	// Faketime starts nodes reading a fake clock's control file (see
 	// FakeClocker).
 	Faketime bool
+	// Storage serves each node's data directory through the fault file
+	// system (storage faults); nil: a plain directory.
+	Storage *FaultFS
 }
 
 const chaosNodeName = "chaos-node"
@@ -98,6 +101,9 @@ func (c *ChaosNode) Install(ctx context.Context, r control.Remote, n Node) error
 	if err := run(ctx, r, "mkdir -p "+strings.Join(dirs, " ")); err != nil {
 		return wrap(n, "install", err)
 	}
+	if err := c.StorageMount(n).Install(ctx, r); err != nil {
+		return err
+	}
 	if !c.Upload {
 		return nil
 	}
@@ -138,6 +144,9 @@ func (c *ChaosNode) Start(ctx context.Context, r control.Remote, n Node) error {
 	if err != nil {
 		return err
 	}
+	if err := c.StorageMount(n).Mount(ctx, r); err != nil {
+		return err
+	}
 	d := c.daemon(n)
 	d.clock = StartClock(ctx, c.Faketime, c, r, n)
 	return wrap(n, "start chaos-node", d.start(ctx, r, argv))
@@ -170,18 +179,27 @@ func (c *ChaosNode) Process(ctx context.Context, r control.Remote, n Node) (Proc
 	return p, wrap(n, "process", err)
 }
 
+// Stop stops n, then the fault file system under its data directory.
 func (c *ChaosNode) Stop(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "stop", c.daemon(n).stop(ctx, r, 5))
+	if err := c.daemon(n).stop(ctx, r, 5); err != nil {
+		return wrap(n, "stop", err)
+	}
+	return unmountStorage(ctx, r, c.StorageMount(n))
 }
 
 // Wipe removes n's data and its logs, so the next run's logs hold that run
-// only (events.jsonl is appended to across restarts within a run).
+// only (events.jsonl is appended to across restarts within a run), and the
+// fault file system's backing directory (unmounted first).
 func (c *ChaosNode) Wipe(ctx context.Context, r control.Remote, n Node) error {
+	if err := wipeStorage(ctx, r, c.StorageMount(n)); err != nil {
+		return err
+	}
 	dir := c.Layout.nodeDir(chaosNodeName, n)
 	return wrap(n, "wipe", run(ctx, r, "rm -rf "+quotePaths(dir, "data", "events.jsonl", "node.log")))
 }
 
 func (c *ChaosNode) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
 	nd := c.Layout.nodeDir(chaosNodeName, n)
-	return collect(ctx, r, n, dir, path.Join(nd, "node.log"), path.Join(nd, "events.jsonl"))
+	files := append([]string{path.Join(nd, "node.log"), path.Join(nd, "events.jsonl")}, c.StorageMount(n).Logs()...)
+	return collect(ctx, r, n, dir, files...)
 }

@@ -19,7 +19,7 @@ const chaosNodeRecovery = 5 * time.Second
 // its events.jsonl, the fault hooks when started with them, and its
 // timing.
 func (c *ChaosNode) Capabilities() Capabilities {
-	caps := Capabilities{Leader: c, States: c, Events: c, Timing: c.timing()}
+	caps := Capabilities{Leader: c, States: c, Events: c, Timing: c.timing(), Storage: c}
 	if c.FaultHooks {
 		addrs := map[string]string{}
 		for _, n := range c.Nodes {
@@ -28,6 +28,13 @@ func (c *ChaosNode) Capabilities() Capabilities {
 		caps.Hooks = &ChaosNodeHooks{Addrs: addrs}
 	}
 	return caps
+}
+
+// StorageMount is n's data directory (--data-dir), served through the
+// fault file system when Storage is set.
+func (c *ChaosNode) StorageMount(n Node) StorageMount {
+	dir := c.Layout.nodeDir(chaosNodeName, n)
+	return NewStorageMount(n, dir, path.Join(dir, "data"), c.Storage)
 }
 
 // timing is the heartbeat and election timeout the nodes start with.

@@ -16,4 +16,7 @@ type Config struct {
 	// allows it (see FakeClocker): the clock family's faketime strategy
 	// needs it.
 	Faketime bool
+	// Storage serves every node's data directory through chaos's fault
+	// file system (storage faults: see FaultFS); nil: plain directories.
+	Storage *FaultFS
 }

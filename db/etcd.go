@@ -26,6 +26,9 @@ type Etcd struct {
 	// Faketime starts members under a fake clock where the etcd binary
 	// allows it (see FakeClocker; a Go program never does).
 	Faketime bool
+	// Storage serves each member's data directory through the fault file
+	// system (storage faults); nil: a plain directory.
+	Storage *FaultFS
 
 	fakeClocks FakeClocks
 	reach      ReachCache
@@ -68,9 +71,19 @@ func (e *Etcd) remoteBinary() string {
 	return path.Join(e.Layout.BinDir, "etcd")
 }
 
+// StorageMount is n's --data-dir, served through the fault file system
+// when Storage is set.
+func (e *Etcd) StorageMount(n Node) StorageMount {
+	dir := e.Layout.nodeDir(etcdName, n)
+	return NewStorageMount(n, dir, path.Join(dir, "data"), e.Storage)
+}
+
 func (e *Etcd) Install(ctx context.Context, r control.Remote, n Node) error {
 	if err := run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.nodeDir(etcdName, n))); err != nil {
 		return wrap(n, "install", err)
+	}
+	if err := e.StorageMount(n).Install(ctx, r); err != nil {
+		return err
 	}
 	if e.Binary != "" {
 		if err := run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.BinDir)); err != nil {
@@ -105,6 +118,9 @@ func (e *Etcd) argv(n Node) []string {
 }
 
 func (e *Etcd) Start(ctx context.Context, r control.Remote, n Node) error {
+	if err := e.StorageMount(n).Mount(ctx, r); err != nil {
+		return err
+	}
 	d := e.daemon(n)
 	d.clock = StartClock(ctx, e.Faketime, e, r, n)
 	return wrap(n, "start etcd", d.start(ctx, r, e.argv(n)))
@@ -139,16 +155,24 @@ func (e *Etcd) Process(ctx context.Context, r control.Remote, n Node) (Process, 
 	return p, wrap(n, "process", err)
 }
 
+// Stop stops n, then the fault file system under its data directory.
 func (e *Etcd) Stop(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "stop", e.daemon(n).stop(ctx, r, 5))
+	if err := e.daemon(n).stop(ctx, r, 5); err != nil {
+		return wrap(n, "stop", err)
+	}
+	return unmountStorage(ctx, r, e.StorageMount(n))
 }
 
-// Wipe removes n's data and its log.
+// Wipe removes n's data and its log (and the fault file system's backing
+// directory, unmounted first).
 func (e *Etcd) Wipe(ctx context.Context, r control.Remote, n Node) error {
+	if err := wipeStorage(ctx, r, e.StorageMount(n)); err != nil {
+		return err
+	}
 	dir := e.Layout.nodeDir(etcdName, n)
 	return wrap(n, "wipe", run(ctx, r, "rm -rf "+quotePaths(dir, "data", "etcd.log")))
 }
 
 func (e *Etcd) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
-	return collect(ctx, r, n, dir, e.daemon(n).logfile())
+	return collect(ctx, r, n, dir, append([]string{e.daemon(n).logfile()}, e.StorageMount(n).Logs()...)...)
 }

@@ -21,7 +21,7 @@ const (
 // status of its v3 JSON gateway, and its default timing. etcd keeps no
 // event log of chaos's format and has no fault hooks.
 func (e *Etcd) Capabilities() Capabilities {
-	return Capabilities{Leader: e, States: e,
+	return Capabilities{Leader: e, States: e, Storage: e,
 		Timing: Timing{Heartbeat: etcdHeartbeat, ElectionTimeout: etcdElection, Recovery: etcdRecovery}}
 }
 

@@ -51,7 +51,7 @@ func HealEach(ctx context.Context, c *Cluster, faults []Fault) []NodeHeal {
 // Events are nil: a heal has no use for them.
 func only(c *Cluster, n db.Node) *Cluster {
 	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock, FaultProxy: c.FaultProxy, Hooks: c.Hooks,
-		Timing: c.Timing, Remotes: map[string]control.Remote{}}
+		Timing: c.Timing, Storage: c.Storage, Remotes: map[string]control.Remote{}}
 	if r, ok := c.Remotes[n.Name]; ok {
 		v.Remotes[n.Name] = r
 	}

@@ -56,6 +56,12 @@ type Cluster struct {
 	// no client (chaos heal). figure8 appends entries with it.
 	Write func(ctx context.Context, node, key string, value int64) error
 
+	// Storage places each node's data directory and says whether it is
+	// served through the fault file system (db.Capabilities.Storage); nil
+	// for a system whose data directory chaos does not know. The storage
+	// families (see storage.go) need it served.
+	Storage db.Storage
+
 	// FaultProxy says where chaos's fault proxy runs on the hosts, for
 	// the packet fault's proxy mechanism (see proxy.go); nil leaves that
 	// mechanism out.
@@ -87,7 +93,7 @@ type Op struct {
 // Fault is one family of faults. At most one fault of a family is active
 // at a time.
 type Fault interface {
-	// Name is the family: kill, pause, partition, clock or packet.
+	// Name is the family, as the registry names it (kill, pause, ...).
 	Name() string
 	// Available reports why this environment cannot perform the family,
 	// or nil when it can. It changes nothing on the hosts.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"chaos/faultfs"
 )
 
 // Family describes one fault family of the registry.
@@ -31,6 +33,11 @@ type Family struct {
 	// OptIn keeps the family out of the default mix: it runs only when
 	// --nemesis names it.
 	OptIn bool
+	// Storage says the family acts on the nodes' data directories through
+	// the fault file system (see storage.go): naming it in --nemesis
+	// serves them so, and in the default mix it runs only when they are
+	// (--storage-faults).
+	Storage bool
 	// healRank orders the families for healing (see HealFaults).
 	healRank int
 	// healers are the faults whose Heal removes all the family can leave;
@@ -44,7 +51,7 @@ type Family struct {
 func Families() []Family {
 	return []Family{
 		{Name: "kill", Doc: "SIGKILL one, a minority, a majority, all, or the leader; restart later",
-			New: func() Fault { return &Kill{} }, Weight: 1, healRank: 4},
+			New: func() Fault { return &Kill{} }, Weight: 1, healRank: 5},
 		{Name: "pause", Doc: "SIGSTOP the same targets; SIGCONT later",
 			New: func() Fault { return &Pause{} }, Weight: 1, healRank: 0},
 		{Name: "partition", Doc: "cut nodes off from each other (iptables, or chaos-node's drop list)",
@@ -63,6 +70,14 @@ func Families() []Family {
 			New: func() Fault { return &ElectionDelay{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
 		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill it, restart it after the next",
 			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3, Targeted: true, healers: healedByBase},
+		{Name: PowerLossFamily, Doc: "SIGKILL one, a minority, a majority, all, or the leader, drop what was not fsynced; restart later (storage faults)",
+			New: func() Fault { return &PowerLoss{} }, Weight: 2, healRank: 4, Storage: true, healers: storageHealers},
+		{Name: CorruptFamily, Doc: "while one node or a minority is down, flip a bit, zero a range or truncate a data file; restart later (storage faults)",
+			New: func() Fault { return &Corrupt{} }, Weight: 1, healRank: 4, Storage: true, healers: healedByStorage},
+		{Name: DiskFullFamily, Doc: "writes, fsyncs or both fail with ENOSPC on one node; cleared later (storage faults)",
+			New: func() Fault { return &DiskErrors{Kind: faultfs.KindENOSPC} }, Weight: 1, healRank: 4, Storage: true, healers: healedByStorage},
+		{Name: EIOFamily, Doc: "writes, fsyncs or both fail with EIO on one node; cleared later (storage faults)",
+			New: func() Fault { return &DiskErrors{Kind: faultfs.KindEIO} }, Weight: 1, healRank: 4, Storage: true, healers: healedByStorage},
 		{Name: MemberFamily, Doc: "remove a member (the leader half of the time), add it back wiped, promote it (opt-in)",
 			New: func() Fault { return &Member{} }, Weight: 2, healRank: 3, Targeted: true, OptIn: true},
 	}
@@ -102,11 +117,13 @@ func FamilyNames() []string {
 }
 
 // DefaultFamilyNames returns the names of the families of the default mix:
-// all but the opt-in ones.
+// all but the opt-in ones and the storage ones, which join it when the
+// data directories are served through the fault file system (see
+// StorageFamilies).
 func DefaultFamilyNames() []string {
 	var names []string
 	for _, f := range Families() {
-		if !f.OptIn {
+		if !f.OptIn && !f.Storage {
 			names = append(names, f.Name)
 		}
 	}
@@ -186,6 +203,12 @@ func healOrder(faults []Fault) []int {
 // their delays by packet's, their clocks by clock's. (A node they killed
 // cannot be restarted without the run's configuration, as for kill.)
 func healedByBase(bool) []Fault { return nil }
+
+// healedByStorage is the healers of corrupt, disk-full and eio: the
+// storage heal of power-loss (storageHeal) heals what they leave on a
+// host (error injection, a file system left mounted). A node they left
+// down is as kill's: the next run redeploys it.
+func healedByStorage(bool) []Fault { return nil }
 
 // figure8Healers heals the append limits figure8 sets, which no random
 // family sets; its cuts, links and clocks are healed by theirs.

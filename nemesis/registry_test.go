@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,17 +22,22 @@ func TestRegistryBuildsEveryFamily(t *testing.T) {
 		assert.Contains(t, FamiliesHelp(), fam.Name)
 	}
 	assert.Equal(t, []string{"kill", "pause", "partition", "clock", "packet",
-		"lease", "vote-restart", "figure8", "election-delay", "leader-cycle", "member"}, FamilyNames())
+		"lease", "vote-restart", "figure8", "election-delay", "leader-cycle",
+		"power-loss", "corrupt", "disk-full", "eio", "member"}, FamilyNames())
 	assert.Equal(t, []string{"kill", "pause", "partition", "clock", "packet",
 		"lease", "vote-restart", "figure8", "election-delay", "leader-cycle"}, DefaultFamilyNames(),
-		"member is opt-in: it changes the cluster's membership, which a user asks for")
+		"member is opt-in: it changes the cluster's membership, which a user asks for; "+
+			"the storage families join when the data directories are on the fault file system")
+	for _, fam := range Families() {
+		assert.Equal(t, slices.Contains(StorageFamilies(), fam.Name), fam.Storage, fam.Name)
+	}
 }
 
 func TestRegistryRefusesUnknownFamily(t *testing.T) {
 	f, err := NewFault("flood")
 	assert.Nil(t, f)
 	assert.EqualError(t, err, `unknown fault family "flood": want one of kill, pause, partition, clock, packet, `+
-		`lease, vote-restart, figure8, election-delay, leader-cycle, member`)
+		`lease, vote-restart, figure8, election-delay, leader-cycle, power-loss, corrupt, disk-full, eio, member`)
 }
 
 // HealFaults covers every family of the registry, pause first and kill
@@ -50,6 +56,12 @@ func TestHealFaultsCoverEveryFamily(t *testing.T) {
 				// and figure8's append limits, which its own heal removes.
 				assert.True(t, covered["partition"] && covered["packet"] && covered["clock"], fam.Name)
 				assert.True(t, covered["figure8"], fam.Name)
+				continue
+			}
+			if fam.Storage {
+				// What a storage fault leaves on a host (error injection,
+				// a mount) is healed by the storage heal, power-loss's.
+				assert.True(t, covered[PowerLossFamily], fam.Name)
 				continue
 			}
 			assert.True(t, covered[fam.Name], "shared clock %v: %s is not healed", shared, fam.Name)

@@ -16,7 +16,8 @@ import (
 // is left for the caller that has the system's clients.
 func NewCluster(d db.DB, nodes []db.Node, remotes map[string]control.Remote, sharedClock bool) *Cluster {
 	caps := db.CapabilitiesOf(d)
-	c := &Cluster{Nodes: nodes, Remotes: remotes, DB: d, SharedClock: sharedClock, Hooks: caps.Hooks, Timing: caps.Timing}
+	c := &Cluster{Nodes: nodes, Remotes: remotes, DB: d, SharedClock: sharedClock, Hooks: caps.Hooks, Timing: caps.Timing,
+		Storage: caps.Storage}
 	if lf := caps.Leader; lf != nil {
 		c.Leader = func(ctx context.Context) (string, error) { return lf.Leader(ctx, nodes) }
 	}

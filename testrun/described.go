@@ -44,7 +44,7 @@ func (o *Options) systemName() string {
 // clusterOptions is the cluster the options test.
 func (o *Options) clusterOptions() cluster.Options {
 	return cluster.Options{Hosts: o.Nodes, SSH: o.SSH, NewDB: o.newDB, Binary: o.Binary, Bugs: o.Bugs,
-		ReadConsistency: o.ReadConsistency}
+		ReadConsistency: o.ReadConsistency, StorageFaults: o.storageFaults()}
 }
 
 func (o *Options) newDB(cfg db.Config) (db.DB, error) {

@@ -32,6 +32,9 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		// all is the default mix, in the registry's order (seeds replay);
 		// an opt-in family named beside it joins at the end.
 		mix := nemesis.DefaultFamilyNames()
+		if r.o.storageFaults() {
+			mix = append(mix, nemesis.StorageFamilies()...)
+		}
 		for _, n := range names {
 			if n != "all" && !slices.Contains(mix, n) {
 				mix = append(mix, n)
@@ -43,6 +46,12 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 		return nil, map[string]string{}, nil
 	}
 	c := r.nemesisCluster()
+	if r.o.storageFaults() {
+		// Before any node starts: a host that cannot mount fails the run.
+		if err := nemesis.StorageAvailable(ctx, c); err != nil {
+			return nil, nil, fmt.Errorf("%w: storage faults: %v", ErrSetup, err)
+		}
+	}
 	var clock nemesis.ClockStrategy
 	if slices.ContainsFunc(names, func(n string) bool { return slices.Contains(clockFamilies, n) }) {
 		clock = r.clockStrategy(ctx, c)

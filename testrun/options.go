@@ -53,12 +53,17 @@ type Options struct {
 	// environment supports.
 	Nemesis         []string
 	NemesisInterval time.Duration
-	Store           string
-	Seed            uint64
-	Name            string
-	LeaveDBRunning  bool
-	Bugs            []string
-	CheckerTimeout  time.Duration
+	// StorageFaults serves every node's data directory through chaos's
+	// fault file system (--storage-faults), which the storage families
+	// need: the default mix then includes them. Naming a storage family in
+	// Nemesis turns it on too (see storageFaults).
+	StorageFaults  bool
+	Store          string
+	Seed           uint64
+	Name           string
+	LeaveDBRunning bool
+	Bugs           []string
+	CheckerTimeout time.Duration
 	// Checker is the linearizability algorithm: checker.AlgorithmAuto
 	// (write order where values are unique) or checker.AlgorithmSearch
 	// (porcupine for every key); empty means auto.
@@ -209,4 +214,11 @@ func (o *Options) resolveRecovery() error {
 	}
 	o.Recovery, o.recoveryAdvisory = DefaultRecovery, true
 	return nil
+}
+
+// storageFaults reports whether the nodes' data directories are served
+// through the fault file system: --storage-faults, or a storage family
+// named in --nemesis.
+func (o *Options) storageFaults() bool {
+	return o.StorageFaults || slices.ContainsFunc(o.Nemesis, func(f string) bool { return slices.Contains(nemesis.StorageFamilies(), f) })
 }

@@ -34,11 +34,14 @@ type TestRecord struct {
 	TimeLimitS       float64  `json:"time_limit_s"`
 	Nemesis          []string `json:"nemesis"`
 	NemesisIntervalS float64  `json:"nemesis_interval_s"`
-	Bugs             []string `json:"bugs"`
-	CheckerTimeoutS  float64  `json:"checker_timeout_s"`
-	Checker          string   `json:"checker,omitempty"`
-	LeaveDBRunning   bool     `json:"leave_db_running"`
-	RecoveryS        float64  `json:"recovery_s"`
+	// StorageFaults is true when the data directories were served through
+	// the fault file system (--storage-faults, or a storage family named).
+	StorageFaults   bool     `json:"storage_faults,omitempty"`
+	Bugs            []string `json:"bugs"`
+	CheckerTimeoutS float64  `json:"checker_timeout_s"`
+	Checker         string   `json:"checker,omitempty"`
+	LeaveDBRunning  bool     `json:"leave_db_running"`
+	RecoveryS       float64  `json:"recovery_s"`
 	// RecoveryAdvisory says recovery_s is a default the system did not
 	// state: the availability check reports a later recovery but does
 	// not fail the run for it.

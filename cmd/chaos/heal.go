@@ -41,7 +41,10 @@ this process injected it: for use after a controller crash or an interrupt.
 On every host it sends SIGCONT to the node's daemon, removes chaos's iptables
 chains and tc qdiscs, stops chaos's fault proxy, clears chaos-node's fault
 hooks (clock, drops, packet faults) and, where chaos stopped NTP to set the system clock, sets the clock
-and starts NTP again. Killed nodes stay down: the next run redeploys them.
+and starts NTP again. Of the fault file systems under the nodes' data
+directories (storage faults), it ends the error injection where the node
+runs and unmounts them where it does not. Killed nodes stay down: the next
+run redeploys them.
 
 Without --db it heals the newest run in --store (store/latest/test.json),
 the run a crashed controller left, and says which: its system, its hosts

@@ -118,8 +118,9 @@ func TestHealFaultsNeverSetTheSharedClock(t *testing.T) {
 	}
 	names, clocks := strategies(nemesis.HealFaults(true))
 	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime}, clocks)
-	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "clock", "figure8", "member", "kill"}, names,
-		"every family (figure8 for its append limits, member for the original membership), SIGCONT first so that the nodes answer the hooks")
+	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "clock", "figure8", "member", "power-loss", "kill"}, names,
+		"every family (figure8 for its append limits, member for the original membership, power-loss for every storage family), "+
+			"SIGCONT first so that the nodes answer the hooks")
 	_, clocks = strategies(nemesis.HealFaults(false))
 	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem}, clocks)
 }
@@ -148,7 +149,7 @@ func TestHealReportsEveryHost(t *testing.T) {
 	assert.Equal(t, "chaos: heal n2 (h2): n2: ssh: connection refused\n", errOut.String())
 	for host, rec := range map[string]*remotetest.Recorder{"n1": &rec1, "n3": &rec3} {
 		cmds := remotetest.Cmds(rec.Take())
-		require.Len(t, cmds, 9, "%q", cmds)
+		require.Len(t, cmds, 12, "%q", cmds)
 		assert.Contains(t, cmds[0], `[ -f /data/etcd/`+host+`/etcd.pid ]`, "pause first")
 		assert.Contains(t, cmds[0], `kill -CONT $p`, "pause first")
 		assert.Equal(t, []string{"iptables -w -S", "tc qdisc show", "iptables -w -S", "iptables -w -t mangle -S", "iptables -w -t nat -S"},
@@ -157,6 +158,11 @@ func TestHealReportsEveryHost(t *testing.T) {
 		assert.Contains(t, cmds[6], `kill -TERM`, "packet: the fault proxy")
 		assert.Contains(t, cmds[7], `if [ -f /data/etcd/`+host+`/faketimerc ]; then`, "fake clock")
 		assert.Contains(t, cmds[8], `m=/var/lib/chaos/clock-ntp-stopped; if [ -f "$m" ]`, "system clock")
+		assert.Contains(t, cmds[9], `[ -f /data/etcd/`+host+`/etcd.pid ]`, "storage: does the node run?")
+		assert.Contains(t, cmds[10], `[ -f /data/etcd/`+host+`/faultfs.pid ]`, "storage: the node does not: its fault file system stops")
+		assert.Contains(t, cmds[10], `kill -TERM`, "storage: the node does not: its fault file system stops")
+		assert.Equal(t, `if awk -v d=/data/etcd/`+host+`/data '$2 == d { f = 1 } END { exit !f }' /proc/self/mounts; then umount -l /data/etcd/`+host+`/data; fi`,
+			cmds[11], "storage: and its mount goes")
 	}
 }
 

@@ -25,5 +25,6 @@ linearizability with Porcupine.`,
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newFaultProxyCmd())
 	root.AddCommand(newFaultFSCmd())
+	root.AddCommand(newCorruptCmd())
 	return root
 }

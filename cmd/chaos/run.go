@@ -49,7 +49,10 @@ Without --nodes it runs five chaos-nodes on this machine (127.0.0.11..15).
 
 Fault families (--nemesis):
 ` + nemesis.FamiliesHelp() + `
-The first five act on random nodes; the others are targeted (chaos heal removes
+The first five act on random nodes; the storage families (power-loss, corrupt,
+disk-full, eio) act on the nodes' data directories, served through chaos's
+fault file system when --storage-faults is given or --nemesis names one of
+them (then in the default mix too). The others are targeted (chaos heal removes
 what they leave with the first five's heals): each aims at a role
 the cluster reports (the leader, a node that just voted, the next leader) and runs
 a short sequence that provokes one situation random faults rarely make, on a
@@ -88,6 +91,8 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 		"how the clock and lease families bend clocks: hook (chaos-node's fault hook), faketime (nodes started under a fake clock: libfaketime for dynamically linked programs that are not Go, chaos-node natively), "+
 			"system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock), or auto: hook where the system has hooks, else faketime where it works")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
+	f.BoolVar(&o.StorageFaults, "storage-faults", false, "serve each node's data directory through chaos's fault file system (FUSE: /dev/fuse and root on every host), "+
+		"so that the storage families (power-loss, corrupt, disk-full, eio) join the default mix; naming one in --nemesis turns it on too")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for every random choice (default random; printed at start)")
 	f.StringVar(&o.Name, "name", "", "test name in the store: letters, digits and . _ + - (default from db, workload, nemesis)")

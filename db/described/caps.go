@@ -7,9 +7,9 @@ var _ db.Capable = (*System)(nil)
 // Capabilities are what the description says the system can do: its
 // leader with a leader probe (or, without one, from its state probe), its
 // nodes' states with a state probe, their event logs with events, and its
-// timing. It has no fault hooks.
+// timing, and its data_dir. It has no fault hooks.
 func (s *System) Capabilities() db.Capabilities {
-	c := db.Capabilities{Timing: s.desc.Timing.Get()}
+	c := db.Capabilities{Timing: s.desc.Timing.Get(), Storage: s}
 	if s.desc.State != nil {
 		c.States = stateProbe{s}
 		c.Leader = statesLeader{stateProbe{s}}

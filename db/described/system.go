@@ -125,8 +125,18 @@ func wrap(n db.Node, what string, err error) error {
 	return fmt.Errorf("%s: %s: %w", n.Name, what, err)
 }
 
-// Install creates n's directories and uploads every file of upload.
+// StorageMount is n's {data_dir}, served through the fault file system
+// when the system was built with storage faults (db.Config.Storage).
+func (s *System) StorageMount(n db.Node) db.StorageMount {
+	return db.NewStorageMount(n, s.nodeDir(n), s.nodeVars(n)[VarDataDir], s.cfg.Storage)
+}
+
+// Install creates n's directories (and the fault file system's) and
+// uploads every file of upload.
 func (s *System) Install(ctx context.Context, r control.Remote, n db.Node) error {
+	if err := s.StorageMount(n).Install(ctx, r); err != nil {
+		return err
+	}
 	v := s.Vars(n)
 	dirs := []string{s.nodeDir(n), v[VarDataDir], v[VarLogDir]}
 	for _, u := range s.desc.Upload {
@@ -194,6 +204,11 @@ func (s *System) Start(ctx context.Context, r control.Remote, n db.Node) error {
 		flags.WriteString(" --bug " + control.ShellQuote(b))
 	}
 	cmd := s.desc.Start.ExpandShell(s.Vars(n).With(VarBugFlags, flags.String()))
+	if m := s.StorageMount(n); m.FS != nil {
+		if err := m.Mount(ctx, r); err != nil {
+			return err
+		}
+	}
 	d := s.daemon(n)
 	d.Clock = db.StartClock(ctx, s.cfg.Faketime, s, r, n)
 	return wrap(n, "start "+s.desc.Name, d.Start(ctx, r, []string{"sh", "-c", cmd}))
@@ -219,13 +234,26 @@ func (s *System) Process(ctx context.Context, r control.Remote, n db.Node) (db.P
 	return p, wrap(n, "process", err)
 }
 
+// Stop stops n, then the fault file system under its data_dir.
 func (s *System) Stop(ctx context.Context, r control.Remote, n db.Node) error {
-	return wrap(n, "stop", s.daemon(n).Stop(ctx, r))
+	if err := s.daemon(n).Stop(ctx, r); err != nil {
+		return wrap(n, "stop", err)
+	}
+	if m := s.StorageMount(n); m.FS != nil {
+		return m.Unmount(ctx, r)
+	}
+	return nil
 }
 
 // Wipe runs wipe, or by default removes data_dir, log_dir and the start
-// command's output.
+// command's output; with storage faults, the fault file system is
+// unmounted and its backing directory removed first.
 func (s *System) Wipe(ctx context.Context, r control.Remote, n db.Node) error {
+	if m := s.StorageMount(n); m.FS != nil {
+		if err := m.Wipe(ctx, r); err != nil {
+			return err
+		}
+	}
 	v := s.Vars(n)
 	cmd := "rm -rf " + control.ShellQuote(v[VarDataDir]) + " " + control.ShellQuote(v[VarLogDir]) + " " +
 		control.ShellQuote(s.daemon(n).LogFile())
@@ -239,7 +267,7 @@ func (s *System) Wipe(ctx context.Context, r control.Remote, n db.Node) error {
 // command's output.
 func (s *System) CollectLogs(ctx context.Context, r control.Remote, n db.Node, dir string) error {
 	v := s.Vars(n)
-	files := []string{s.daemon(n).LogFile()}
+	files := append([]string{s.daemon(n).LogFile()}, s.StorageMount(n).Logs()...)
 	for _, l := range s.desc.Logs {
 		files = append(files, l.Expand(v))
 	}

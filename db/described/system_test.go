@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/golden"
@@ -222,4 +223,32 @@ func TestLeaderOnLoopbackAddresses(t *testing.T) {
 	mu.Unlock()
 	_, err = lf.Leader(ctx, nodes)
 	require.EqualError(t, err, "no node names a leader")
+}
+
+// With storage faults a described system's data_dir is served through the
+// fault file system: mounted before start, unmounted after stop, its
+// backing directory and log wiped with the data, its log collected.
+func TestStorageCommands(t *testing.T) {
+	fs := &db.FaultFS{Binary: "/build/chaos", Upload: false, Path: "/build/chaos"}
+	cfg := db.Config{Nodes: threeNodes, Layout: db.DefaultLayout(), Binary: "/build/chaos", Storage: fs}
+	d, err := New(example(t, "etcd"), cfg)
+	require.NoError(t, err)
+	m := db.CapabilitiesOf(d).Storage.StorageMount(threeNodes[1])
+	assert.Equal(t, "/var/lib/chaos/etcd/n2/data", m.Data, "data_dir")
+	assert.Equal(t, fs, m.FS)
+	ctx := context.Background()
+	var rec remotetest.Recorder
+	r := rec.Remote("n2", func(c remotetest.Call) (control.Result, error) {
+		if strings.Contains(c.Cmd, "faultfs status") {
+			return control.Result{Stdout: []byte(`{"pending_files":0,"undo_bytes":0,"pending_names":0}`)}, nil
+		}
+		return control.Result{}, nil
+	})
+	n := threeNodes[1]
+	require.NoError(t, d.Install(ctx, r, n))
+	require.NoError(t, d.Start(ctx, r, n))
+	require.NoError(t, d.Stop(ctx, r, n))
+	require.NoError(t, d.Wipe(ctx, r, n))
+	require.NoError(t, d.CollectLogs(ctx, r, n, t.TempDir()))
+	golden.Equal(t, "testdata/etcd-storage.golden", remotetest.Transcript(rec.Take()))
 }

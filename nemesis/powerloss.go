@@ -1,0 +1,132 @@
+package nemesis
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"chaos/control"
+	"chaos/db"
+	"chaos/faultfs"
+)
+
+// PowerLoss is the power-loss family: the chosen nodes lose power. Each is
+// sent SIGKILL, then its fault file system drops everything that was not
+// durable (files back to their fsynced length and bytes, names back to
+// their state at their directory's last fsync): op "start-power-loss".
+// The nodes stay down until Stop starts them again and waits until each
+// one's process answers (op "stop-power-loss"). Targets are kill's: one, a
+// minority, a majority, all (a coordinated power failure) or the leader.
+//
+// A node that acknowledged before its data was durable comes back without
+// it. A power loss that cannot be done (the file system does not answer,
+// or the node's files are still open) leaves the node killed, recorded as
+// down, so that Stop and Heal restart it.
+//
+// PowerLoss is safe for concurrent use; calls are serialized.
+type PowerLoss struct {
+	// Targets are the target kinds Start picks among; empty means all.
+	Targets []Target
+	// Probe is the check around the kill.
+	Probe Probe
+	// UpTimeout bounds the wait for a restarted node's process to answer
+	// (default DefaultUpTimeout).
+	UpTimeout time.Duration
+
+	state processState
+}
+
+// powerLossValue is the value of start-power-loss: kill's, and what each
+// node's file system dropped.
+type powerLossValue struct {
+	processValue
+	// Dropped is, by node, what was not durable and is gone.
+	Dropped map[string]faultfs.Status `json:"dropped,omitempty"`
+}
+
+func (p *PowerLoss) Name() string { return PowerLossFamily }
+
+// Available reports why the nodes cannot lose power here: their data
+// directories must be served through the fault file system (see
+// StorageAvailable).
+func (p *PowerLoss) Available(ctx context.Context, c *Cluster) error {
+	return storageAvailable(ctx, PowerLossFamily, c)
+}
+
+// Start kills the nodes of a target kind chosen with rng and drops what
+// their file systems hold that is not durable.
+func (p *PowerLoss) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
+	var mu sync.Mutex
+	dropped := map[string]faultfs.Status{}
+	act := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
+		m, err := storageMount(c, n)
+		if err != nil {
+			return err
+		}
+		if err := d.Kill(ctx, r, n); err != nil {
+			return err
+		}
+		res, err := m.Host().PowerLoss(ctx, r)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		dropped[n.Name] = res.Dropped
+		return nil
+	}
+	op, err := p.state.start(ctx, c, rng, injection{family: PowerLossFamily, f: "start-" + PowerLossFamily,
+		targets: p.Targets, probe: p.Probe, act: act})
+	if v, ok := op.Value.(processValue); ok {
+		op.Value = powerLossValue{processValue: v, Dropped: dropped}
+	}
+	return op, err
+}
+
+// Stop starts every node that lost power and waits until each answers;
+// a node it fails on is left to Heal.
+func (p *PowerLoss) Stop(ctx context.Context, c *Cluster) (Op, error) {
+	return p.state.stop(ctx, c, injection{family: PowerLossFamily, f: "stop-" + PowerLossFamily, act: p.restart})
+}
+
+// Heal restarts the nodes this PowerLoss took down and did not bring back,
+// as Kill's Heal does; a PowerLoss that took none down does nothing (the
+// file systems are healed by storageHeal).
+func (p *PowerLoss) Heal(ctx context.Context, c *Cluster) error {
+	return healDown(ctx, c, &p.state, PowerLossFamily, p.UpTimeout)
+}
+
+func (p *PowerLoss) restart(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
+	return restartNode(ctx, d, r, n, p.UpTimeout)
+}
+
+// restartNode starts n and waits until its process answers.
+func restartNode(ctx context.Context, d db.DB, r control.Remote, n db.Node, upTimeout time.Duration) error {
+	if err := d.Start(ctx, r, n); err != nil {
+		return err
+	}
+	return waitUp(ctx, d, n, upTimeout)
+}
+
+// healDown restarts the nodes s took down and did not bring back: each is
+// sent SIGKILL first (a restart cut short may have left a process that
+// never answered), then started and waited for; those it fails on are
+// kept for the next heal.
+func healDown(ctx context.Context, c *Cluster, s *processState, family string, upTimeout time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nodes := s.takeAll()
+	if len(nodes) == 0 {
+		return nil
+	}
+	again := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
+		if err := d.Kill(ctx, r, n); err != nil {
+			return err
+		}
+		return restartNode(ctx, d, r, n, upTimeout)
+	}
+	failed, err := actOnEach(ctx, c, nodes, again)
+	s.failed = failed
+	return wrapFamily(family, err)
+}
