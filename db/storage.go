@@ -2,14 +2,10 @@ package db
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
-	"strings"
 
 	"chaos/control"
 	"chaos/faultfs"
@@ -103,36 +99,14 @@ func (m StorageMount) Install(ctx context.Context, r control.Remote) error {
 	if !m.FS.Upload {
 		return nil
 	}
-	sum, err := fileSum(m.FS.Binary)
+	sum, err := control.FileSHA256(m.FS.Binary)
 	if err != nil {
 		return fmt.Errorf("%s: storage faults: %w", m.Node, err)
 	}
-	out, err := control.Output(ctx, r, fmt.Sprintf("mkdir -p %s && { sha256sum %s 2>/dev/null || true; }",
-		control.ShellQuote(path.Dir(m.FS.Path)), control.ShellQuote(m.FS.Path)))
-	if err != nil {
+	if _, err := control.EnsureFile(ctx, r, m.FS.Binary, m.FS.Path, sum, 0o755); err != nil {
 		return fmt.Errorf("%s: storage faults: %w", m.Node, err)
-	}
-	if f := strings.Fields(string(out)); len(f) > 0 && f[0] == sum {
-		return nil
-	}
-	if err := r.Upload(ctx, m.FS.Binary, m.FS.Path, 0o755); err != nil {
-		return fmt.Errorf("%s: storage faults: upload chaos: %w", m.Node, err)
 	}
 	return nil
-}
-
-// fileSum is the hex SHA-256 of the file at p.
-func fileSum(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // mountedCmd succeeds when Data is a mount point on the host (its

@@ -128,7 +128,7 @@ func (h *netFakeHost) remote(node string) control.Remote { return h.log.Remote(n
 func (h *netFakeHost) reply(c remotetest.Call) (control.Result, error) {
 	switch c.Kind {
 	case remotetest.Upload:
-		sum, err := fileSHA256(c.Local)
+		sum, err := control.FileSHA256(c.Local)
 		if err != nil {
 			return control.Result{}, err
 		}

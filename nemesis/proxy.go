@@ -2,12 +2,9 @@ package nemesis
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"path"
@@ -127,41 +124,20 @@ func (ps *proxyState) install(ctx context.Context, fp *FaultProxy, r control.Rem
 		return nil
 	}
 	if ps.sum == "" {
-		sum, err := fileSHA256(fp.Binary)
+		sum, err := control.FileSHA256(fp.Binary)
 		if err != nil {
 			return fmt.Errorf("fault proxy: %w", err)
 		}
 		ps.sum = sum
 	}
-	check := fmt.Sprintf("mkdir -p %s && { sha256sum %s 2>/dev/null || true; }", control.ShellQuote(path.Dir(fp.Path)), control.ShellQuote(fp.Path))
-	out, err := control.Output(ctx, r, check)
-	if err != nil {
+	if _, err := control.EnsureFile(ctx, r, fp.Binary, fp.Path, ps.sum, 0o755); err != nil {
 		return fmt.Errorf("fault proxy: %w", err)
-	}
-	if f := strings.Fields(string(out)); len(f) == 0 || f[0] != ps.sum {
-		if err := r.Upload(ctx, fp.Binary, fp.Path, 0o755); err != nil {
-			return fmt.Errorf("fault proxy: upload chaos: %w", err)
-		}
 	}
 	if ps.installed == nil {
 		ps.installed = map[string]bool{}
 	}
 	ps.installed[node] = true
 	return nil
-}
-
-// fileSHA256 is the hex SHA-256 of the file at p.
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // start runs the proxy on r's host unless it runs already, and sets

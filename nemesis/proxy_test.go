@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/control"
 	"chaos/db"
 	"chaos/golden"
 )
@@ -39,7 +40,7 @@ func TestPacketProxyForEtcd(t *testing.T) {
 	hosts := netSeparateHosts(c, log, netProbeNoNetem)
 	c.DB = &db.Etcd{}
 	c.FaultProxy = netFaultProxy(t, true)
-	hosts["n2"].proxy.sum, _ = fileSHA256(c.FaultProxy.Binary) // n2 has it already
+	hosts["n2"].proxy.sum, _ = control.FileSHA256(c.FaultProxy.Binary) // n2 has it already
 	p := &Packet{Behavior: PacketBehavior{DelayMS: 75, JitterMS: 10, Duplicate: 0.01},
 		Links: netLinks(PacketLinks{"n1": {"n2"}})}
 	require.NoError(t, p.Available(ctx, c))
