@@ -99,6 +99,7 @@ func (s *Server) loop() {
 		for s.askReads(ls); s.rn.HasReady(); s.askReads(ls) {
 			if err := s.handleReady(ls); err != nil {
 				s.log.Error("fatal: event loop stopped", "err", err)
+				s.crashed.Store(true)
 				s.failed <- err
 				return
 			}

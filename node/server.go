@@ -87,6 +87,12 @@ type Server struct {
 	appendLimit atomic.Pointer[nodeapi.AppendLimit]
 	stopped     atomic.Bool
 	failed      chan error // the event loop's fatal error, if any
+	// crashed is set before the event loop's fatal error is sent on
+	// failed: the node then stops as a killed one does, without a stop
+	// event (a role event it logged ahead of the write that failed may
+	// name a term it never persisted, and the raft check excuses that
+	// term only when the role event is the life's last).
+	crashed atomic.Bool
 }
 
 // New opens the node's data directory (locking it), recovers its state and
@@ -266,7 +272,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	close(s.stopC)
 	s.loopWG.Wait()
-	s.events.Emit(eventlog.Event{Event: eventlog.KindStop})
+	if !s.crashed.Load() {
+		s.events.Emit(eventlog.Event{Event: eventlog.KindStop})
+	}
 	errs = append(errs, s.closeResources())
 	return errors.Join(errs...)
 }
