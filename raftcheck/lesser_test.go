@@ -131,3 +131,17 @@ func TestLessAfterCuttingADamagedTailIsTheFaults(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(d.Findings(), "\n"), "not a violation, a fault's: n1 restarted in term 2 with vote none")
 }
+
+// A lower term at a start that cut a damaged tail off is the fault's too:
+// the records that raised the term were in that tail.
+func TestALowerTermAfterCuttingADamagedTailIsTheFaults(t *testing.T) {
+	l := (&nodeLog{node: "n1"}).start(0, eventlog.NoVote, 0).vote(3, "n2").
+		at(eventlog.Event{Event: eventlog.KindStart, Term: 2, For: eventlog.NoVote, Truncated: 40})
+	r := Raft(l.evs)
+	d := raftDetails(t, r)
+	assert.Equal(t, checker.Valid, r.Valid)
+	assert.Empty(t, d.Counts)
+	require.Len(t, d.Damaged, 1)
+	assert.Equal(t, KindLostToDamage, d.Damaged[0].Kind)
+	assert.Contains(t, d.Damaged[0].Text, "restarted with term 2 after reaching term 3")
+}

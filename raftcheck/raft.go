@@ -204,7 +204,11 @@ func checkNode(evs []eventlog.Event) []Violation {
 		if e.Event == eventlog.KindStart {
 			endLife()
 			if e.Term < durable {
-				out = append(out, violation(KindTermDecreased, e,
+				kind := KindTermDecreased
+				if e.Truncated > 0 {
+					kind = KindLostToDamage // the term was in the damaged tail: the fault's (see lesser.go)
+				}
+				out = append(out, violation(kind, e,
 					"%s restarted with term %d after reaching term %d in an earlier life", e.Node, e.Term, durable))
 			}
 			out = append(out, kept.check(e)...)
