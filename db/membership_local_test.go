@@ -57,8 +57,14 @@ func memberCycle(t *testing.T, d interface {
 	defer cancel()
 	remotes := startLocally(ctx, t, d, nodes)
 	via, victim := nodes[0], nodes[2]
-	voters, learners, err := d.Members(ctx, via)
-	require.NoError(t, err)
+	// Ready says a node answers, not that its cluster has elected a
+	// leader, and only the leader says the membership.
+	var voters, learners []string
+	require.Eventually(t, func() bool {
+		var err error
+		voters, learners, err = d.Members(ctx, via)
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond, "the members, once a leader is elected")
 	require.ElementsMatch(t, []string{"n1", "n2", "n3"}, voters)
 	require.Empty(t, learners)
 
@@ -78,7 +84,7 @@ func memberCycle(t *testing.T, d interface {
 	// no-op.
 	require.Eventually(t, func() bool { return d.AddMember(ctx, via, victim) == nil },
 		30*time.Second, 200*time.Millisecond, "n3 added")
-	_, learners, err = d.Members(ctx, via)
+	_, learners, err := d.Members(ctx, via)
 	require.NoError(t, err)
 	require.Equal(t, []string{"n3"}, learners, "added back as a learner")
 	require.NoError(t, d.AddMember(ctx, via, victim), "adding a member is no error")
