@@ -59,16 +59,19 @@ type Options struct {
 
 // Result is one benchmark's figures (chaos bench --json prints it).
 type Result struct {
-	System          string    `json:"system"`
-	Nodes           int       `json:"nodes"`
-	Clients         int       `json:"clients"`
-	DurationS       float64   `json:"duration_s"`
-	ReadRatio       float64   `json:"read_ratio"`
-	ValueSize       int       `json:"value_size"`
-	Keys            int       `json:"keys"`
-	ReadConsistency string    `json:"read_consistency"`
-	Ops             []OpStats `json:"ops"`
-	Failover        *Failover `json:"failover,omitempty"`
+	System          string  `json:"system"`
+	Nodes           int     `json:"nodes"`
+	Clients         int     `json:"clients"`
+	DurationS       float64 `json:"duration_s"`
+	ReadRatio       float64 `json:"read_ratio"`
+	ValueSize       int     `json:"value_size"`
+	Keys            int     `json:"keys"`
+	ReadConsistency string  `json:"read_consistency"`
+	// StorageFaults is true when the data directories were served
+	// through the fault file system (chaos bench --storage-faults).
+	StorageFaults bool      `json:"storage_faults,omitempty"`
+	Ops           []OpStats `json:"ops"`
+	Failover      *Failover `json:"failover,omitempty"`
 }
 
 // Op returns the figures of operation f, or zero figures.
@@ -188,8 +191,8 @@ func measure(ctx context.Context, c *cluster.Cluster, o Options) (Result, error)
 	_ = rec.Close()
 	res := Result{System: o.System, Nodes: len(c.Nodes), Clients: o.Clients, DurationS: (to - from).Seconds(),
 		ReadRatio: o.ReadRatio, ValueSize: o.ValueSize, Keys: o.Keys,
-		ReadConsistency: readConsistency(o.Cluster.ReadConsistency),
-		Ops:             opStats(rec.Ops(), int64(from), int64(to))}
+		ReadConsistency: readConsistency(o.Cluster.ReadConsistency), StorageFaults: o.Cluster.StorageFaults,
+		Ops: opStats(rec.Ops(), int64(from), int64(to))}
 	if o.Failover > 0 {
 		res.Failover = summarize(kills)
 	}

@@ -24,6 +24,9 @@ type benchOptions struct {
 	reads   string
 	compare string
 	json    bool
+	// storageFaults benchmarks the system twice, its data directories
+	// served directly and then through the fault file system.
+	storageFaults bool
 	// valueSizeSet is true when --value-size was given, not defaulted.
 	valueSizeSet bool
 	// stderr receives the SSH warnings.
@@ -50,9 +53,15 @@ up before the next kill.
 --compare DB runs the same benchmark against a second system, one after the
 other, and prints both and the ratios (first over second).
 
+--storage-faults runs the same benchmark twice on one system: first with each
+node's data directory served through chaos's fault file system (what chaos run
+--storage-faults does; FUSE: /dev/fuse and root on every host), then directly,
+and prints both and the ratios: the file system's cost. No fault is injected.
+
 Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 		Example: `  chaos bench
   chaos bench --compare etcd --failover 5
+  chaos bench --storage-faults --read-ratio 0
   chaos bench --db etcd --read-ratio 0 --clients 64 --duration 20s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, bo) },
@@ -73,6 +82,7 @@ Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 	f.IntVar(&o.Failover, "failover", 0, "kill the leader this many times after the window and time each recovery")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the clients' choices")
+	f.BoolVar(&bo.storageFaults, "storage-faults", false, "measure the system through the fault file system, then directly, and print the ratios (not with --compare)")
 	f.BoolVar(&bo.json, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -86,7 +96,15 @@ func runBench(cmd *cobra.Command, bo *benchOptions) error {
 		return err
 	}
 	var second *bench.Options
-	if bo.compare != "" {
+	switch {
+	case bo.storageFaults && bo.compare != "":
+		return usageErrorf("bench: --storage-faults compares %s with itself on the fault file system; leave out --compare %s", bo.db, bo.compare)
+	case bo.storageFaults:
+		direct := first
+		first.Cluster.StorageFaults = true
+		first.System += " on faultfs"
+		second = &direct
+	case bo.compare != "":
 		o, err := bo.options(bo.compare)
 		if err != nil {
 			return err

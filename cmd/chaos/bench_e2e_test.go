@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"chaos/bench"
+	"chaos/testbed/bedtest"
 )
 
 // A short chaos bench of chaos-node compared with etcd (three local nodes
@@ -26,6 +29,7 @@ func TestBenchComparesChaosNodeWithEtcd(t *testing.T) {
 	}
 	for _, r := range []bench.Result{c.A, c.B} {
 		requireSaneBench(t, r)
+		requireOneFailover(t, r)
 	}
 	if c.A.System != "chaos-node" || c.B.System != "etcd" || len(c.Rows) == 0 {
 		t.Errorf("compared %s with %s in %d rows", c.A.System, c.B.System, len(c.Rows))
@@ -43,7 +47,40 @@ func requireSaneBench(t *testing.T, r bench.Result) {
 			t.Errorf("%s %s: insane figures %+v", r.System, f, s)
 		}
 	}
+}
+
+func requireOneFailover(t *testing.T, r bench.Result) {
+	t.Helper()
 	if f := r.Failover; f == nil || len(f.Kills) != 1 || !f.Kills[0].Recovered || f.MaxMs <= 0 {
 		t.Errorf("%s: failover %+v, want one recovered kill", r.System, f)
+	}
+}
+
+// chaos bench --storage-faults measures chaos-node through the fault file
+// system, then directly, and compares them; no mount is left after it.
+func TestBenchStorageFaultsMeasuresTheFaultFileSystem(t *testing.T) {
+	skipE2E(t)
+	bedtest.RequireFUSE(t)
+	code, out, errOut := runChaos(t, 3*time.Minute, "bench", "--storage-faults", "--duration", "2s",
+		"--warmup", "500ms", "--clients", "16", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var c bench.Comparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("--json printed no comparison: %v\n%s", err, out)
+	}
+	requireSaneBench(t, c.A)
+	requireSaneBench(t, c.B)
+	if c.A.System != "chaos-node on faultfs" || !c.A.StorageFaults || c.B.System != "chaos-node" || c.B.StorageFaults {
+		t.Errorf("compared %s (storage faults %v) with %s (%v), want chaos-node on faultfs with chaos-node",
+			c.A.System, c.A.StorageFaults, c.B.System, c.B.StorageFaults)
+	}
+	mounts, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mounts), "fuse.faultfs") {
+		t.Errorf("a fault file system is still mounted after the bench:\n%s", mounts)
 	}
 }

@@ -24,6 +24,7 @@ func TestBenchRefusesBadInput(t *testing.T) {
 		"postgres":           {"bench", "--compare", "postgres"},
 		"twice":              {"bench", "--nodes", "a,b,a"},
 		"unknown flag":       {"bench", "--no-such-flag"},
+		"--storage-faults":   {"bench", "--storage-faults", "--compare", "etcd"},
 	}
 	for want, args := range cases {
 		code, _, errOut := execute(t, args...)
