@@ -46,6 +46,14 @@ const (
 // MaxZero is the longest range HowZero zeroes.
 const MaxZero = 512
 
+// RecentBytes is the window of a WAL segment's data that damage to it
+// lands in: its last RecentBytes bytes of data (all of it when it holds
+// less). Those are the newest records, the ones a restart replays past
+// its snapshot and acts on (older ones a snapshot covers, and a system
+// may never read them again). A snapshot or a random file is damaged
+// anywhere within its data.
+const RecentBytes = 64 << 10
+
 // Targets and Hows are every Target and How, in the order above.
 func Targets() []string { return []string{TargetWAL, TargetSnapshot, TargetRandom} }
 func Hows() []string    { return []string{HowFlip, HowZero, HowTruncate} }
@@ -248,17 +256,22 @@ func dataEnd(p string) (int64, error) {
 	return 0, nil
 }
 
-// damage applies res.How to p within its data (res.DataEnd), fills in
-// where, and fsyncs the file.
+// damage applies res.How to p within its data (res.DataEnd; a WAL
+// segment's last RecentBytes of it), fills in where, and fsyncs the file.
 func damage(p string, res *Result, rng *rand.Rand) error {
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	from := int64(0) // damage lands in [from, res.DataEnd)
+	if res.Target == TargetWAL {
+		from = max(0, res.DataEnd-RecentBytes)
+	}
+	at := func() int64 { return from + rng.Int64N(res.DataEnd-from) }
 	switch res.How {
 	case HowFlip:
-		res.Offset, res.Bit = rng.Int64N(res.DataEnd), rng.IntN(8)
+		res.Offset, res.Bit = at(), rng.IntN(8)
 		b := []byte{0}
 		if _, err := f.ReadAt(b, res.Offset); err != nil {
 			return fmt.Errorf("read %s: %w", p, err)
@@ -266,11 +279,11 @@ func damage(p string, res *Result, rng *rand.Rand) error {
 		b[0] ^= 1 << res.Bit
 		_, err = f.WriteAt(b, res.Offset)
 	case HowZero:
-		res.Offset = rng.Int64N(res.DataEnd)
+		res.Offset = at()
 		res.Length = min(res.DataEnd-res.Offset, 1+rng.Int64N(MaxZero))
 		_, err = f.WriteAt(make([]byte, res.Length), res.Offset)
 	case HowTruncate:
-		res.Offset = rng.Int64N(res.DataEnd)
+		res.Offset = at()
 		res.Length = res.Size - res.Offset
 		err = f.Truncate(res.Offset)
 	}

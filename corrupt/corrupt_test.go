@@ -65,6 +65,25 @@ func TestFlipNewestWAL(t *testing.T) {
 }
 
 // Zero overwrites at most MaxZero bytes of the newest snapshot's data.
+// Damage to a WAL segment lands among its newest records: within the last
+// RecentBytes of its data, whatever the seed and the way.
+func TestWALDamageLandsInTheNewestRecords(t *testing.T) {
+	for seed := range uint64(20) {
+		for _, how := range Hows() {
+			dir := t.TempDir()
+			seg := filepath.Join(dir, "wal", "0000000000000001-0000000000000000.wal")
+			require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o755))
+			const data = 4 * RecentBytes
+			require.NoError(t, os.WriteFile(seg, append(bytes.Repeat([]byte{0x55}, data), make([]byte, 4096)...), 0o644))
+			res, err := Apply(Request{Dir: dir, Target: TargetWAL, How: how, Seed: seed})
+			require.NoError(t, err)
+			require.Equal(t, int64(data), res.DataEnd)
+			assert.GreaterOrEqual(t, res.Offset, int64(data-RecentBytes), "seed %d, %s", seed, how)
+			assert.Less(t, res.Offset, int64(data), "seed %d, %s", seed, how)
+		}
+	}
+}
+
 func TestZeroNewestSnapshot(t *testing.T) {
 	dir := dataDir(t)
 	snap := filepath.Join(dir, "snap/0000000000000002-0000000000000070.snap")

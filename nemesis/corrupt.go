@@ -32,6 +32,14 @@ type Corrupt struct {
 	// Targets are the target kinds Start picks among: TargetOne or
 	// TargetMinority; empty means both.
 	Targets []Target
+	// Files are the kinds of file Start damages, picked at random for each
+	// node: corrupt.TargetWAL, corrupt.TargetSnapshot, corrupt.TargetRandom;
+	// empty means all three (chaos run --corrupt-file).
+	Files []string
+	// Hows are the ways Start damages a file, picked at random for each
+	// node: corrupt.HowFlip, corrupt.HowZero, corrupt.HowTruncate; empty
+	// means all three (chaos run --corrupt-how).
+	Hows []string
 	// UpTimeout bounds the wait for a restarted node's process to answer
 	// (default DefaultUpTimeout).
 	UpTimeout time.Duration
@@ -88,7 +96,8 @@ func (k *Corrupt) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, er
 	nodes := sample(pool, size, rng)
 	plans := map[string]corruptPlan{}
 	for _, n := range nodes {
-		plans[n.Name] = corruptPlan{target: corrupt.Targets()[rng.IntN(3)], how: corrupt.Hows()[rng.IntN(3)], seed: rng.Uint64()}
+		files, hows := orAll(k.Files, corrupt.Targets()), orAll(k.Hows, corrupt.Hows())
+		plans[n.Name] = corruptPlan{target: files[rng.IntN(len(files))], how: hows[rng.IntN(len(hows))], seed: rng.Uint64()}
 	}
 	v := corruptValue{processValue: processValue{Nodes: names(nodes), Mode: mode}, Files: map[string]corrupt.Result{}}
 	s.active = nodes
@@ -111,6 +120,14 @@ func (k *Corrupt) targets() []Target {
 		return []Target{TargetOne, TargetMinority}
 	}
 	return k.Targets
+}
+
+// orAll is some, or all when some is empty.
+func orAll(some, all []string) []string {
+	if len(some) == 0 {
+		return all
+	}
+	return some
 }
 
 // corruptNode kills n and damages one of its data files as plan says.

@@ -278,3 +278,27 @@ func TestStorageAvailable(t *testing.T) {
 	assert.EqualError(t, (&PowerLoss{}).Available(ctx, c),
 		"power-loss: chaos-node keeps no data directory chaos knows of (no Storage capability)")
 }
+
+// Asked for some kinds of file and ways only (chaos run --corrupt-file,
+// --corrupt-how), every corruption damages those, whatever the seed.
+func TestCorruptDamagesOnlyWhatWasAskedFor(t *testing.T) {
+	ctx := context.Background()
+	for seed := range uint64(10) {
+		c, _, fakes := storageCluster(t, fiveNodes)
+		k := &Corrupt{Targets: []Target{TargetMinority}, Files: []string{"wal"}, Hows: []string{"flip", "zero"}}
+		_, err := k.Start(ctx, c, seeded(seed))
+		require.NoError(t, err)
+		damaged := 0
+		for _, n := range fiveNodes {
+			for _, call := range fakes[n.Name].Take() {
+				if !strings.Contains(call.Cmd, " corrupt --dir ") {
+					continue
+				}
+				damaged++
+				assert.Contains(t, call.Cmd, " --target wal --how ", "seed %d", seed)
+				assert.NotContains(t, call.Cmd, " --how truncate ", "seed %d", seed)
+			}
+		}
+		assert.Equal(t, 2, damaged, "seed %d: a minority of five", seed)
+	}
+}

@@ -65,6 +65,9 @@ func (r *run) pickFaults(ctx context.Context) ([]nemesis.Fault, map[string]strin
 			return nil, nil, fmt.Errorf("%w: --nemesis: %v", ErrUsage, err)
 		}
 		setClock(f, clock)
+		if k, ok := f.(*nemesis.Corrupt); ok {
+			k.Files, k.Hows = r.o.CorruptFiles, r.o.CorruptHows
+		}
 		if k, ok := f.(*nemesis.Clock); ok {
 			k.Election = c.Timing.WithDefaults().ElectionTimeout // offsets scale to the system's
 		}

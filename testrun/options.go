@@ -14,6 +14,7 @@ import (
 	"chaos/checker"
 	"chaos/cluster"
 	"chaos/control"
+	"chaos/corrupt"
 	"chaos/db"
 	"chaos/db/described"
 	"chaos/nemesis"
@@ -57,7 +58,12 @@ type Options struct {
 	// fault file system (--storage-faults), which the storage families
 	// need: the default mix then includes them. Naming a storage family in
 	// Nemesis turns it on too (see storageFaults).
-	StorageFaults  bool
+	StorageFaults bool
+	// CorruptFiles and CorruptHows narrow what the corrupt family damages
+	// (nemesis.Corrupt's Files and Hows: --corrupt-file, --corrupt-how);
+	// empty means every kind of file and every way.
+	CorruptFiles   []string
+	CorruptHows    []string
 	Store          string
 	Seed           uint64
 	Name           string
@@ -139,6 +145,9 @@ func (o *Options) Validate() error {
 		// Known before any host is looked at (and before local mode's lock).
 		return usagef("--clock-strategy system sets the hosts' real clock, and local mode's nodes share this machine's clock: refused; use --clock-strategy hook")
 	}
+	if err := o.validateCorrupt(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, n := range o.Nodes {
 		if seen[n] {
@@ -213,6 +222,21 @@ func (o *Options) resolveRecovery() error {
 		return nil
 	}
 	o.Recovery, o.recoveryAdvisory = DefaultRecovery, true
+	return nil
+}
+
+// validateCorrupt checks --corrupt-file and --corrupt-how.
+func (o *Options) validateCorrupt() error {
+	for _, f := range o.CorruptFiles {
+		if !slices.Contains(corrupt.Targets(), f) {
+			return usagef("--corrupt-file %q: want a comma list of %s", f, strings.Join(corrupt.Targets(), ","))
+		}
+	}
+	for _, h := range o.CorruptHows {
+		if !slices.Contains(corrupt.Hows(), h) {
+			return usagef("--corrupt-how %q: want a comma list of %s", h, strings.Join(corrupt.Hows(), ","))
+		}
+	}
 	return nil
 }
 

@@ -36,7 +36,10 @@ type TestRecord struct {
 	NemesisIntervalS float64  `json:"nemesis_interval_s"`
 	// StorageFaults is true when the data directories were served through
 	// the fault file system (--storage-faults, or a storage family named).
-	StorageFaults   bool     `json:"storage_faults,omitempty"`
+	StorageFaults bool `json:"storage_faults,omitempty"`
+	// CorruptFiles and CorruptHows are --corrupt-file and --corrupt-how.
+	CorruptFiles    []string `json:"corrupt_files,omitempty"`
+	CorruptHows     []string `json:"corrupt_hows,omitempty"`
 	Bugs            []string `json:"bugs"`
 	CheckerTimeoutS float64  `json:"checker_timeout_s"`
 	Checker         string   `json:"checker,omitempty"`

@@ -20,7 +20,8 @@ func newCorruptCmd() *cobra.Command {
 of the file that holds data (a preallocated zero tail is not data), and
 fsyncs it: what the corrupt fault family does to a minority of nodes while
 they are down (docs/FORMATS.md, "Nemesis operations"). --target chooses the
-file: wal, the newest write-ahead log segment (*.wal, or in a directory wal);
+file: wal, the newest write-ahead log segment (*.wal, or in a directory wal),
+damaged within its last 64 KiB of data, its newest records;
 snapshot, the newest snapshot (*.snap, or in a directory snap); random, any
 file; when no file of the kind holds data, a random one. --how is flip (one
 bit), zero (1 to 512 bytes) or truncate. --seed drives every choice. It

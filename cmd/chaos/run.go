@@ -93,6 +93,8 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
 	f.BoolVar(&o.StorageFaults, "storage-faults", false, "serve each node's data directory through chaos's fault file system (FUSE: /dev/fuse and root on every host), "+
 		"so that the storage families (power-loss, corrupt, disk-full, eio) join the default mix; naming one in --nemesis turns it on too")
+	f.StringSliceVar(&o.CorruptFiles, "corrupt-file", nil, "the files the corrupt family damages, a comma list of wal (the newest segment's newest records), snapshot (the newest), random (default: all three)")
+	f.StringSliceVar(&o.CorruptHows, "corrupt-how", nil, "how the corrupt family damages a file, a comma list of flip (a bit), zero (a range), truncate (default: all three)")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed for every random choice (default random; printed at start)")
 	f.StringVar(&o.Name, "name", "", "test name in the store: letters, digits and . _ + - (default from db, workload, nemesis)")

@@ -185,12 +185,18 @@ func TestRunInterruptedMidPartitionLeavesNothing(t *testing.T) {
 	}
 }
 
-// interruptMidPartition starts cmd, a chaos command writing runs into
-// store, sends it SIGINT once the newest run's history shows a partition,
-// and returns its output and exit error (nil for exit 0). It fails
-// the test when no partition starts within 60 s or cmd does not end within
-// 90 s of the interrupt.
+// interruptMidPartition is interruptWhen a partition started.
 func interruptMidPartition(t *testing.T, cmd *exec.Cmd, store string) (string, error) {
+	t.Helper()
+	return interruptWhen(t, cmd, store, "partition")
+}
+
+// interruptWhen starts cmd, a chaos command writing runs into store, sends
+// it SIGINT once the newest run's history shows a start of the family, and
+// returns its output and exit error (nil for exit 0). It fails the test
+// when no such fault starts within 60 s or cmd does not end within 90 s of
+// the interrupt.
+func interruptWhen(t *testing.T, cmd *exec.Cmd, store, family string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -200,12 +206,12 @@ func interruptMidPartition(t *testing.T, cmd *exec.Cmd, store string) (string, e
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		h, _ := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
-		if bytes.Contains(h, []byte(`"start-partition"`)) {
+		if bytes.Contains(h, []byte(`"start-`+family+`"`)) {
 			break
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatalf("no partition started within 60 s:\n%s", out.String())
+			t.Fatalf("no %s started within 60 s:\n%s", family, out.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

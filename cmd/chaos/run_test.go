@@ -41,6 +41,8 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"run", "--name", "../outside"},
 		{"run", "--name", "two\nlines"},
 		{"run", "--name", "latest"},
+		{"run", "--corrupt-file", "wal,journal"},
+		{"run", "--corrupt-how", "shred"},
 	}
 	for _, args := range cases {
 		if got := run(append(args, "--store", store)); got != exitUsage {
@@ -81,7 +83,11 @@ func TestRunHelpDocumentsEveryFaultFamily(t *testing.T) {
 			t.Errorf("chaos run --help does not document %s (%q)", fam.Name, fam.Doc)
 		}
 	}
-	code, _, errOut := execute(t, "run", "--nemesis", "kill,flood", "--store", t.TempDir())
+	code, _, errOut := execute(t, "run", "--corrupt-file", "wal,journal", "--store", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, `--corrupt-file "journal": want a comma list of wal,snapshot,random`) {
+		t.Errorf("unknown file kind: exit %d, %q", code, errOut)
+	}
+	code, _, errOut = execute(t, "run", "--nemesis", "kill,flood", "--store", t.TempDir())
 	if code != exitUsage || !strings.Contains(errOut, `--nemesis "flood": want a comma list of kill,pause,partition,clock,packet`) {
 		t.Errorf("unknown family: exit %d, %q", code, errOut)
 	}

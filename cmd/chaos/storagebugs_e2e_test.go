@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"chaos/testbed/bedtest"
+)
+
+// requireNoStorageLeft fails the test when a fault file system is still
+// mounted or served on this machine, or a local node still runs.
+func requireNoStorageLeft(t *testing.T, after string) {
+	t.Helper()
+	if out, _ := exec.Command("sh", "-c", storageLeft).CombinedOutput(); len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("the fault file system left after %s:\n%s", after, out)
+	}
+	if out, _ := exec.Command("pgrep", "-af", "client-addr 127.0.0.1[1-5]:7000").CombinedOutput(); len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("node processes left after %s:\n%s", after, out)
+	}
+}
+
+// Issue 30's planted storage bugs are found by their campaign profiles
+// (campaigns/bugs.yaml) in short local runs with fixed seeds, and nothing
+// of the fault file system is left after each run.
+func TestRunStorageFaultsFindTheirBugs(t *testing.T) {
+	skipE2E(t)
+	bedtest.RequireFUSE(t)
+	for _, tc := range []struct {
+		bug, seed, finding, limit string
+		faults                    []string
+	}{
+		{"lazy-fsync", "1", "came-back-with-less", "20s", []string{"--nemesis", "power-loss"}},
+		{"no-dir-fsync", "1", "raft: false", "20s", []string{"--nemesis", "power-loss"}},
+		{"trust-corrupt", "1", "state-machine-safety", "30s",
+			[]string{"--nemesis", "corrupt", "--corrupt-file", "wal", "--corrupt-how", "flip"}},
+	} {
+		t.Run(tc.bug, func(t *testing.T) {
+			store := t.TempDir()
+			code, out, errOut := runChaos(t, 3*time.Minute, append([]string{"run", "--time-limit", tc.limit, "--bug", tc.bug,
+				"--nemesis-interval", "3s", "--store", store, "--seed", tc.seed}, tc.faults...)...)
+			if code != exitInvalid || !strings.Contains(out, tc.finding) {
+				t.Fatalf("exit %d, want 1 with %q\nstdout:\n%s\nstderr:\n%s", code, tc.finding, out, errOut)
+			}
+			requireNoStorageLeft(t, "the run")
+		})
+	}
+}
+
+// The correct chaos-node under the same faults stays valid; a run
+// interrupted during a power loss heals (the nodes restarted), still
+// checks, and leaves no mount and no process.
+func TestRunStorageFaultsOnACorrectNode(t *testing.T) {
+	skipE2E(t)
+	bedtest.RequireFUSE(t)
+	store := t.TempDir()
+	code, out, errOut := runChaos(t, 3*time.Minute, "run", "--time-limit", "30s", "--nemesis", "power-loss,corrupt",
+		"--nemesis-interval", "3s", "--store", store, "--seed", "1")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	requireNoStorageLeft(t, "the run")
+
+	bin, err := chaosBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	interrupted := t.TempDir()
+	out, err = interruptWhen(t, exec.Command(bin, "run", "--time-limit", "60s", "--nemesis", "power-loss",
+		"--nemesis-interval", "1s", "--store", interrupted, "--seed", "2"), interrupted, "power-loss")
+	if r := loadResults(t, requireStoreLayout(t, interrupted)); r["interrupted"] != true {
+		t.Errorf("results.json does not say interrupted (%v):\n%s", err, out)
+	}
+	requireNoStorageLeft(t, "an interrupt")
+}
