@@ -55,8 +55,8 @@ func storageOps(t *testing.T, run string) map[string]int {
 // clients' histories stay linearizable. A controller killed during a
 // disk-full leaves its mounts and its error injection; `chaos heal` ends
 // the errors (the nodes still run, so their mounts stay), and the next
-// run's setup removes the mounts, naming them. etcd under power loss is
-// valid too.
+// run's setup removes the mounts, naming them. etcd under power loss
+// loses its state (see below).
 func TestStorageFamiliesOnTestbed(t *testing.T) {
 	sys := bedtest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -128,11 +128,16 @@ func TestStorageFamiliesOnTestbed(t *testing.T) {
 		t.Errorf("the fault file system left on %v after the next run", left)
 	}
 
-	// etcd fsyncs before it answers: valid under power loss, all nodes at
-	// once included, and nothing left.
+	// etcd 3.4 (Debian's etcd-server) fsyncs its WAL before it answers,
+	// but never fsyncs its data directory after creating member/ in it:
+	// under the fault file system's POSIX model (a name is durable once its
+	// directory is fsynced) a power loss of every node (seed 5's second)
+	// loses member/ and the cluster's whole state, which the run reports
+	// as acknowledged writes lost. Nothing is left on the hosts.
 	needProgram(t, "etcd", "etcd-server")
-	if code, _ := storageRun("power-loss", "5", "--db", "etcd"); code != exitOK {
-		t.Errorf("etcd under power loss: exit %d, want 0 (valid)", code)
+	if code, out := storageRun("power-loss", "5", "--db", "etcd"); code != exitInvalid ||
+		!strings.Contains(out, "read nothing") {
+		t.Errorf("etcd under power loss: exit %d, want 1 (invalid: a key read empty after its write was acknowledged)", code)
 	}
 }
 
