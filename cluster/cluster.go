@@ -17,6 +17,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/faultfs"
 	"chaos/history"
 	"chaos/workload"
 )
@@ -57,6 +58,9 @@ type Options struct {
 	// StorageFaults serves every node's data directory through chaos's
 	// fault file system (db.Config.Storage), from this executable.
 	StorageFaults bool
+	// StorageNames is the fault file system's names model ("" is
+	// faultfs.NamesPOSIX).
+	StorageNames faultfs.Names
 }
 
 // Cluster is the system under test on its hosts.
@@ -125,6 +129,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 			c.Close(false)
 			return nil, err
 		}
+		fs.Names = o.StorageNames
 		cfg.Storage = fs
 	}
 	d, err := o.NewDB(cfg)

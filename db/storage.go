@@ -30,6 +30,9 @@ type FaultFS struct {
 	Upload bool
 	// Path is the chaos binary on the hosts.
 	Path string
+	// Names is when the file system makes name changes durable ("" is
+	// faultfs.NamesPOSIX).
+	Names faultfs.Names
 }
 
 // NewFaultFS places the fault file system's binary in layout: this
@@ -83,7 +86,9 @@ func NewStorageMount(n Node, nodeDir, data string, fs *FaultFS) StorageMount {
 
 // Host is the file system's client on the host, through the chaos binary
 // there; m.FS must be set.
-func (m StorageMount) Host() faultfs.Host { return faultfs.Host{Path: m.FS.Path, Socket: m.Socket} }
+func (m StorageMount) Host() faultfs.Host {
+	return faultfs.Host{Path: m.FS.Path, Socket: m.Socket, Names: m.FS.Names}
+}
 
 // Install makes the backing directory (mode 0700, as etcd wants its data
 // directory) and the mount point, and puts the chaos binary on the host

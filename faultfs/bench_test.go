@@ -38,7 +38,7 @@ func BenchmarkAppendFsync(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	fsys, err := Mount(backing, mnt, nil)
+	fsys, err := Mount(backing, mnt, nil, NamesPOSIX)
 	if err != nil {
 		b.Fatal(err)
 	}

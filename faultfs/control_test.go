@@ -29,7 +29,7 @@ func runTest(t *testing.T) (mnt string, c Client, stop func() error) {
 	c = Client{Socket: filepath.Join(dir, "control.sock")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, backing, mnt, c.Socket, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- Run(ctx, backing, mnt, c.Socket, NamesPOSIX, slog.New(slog.DiscardHandler)) }()
 	var once bool
 	var err error
 	stop = func() error {

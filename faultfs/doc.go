@@ -20,7 +20,10 @@
 //     durable. msync(2) with MS_SYNC reaches the file system as an
 //     fdatasync and counts as one (for the whole file, which is more than
 //     Linux promises for a range).
-//   - A name becomes durable when its directory is fsynced. fsync(2)
+//   - A name becomes durable when its directory is fsynced (NamesPOSIX,
+//     the default; under NamesOrdered, at the next fsync or fdatasync of
+//     any file or directory, as a journaling file system commits it: see
+//     Names). fsync(2)
 //     warns that syncing a file does not make its directory entry
 //     durable: that takes an fsync of a descriptor of the directory. So
 //     a created name (creat, mkdir, link, symlink, mknod), a removed one

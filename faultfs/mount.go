@@ -30,8 +30,9 @@ const DevFUSE = "/dev/fuse"
 // second (a write with O_APPEND needs no request for the size), and a
 // power loss drops the attributes and pages it cached. now is the clock of
 // timed error injection (nil: time.Now). Its errors name what is wrong
-// with the arguments or the host.
-func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
+// with the arguments or the host. model is when name changes become
+// durable ("" is NamesPOSIX).
+func Mount(backing, mountpoint string, now func() time.Time, model Names) (*FS, error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -42,7 +43,7 @@ func Mount(backing, mountpoint string, now func() time.Time) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := NewTracker(backing, now)
+	t, err := NewTracker(backing, now, model)
 	if err != nil {
 		return nil, fmt.Errorf("faultfs: backing directory %s: %w", backing, err)
 	}

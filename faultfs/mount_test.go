@@ -19,13 +19,20 @@ import (
 type testFS struct {
 	*FS
 	backing, mnt string
+	model        Names
 	clock        atomic.Pointer[time.Time] // the time injected errors see
 }
 
 func mountTest(t *testing.T, seed map[string]string) *testFS {
 	t.Helper()
+	return mountTestModel(t, seed, NamesPOSIX)
+}
+
+// mountTestModel is mountTest with the names model.
+func mountTestModel(t *testing.T, seed map[string]string, model Names) *testFS {
+	t.Helper()
 	bedtest.RequireFUSE(t)
-	tf := &testFS{backing: filepath.Join(t.TempDir(), "backing"), mnt: filepath.Join(t.TempDir(), "mnt")}
+	tf := &testFS{backing: filepath.Join(t.TempDir(), "backing"), mnt: filepath.Join(t.TempDir(), "mnt"), model: model}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tf.clock.Store(&start)
 	require.NoError(t, os.Mkdir(tf.backing, 0o755))
@@ -35,7 +42,7 @@ func mountTest(t *testing.T, seed map[string]string) *testFS {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	}
-	fsys, err := Mount(tf.backing, tf.mnt, func() time.Time { return *tf.clock.Load() })
+	fsys, err := Mount(tf.backing, tf.mnt, func() time.Time { return *tf.clock.Load() }, tf.model)
 	require.NoError(t, err)
 	tf.FS = fsys
 	t.Cleanup(func() { assert.NoError(t, fsys.Unmount()) })

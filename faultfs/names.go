@@ -184,6 +184,14 @@ func (ns *names) synced(dir uint64) {
 	}
 }
 
+// syncedAll makes every name durable (NamesOrdered's journal commit).
+func (ns *names) syncedAll() {
+	for s, b := range ns.durable {
+		delete(ns.durable, s)
+		ns.release(b)
+	}
+}
+
 // pending is how many names are not durable.
 func (ns *names) pending() int { return len(ns.durable) }
 

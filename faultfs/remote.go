@@ -16,12 +16,19 @@ import (
 type Host struct {
 	Path   string
 	Socket string
+	// Names is the names model the file system serves with ("" is
+	// NamesPOSIX).
+	Names Names
 }
 
 // ServeArgv is the command line that serves backing at mount on the host
 // (to be started and supervised as a daemon, as the fault proxy is).
 func (h Host) ServeArgv(backing, mount string) []string {
-	return []string{h.Path, "faultfs", "serve", "--backing", backing, "--mount", mount, "--control", h.Socket}
+	argv := []string{h.Path, "faultfs", "serve", "--backing", backing, "--mount", mount, "--control", h.Socket}
+	if h.Names != "" && h.Names != NamesPOSIX {
+		argv = append(argv, "--names", string(h.Names))
+	}
+	return argv
 }
 
 // PowerLoss drops all that is not durable on r's host (the node that uses

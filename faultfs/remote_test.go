@@ -48,4 +48,7 @@ func TestHostRunsTheClientCommands(t *testing.T) {
 	}, remotetest.Cmds(rec.Take()))
 	assert.Equal(t, []string{"/opt/chaos/chaos", "faultfs", "serve", "--backing", "/b", "--mount", "/m", "--control", "/var/lib/chaos/n1/faultfs.sock"},
 		h.ServeArgv("/b", "/m"))
+	h.Names = NamesOrdered
+	assert.Equal(t, []string{"/opt/chaos/chaos", "faultfs", "serve", "--backing", "/b", "--mount", "/m", "--control", "/var/lib/chaos/n1/faultfs.sock",
+		"--names", "ordered"}, h.ServeArgv("/b", "/m"))
 }

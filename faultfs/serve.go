@@ -24,11 +24,11 @@ const CloseWait = 2 * time.Second
 // It then unmounts; if files of the mount are still open it detaches the
 // mount lazily (MNT_DETACH) and says so in its error. Its errors name
 // what could not be set up (see Mount) or how it ended badly.
-func Run(ctx context.Context, backing, mountpoint, sock string, log *slog.Logger) error {
+func Run(ctx context.Context, backing, mountpoint, sock string, model Names, log *slog.Logger) error {
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("faultfs: remove the stale control socket %s: %w", sock, err)
 	}
-	fsys, err := Mount(backing, mountpoint, nil)
+	fsys, err := Mount(backing, mountpoint, nil, model)
 	if err != nil {
 		return err
 	}

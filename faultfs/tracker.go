@@ -19,6 +19,8 @@ type Tracker struct {
 	files map[uint64]*fileState
 	names *names
 	errs  *ErrorMode
+	// model is when name changes become durable.
+	model Names
 
 	// open counts the files of the mount open now (handles not released).
 	open atomic.Int64
@@ -29,10 +31,14 @@ type Tracker struct {
 }
 
 // NewTracker tracks the backing store at root (an absolute path), whose
-// content now is durable, reading the time from now. It empties the
-// trash of an earlier file system.
-func NewTracker(root string, now func() time.Time) (*Tracker, error) {
-	t := &Tracker{now: now, files: map[uint64]*fileState{}, names: newNames(root)}
+// content now is durable, reading the time from now, with the names
+// model ("" is NamesPOSIX). It empties the trash of an earlier file
+// system.
+func NewTracker(root string, now func() time.Time, model Names) (*Tracker, error) {
+	if model == "" {
+		model = NamesPOSIX
+	}
+	t := &Tracker{now: now, files: map[uint64]*fileState{}, names: newNames(root), model: model}
 	if err := os.RemoveAll(t.names.trash); err != nil {
 		return nil, fmt.Errorf("empty the trash: %w", err)
 	}
@@ -85,6 +91,9 @@ func (t *Tracker) fileSynced(ino uint64, sync func() error) syscall.Errno {
 		st.fd.Close()
 		delete(t.files, ino)
 	}
+	if t.model == NamesOrdered {
+		t.names.syncedAll()
+	}
 	return 0
 }
 
@@ -117,6 +126,10 @@ func (t *Tracker) dirSynced(path string, sync func() error) syscall.Errno {
 	}
 	if err := sync(); err != nil {
 		return errnoOf(err)
+	}
+	if t.model == NamesOrdered {
+		t.names.syncedAll()
+		return 0
 	}
 	b, err := bindingAt(path)
 	if err != nil {

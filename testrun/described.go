@@ -4,6 +4,7 @@ import (
 	"chaos/cluster"
 	"chaos/db"
 	"chaos/db/described"
+	"chaos/faultfs"
 	"chaos/workload"
 )
 
@@ -40,13 +41,13 @@ func (o *Options) systemName() string {
 	return o.DB
 }
 
-// newDB builds the system under test the options name.
 // clusterOptions is the cluster the options test.
 func (o *Options) clusterOptions() cluster.Options {
 	return cluster.Options{Hosts: o.Nodes, SSH: o.SSH, NewDB: o.newDB, Binary: o.Binary, Bugs: o.Bugs,
-		ReadConsistency: o.ReadConsistency, StorageFaults: o.storageFaults()}
+		ReadConsistency: o.ReadConsistency, StorageFaults: o.storageFaults(), StorageNames: faultfs.Names(o.StorageNames)}
 }
 
+// newDB builds the system under test the options name.
 func (o *Options) newDB(cfg db.Config) (db.DB, error) {
 	return o.fakeClockConfig(cfg, func(cfg db.Config) (db.DB, error) {
 		if o.system != nil {

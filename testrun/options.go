@@ -17,6 +17,7 @@ import (
 	"chaos/corrupt"
 	"chaos/db"
 	"chaos/db/described"
+	"chaos/faultfs"
 	"chaos/nemesis"
 	"chaos/workload"
 )
@@ -59,6 +60,9 @@ type Options struct {
 	// need: the default mix then includes them. Naming a storage family in
 	// Nemesis turns it on too (see storageFaults).
 	StorageFaults bool
+	// StorageNames is the fault file system's names model (faultfs.Names:
+	// "posix", the default, or "ordered"; --storage-names).
+	StorageNames string
 	// CorruptFiles and CorruptHows narrow what the corrupt family damages
 	// (nemesis.Corrupt's Files and Hows: --corrupt-file, --corrupt-how);
 	// empty means every kind of file and every way.
@@ -148,6 +152,9 @@ func (o *Options) Validate() error {
 	if err := o.validateCorrupt(); err != nil {
 		return err
 	}
+	if _, err := faultfs.ParseNames(o.StorageNames); err != nil {
+		return usagef("--storage-names: %v", err)
+	}
 	seen := map[string]bool{}
 	for _, n := range o.Nodes {
 		if seen[n] {
@@ -223,6 +230,16 @@ func (o *Options) resolveRecovery() error {
 	}
 	o.Recovery, o.recoveryAdvisory = DefaultRecovery, true
 	return nil
+}
+
+// storageNames is the names model recorded in test.json: the one in
+// force when storage faults are on, "" otherwise.
+func (o *Options) storageNames() string {
+	if !o.storageFaults() {
+		return ""
+	}
+	n, _ := faultfs.ParseNames(o.StorageNames)
+	return string(n)
 }
 
 // validateCorrupt checks --corrupt-file and --corrupt-how.

@@ -37,6 +37,8 @@ type TestRecord struct {
 	// StorageFaults is true when the data directories were served through
 	// the fault file system (--storage-faults, or a storage family named).
 	StorageFaults bool `json:"storage_faults,omitempty"`
+	// StorageNames is --storage-names when storage faults are on.
+	StorageNames string `json:"storage_names,omitempty"`
 	// CorruptFiles and CorruptHows are --corrupt-file and --corrupt-how.
 	CorruptFiles    []string `json:"corrupt_files,omitempty"`
 	CorruptHows     []string `json:"corrupt_hows,omitempty"`

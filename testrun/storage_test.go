@@ -86,3 +86,12 @@ func TestPickFaultsWithStorage(t *testing.T) {
 	require.Len(t, faults, 1)
 	assert.Equal(t, "corrupt", faults[0].Name())
 }
+
+// test.json records the names model in force only when storage faults are
+// on, and the default model by its name.
+func TestStorageNamesRecorded(t *testing.T) {
+	assert.Equal(t, "", (&Options{StorageNames: "ordered"}).storageNames(), "no storage faults")
+	assert.Equal(t, "posix", (&Options{StorageFaults: true}).storageNames())
+	assert.Equal(t, "ordered", (&Options{Nemesis: []string{"power-loss"}, StorageNames: "ordered"}).storageNames())
+	assert.Equal(t, "ordered", string((&Options{StorageFaults: true, StorageNames: "ordered"}).clusterOptions().StorageNames))
+}

@@ -17,6 +17,7 @@ import (
 // faultFSOptions are the flags of `chaos faultfs` and its subcommands.
 type faultFSOptions struct {
 	backing, mount, control string
+	names                   string
 	timeout                 time.Duration
 	kind, on                string
 	duration                time.Duration
@@ -29,7 +30,8 @@ func newFaultFSCmd() *cobra.Command {
 		Long: `faultfs is the FUSE file system a node's data directory is mounted through
 when storage faults are on: it passes reads and writes through to a backing
 directory and remembers what is not durable yet (data until the file is
-fsynced, names until their directory is), so that a power loss can drop it;
+fsynced, names until their directory is, or with --names ordered until any
+fsync, as ext4's journal commits them), so that a power loss can drop it;
 it can also make writes or fsyncs fail with ENOSPC or EIO (the durability
 model: faultfs/doc.go; the control protocol: docs/FORMATS.md, "Fault file
 system"). chaos starts, steers and stops it; you need it only to look at it.
@@ -65,10 +67,14 @@ func newFaultFSServeCmd() *cobra.Command {
 			if o.backing == "" || o.mount == "" || o.control == "" {
 				return usageErrorf("faultfs serve: --backing, --mount and --control are required")
 			}
+			names, err := faultfs.ParseNames(o.names)
+			if err != nil {
+				return usageErrorf("faultfs serve: --names: %v", err)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			if err := faultfs.Run(ctx, o.backing, o.mount, o.control, log); err != nil {
+			if err := faultfs.Run(ctx, o.backing, o.mount, o.control, names, log); err != nil {
 				return setupError(err)
 			}
 			return nil
@@ -78,6 +84,7 @@ func newFaultFSServeCmd() *cobra.Command {
 	f.StringVar(&o.backing, "backing", "", "the directory that holds the files (required)")
 	f.StringVar(&o.mount, "mount", "", "the empty directory to mount the file system on (required)")
 	f.StringVar(&o.control, "control", "", "the control socket to create (required)")
+	f.StringVar(&o.names, "names", string(faultfs.NamesPOSIX), "when a name change is durable: posix (at its directory's fsync) or ordered (at any fsync, as ext4's and XFS's journals commit it)")
 	return cmd
 }
 

@@ -29,6 +29,8 @@ func TestFaultFSRefusesBadInput(t *testing.T) {
 		line string
 	}{
 		{[]string{"faultfs", "serve", "--backing", dir}, exitUsage, "chaos: faultfs serve: --backing, --mount and --control are required\n"},
+		{[]string{"faultfs", "serve", "--backing", dir, "--mount", dir, "--control", sock, "--names", "ext4"}, exitUsage,
+			"chaos: faultfs serve: --names: names model \"ext4\": want posix or ordered\n"},
 		{[]string{"faultfs", "status"}, exitUsage, "chaos: faultfs status: --control is required\n"},
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "full"}, exitUsage, "chaos: faultfs errors: error kind \"full\": want enospc or eio\n"},
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "eio", "--on", "reads"}, exitUsage, "chaos: faultfs errors: errors on \"reads\": want writes, fsyncs or both\n"},
@@ -58,7 +60,9 @@ func TestFaultFSClientCommands(t *testing.T) {
 	require.NoError(t, os.Mkdir(mnt, 0o755))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- faultfs.Run(ctx, backing, mnt, sock, slog.New(slog.DiscardHandler)) }()
+	go func() {
+		done <- faultfs.Run(ctx, backing, mnt, sock, faultfs.NamesPOSIX, slog.New(slog.DiscardHandler))
+	}()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
 	chaos := func(args ...string) string {

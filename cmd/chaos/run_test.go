@@ -43,6 +43,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"run", "--name", "latest"},
 		{"run", "--corrupt-file", "wal,journal"},
 		{"run", "--corrupt-how", "shred"},
+		{"run", "--storage-names", "ext4"},
 	}
 	for _, args := range cases {
 		if got := run(append(args, "--store", store)); got != exitUsage {
