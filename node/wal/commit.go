@@ -191,7 +191,7 @@ func (w *WAL) account(seg *segment, typ uint8, index uint64, enc []byte) {
 }
 
 // writeAndSync appends p to the current segment and, when sync, fsyncs it
-// if anything is unsynced.
+// if anything is unsynced, its sync block saying where its records end.
 func (w *WAL) writeAndSync(p []byte, sync bool) error {
 	d := &w.disk
 	cur := &d.segs[len(d.segs)-1]
@@ -209,6 +209,9 @@ func (w *WAL) writeAndSync(p []byte, sync bool) error {
 	}
 	if !sync || !d.dirty {
 		return nil
+	}
+	if err := writeSyncBlock(d.file, cur.size); err != nil {
+		return err
 	}
 	if err := w.syncFile(d.file); err != nil {
 		return fmt.Errorf("fsync %s: %w", w.path(cur.name), err)

@@ -27,7 +27,7 @@ func (w *WAL) cut(first uint64) error {
 		return fmt.Errorf("cut segment: %w", err)
 	}
 	seg := segment{seq: seq, first: first, name: segmentName(seq, first)}
-	var head []byte
+	var head []byte // the sync block is prepended by createSegment
 	for _, t := range w.opts.HeaderTypes {
 		if enc, ok := d.headers[t]; ok {
 			head = append(head, enc...)
@@ -44,7 +44,7 @@ func (w *WAL) cut(first uint64) error {
 			return fmt.Errorf("close segment %s: %w", w.path(d.segs[len(d.segs)-1].name), err)
 		}
 	}
-	seg.size = int64(len(head))
+	seg.size = syncBlockBytes + int64(len(head))
 	d.segs = append(d.segs, seg)
 	d.file = f
 	w.log.Info("wal segment cut", "dir", w.dir, "segment", seg.name, "header_bytes", len(head))
@@ -67,6 +67,9 @@ func (w *WAL) trimCurrent() error {
 	if w.opts.NoSync {
 		return nil
 	}
+	if err := writeSyncBlock(d.file, cur.size); err != nil {
+		return err
+	}
 	if err := w.syncFile(d.file); err != nil {
 		return fmt.Errorf("fsync %s after truncation: %w", w.path(cur.name), err)
 	}
@@ -74,8 +77,8 @@ func (w *WAL) trimCurrent() error {
 	return nil
 }
 
-// createSegment durably creates the segment file name holding head,
-// preallocated, and returns it open for writing after head.
+// createSegment durably creates the segment file name holding its sync
+// block and head, preallocated, and returns it open for writing after them.
 func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 	tmp := w.path(name + tempExt)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -87,7 +90,7 @@ func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 		os.Remove(tmp)
 		return nil, err
 	}
-	if _, err := f.Write(head); err != nil {
+	if _, err := f.Write(append(encodeSyncBlock(syncBlockBytes+int64(len(head))), head...)); err != nil {
 		return fail(fmt.Errorf("write %s: %w", tmp, err))
 	}
 	w.preallocate(f)

@@ -20,13 +20,15 @@
 // Index of the record whose write caused the segment to be cut (0 for a
 // segment created empty); it is informational, recovery orders by seq only.
 //
-// A segment is a concatenation of records, each
+// A segment is a 16-byte sync block (syncblock.go: where its records ended
+// at its last fsync) followed by a concatenation of records, each
 //
 //	[u32 length][u32 crc32c][u8 type][u64 index][data]
 //
 // in little endian, where length is len(data) and the CRC (Castagnoli) covers
 // type, index and data. Type 0 is never written, so zero-filled bytes never
-// decode as a record.
+// decode as a record. A LOST file in the directory records a loss of
+// fsynced records that the WAL's owner has not yet recovered from (lost.go).
 //
 // # Header records
 //
@@ -46,8 +48,11 @@
 // place and the directory fsynced, so a crash never leaves a half-made
 // segment with a segment name. The previous
 // segment is fsynced before the cut. A crash during a write can only damage
-// the end of the last segment: ReadAll truncates such a torn tail and refuses
-// any other damage with ErrCorrupt.
+// the end of the last segment, past what its sync block says was fsynced:
+// ReadAll truncates such a torn tail. Records missing before that end were
+// made durable and then lost to damage (a bad disk, a fault): ReadAll
+// reports them in RecoveryInfo.Lost. It refuses any other damage with
+// ErrCorrupt.
 //
 // The current segment is preallocated to SegmentBytes, so that appends and
 // their fdatasyncs commit no change of size; its zero tail is not damage

@@ -206,6 +206,7 @@ func TestEmptyLastSegmentIsValid(t *testing.T) {
 	w, got, info := openRead(t, dir, Options{NoSync: true})
 	requireSameRecords(t, entries(1, 5), got)
 	assert.Equal(t, 2, info.Segments)
+	assert.True(t, info.Lost, "no segment is made without its sync block: the file was damaged")
 	require.NoError(t, w.Save(entry(6)))
 	_, got, _ = reopen(t, w, Options{NoSync: true})
 	requireSameRecords(t, entries(1, 6), got)

@@ -18,6 +18,14 @@ type RecoveryInfo struct {
 	TruncatedSegment string
 	TruncatedOffset  int64
 	TruncatedBytes   int64
+	// Lost says that records this WAL had fsynced are gone (see
+	// syncblock.go), found by this replay or by an earlier one whose owner
+	// has not called CaughtUp since; LostReason says how it was found. A
+	// Raft node must then neither vote nor campaign until a leader has
+	// caught it up: it may have acknowledged entries, or voted, in what
+	// it lost.
+	Lost       bool
+	LostReason string
 }
 
 // ReadAll replays every record in log order and readies the WAL for Save.
@@ -80,7 +88,7 @@ func (w *WAL) replay() ([]Record, RecoveryInfo, error) {
 	var info RecoveryInfo
 	for i := range segs {
 		last := i == len(segs)-1
-		got, tornAt, err := w.replaySegment(&segs[i], last)
+		got, tornAt, synced, err := w.replaySegment(&segs[i], last)
 		if err != nil {
 			return nil, RecoveryInfo{}, err
 		}
@@ -90,9 +98,15 @@ func (w *WAL) replay() ([]Record, RecoveryInfo, error) {
 			info.TruncatedOffset = segs[i].size
 			info.TruncatedBytes = tornAt
 		}
+		if last {
+			info.LostReason = lostReason(w.path(segs[i].name), segs[i].size, synced)
+		}
 	}
 	info.Segments, info.Records = len(segs), len(recs)
 	w.disk.segs = segs
+	if err := w.noteLoss(&info); err != nil {
+		return nil, RecoveryInfo{}, err
+	}
 	if err := w.openLast(info.TruncatedBytes > 0); err != nil {
 		return nil, RecoveryInfo{}, err
 	}
@@ -105,14 +119,18 @@ func (w *WAL) replay() ([]Record, RecoveryInfo, error) {
 
 // replaySegment decodes the segment seg, fills in its size, maxIndex and
 // record count and updates the latest header records. tornBytes is the
-// length of the torn tail found after seg.size, or -1 if there is none.
-func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes int64, err error) {
+// length of the torn tail found after seg.size, or -1 if there is none;
+// synced is where its sync block says its records ended at its last
+// fsync, or an error wrapping errSyncBlock. A segment that is not the
+// last must hold every record it had synced: ErrCorrupt otherwise.
+func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes int64, synced syncedEnd, err error) {
 	path := w.path(seg.name)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read segment: %w", err)
+		return nil, 0, synced, fmt.Errorf("read segment: %w", err)
 	}
-	off, end := 0, dataEnd(data, 0)
+	synced.end, synced.err = decodeSyncBlock(data)
+	off, end := syncBlockBytes, dataEnd(data, min(syncBlockBytes, len(data)))
 	for off < len(data) {
 		r, n, err := decodeRecord(data[off:])
 		if errors.Is(err, errChecksum) && w.opts.Bugs.TrustCorrupt {
@@ -124,7 +142,7 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 		}
 		if err != nil {
 			if cerr := checkTail(path, data, off, err, last); cerr != nil {
-				return nil, 0, cerr
+				return nil, 0, synced, cerr
 			}
 			break
 		}
@@ -135,10 +153,13 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 		off += n
 	}
 	seg.size = int64(off)
-	if end > off {
-		return recs, int64(end - off), nil
+	if reason := lostReason(path, seg.size, synced); !last && reason != "" {
+		return nil, 0, synced, fmt.Errorf("%s, in a segment that is not the last: %w", reason, ErrCorrupt)
 	}
-	return recs, -1, nil
+	if end > off {
+		return recs, int64(end - off), synced, nil
+	}
+	return recs, -1, synced, nil
 }
 
 // noteZeroTail logs zero bytes after the last record of a segment that is
@@ -187,11 +208,14 @@ func (w *WAL) removeTemps(temps []string) error {
 // it, with the directory's names: a process killed between a write and
 // its fsync (or a segment's rename and the directory's fsync) leaves
 // records in the page cache that replay returns and the caller may act
-// on (a node acknowledges them). Earlier segments were fsynced before
-// their cut.
-func (w *WAL) syncRecovered(f *os.File, path string) error {
+// on (a node acknowledges them); its sync block then counts them. Earlier
+// segments were fsynced before their cut.
+func (w *WAL) syncRecovered(f *os.File, path string, size int64) error {
 	if w.opts.NoSync {
 		return nil
+	}
+	if err := writeSyncBlock(f, size); err != nil {
+		return err
 	}
 	if err := w.syncFile(f); err != nil {
 		return fmt.Errorf("fsync %s: %w", path, err)
@@ -220,7 +244,7 @@ func (w *WAL) openLast(truncate bool) error {
 		if err := w.trimCurrent(); err != nil {
 			return fail(err)
 		}
-	} else if err := w.syncRecovered(f, path); err != nil {
+	} else if err := w.syncRecovered(f, path, seg.size); err != nil {
 		return fail(err)
 	}
 	w.preallocate(f)

@@ -55,7 +55,7 @@ type Stats struct {
 	Records  uint64 // records written by Save (header rewrites not counted)
 	Syncs    uint64 // fsyncs of segment files (directory fsyncs not counted)
 	Segments int    // segment files present
-	Bytes    int64  // bytes of records in the segment files present
+	Bytes    int64  // bytes of records and sync blocks in the segment files present
 }
 
 type walState int
