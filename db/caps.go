@@ -83,6 +83,10 @@ type NodeState struct {
 	Applied uint64 `json:"applied,omitempty"`
 	// LastIndex is the index of the last entry of its log.
 	LastIndex uint64 `json:"last_index"`
+	// Abstaining: the node says it neither votes nor campaigns until a
+	// leader has caught it up (chaos-node, after its storage lost records
+	// it had made durable).
+	Abstaining bool `json:"abstaining,omitempty"`
 }
 
 // LogEnd is how far the node's log reaches, as far as it says: its last

@@ -74,7 +74,7 @@ func (c *ChaosNode) States(ctx context.Context, nodes []Node) (map[string]NodeSt
 			mu.Lock()
 			defer mu.Unlock()
 			out[n.Name] = NodeState{Role: st.Role, Term: st.Term, Leader: st.Leader, Commit: st.Commit,
-				Applied: st.Applied, LastIndex: st.LastIndex}
+				Applied: st.Applied, LastIndex: st.LastIndex, Abstaining: st.Abstaining}
 		})
 	}
 	wg.Wait()

@@ -24,8 +24,10 @@ import (
 //
 // Never more than a minority is damaged: a node whose restart failed (a
 // correct node refuses to start on damage it cannot repair) counts
-// against the minority until a heal brings it back, so a correct system
-// must survive every corruption this family makes.
+// against the minority until a heal brings it back, and a node that came
+// back counts until the system's states show it caught up (damagedSet;
+// for the rest of the run on a system without states), so a correct
+// system must survive every corruption this family makes.
 //
 // Corrupt is safe for concurrent use; calls are serialized.
 type Corrupt struct {
@@ -44,7 +46,8 @@ type Corrupt struct {
 	// (default DefaultUpTimeout).
 	UpTimeout time.Duration
 
-	state processState
+	state   processState
+	damaged damagedSet
 }
 
 // corruptValue is the value of start-corrupt: the nodes, and what was
@@ -83,12 +86,15 @@ func (k *Corrupt) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, er
 		return Op{}, fmt.Errorf("%s: a fault is active already on %v", CorruptFamily, names(s.active))
 	}
 	mode := pickTarget(k.targets(), rng)
-	room := len(c.Nodes)/2 - len(s.failed)
+	damaged := k.damaged.refresh(ctx, c)
+	room := len(c.Nodes)/2 - len(s.failed) - len(damaged)
 	if room <= 0 {
-		return Op{}, fmt.Errorf("%s: %s stay down after an earlier corruption: damaging another node would reach a majority",
-			CorruptFamily, strings.Join(names(s.failed), ", "))
+		return Op{}, fmt.Errorf("%s: %s: damaging another node would reach a majority",
+			CorruptFamily, spared(names(s.failed), damaged))
 	}
-	pool := slices.DeleteFunc(slices.Clone(c.Nodes), func(n db.Node) bool { return slices.Contains(s.failed, n) })
+	pool := slices.DeleteFunc(slices.Clone(c.Nodes), func(n db.Node) bool {
+		return slices.Contains(s.failed, n) || slices.Contains(damaged, n.Name)
+	})
 	size := 1
 	if mode == TargetMinority {
 		size = room
@@ -161,10 +167,33 @@ func corruptFile(ctx context.Context, r control.Remote, m db.StorageMount, plan 
 // node that does not (it refuses its damaged storage, say) stays down,
 // counted against the minority, for Heal.
 func (k *Corrupt) Stop(ctx context.Context, c *Cluster) (Op, error) {
-	return k.state.stop(ctx, c, injection{family: CorruptFamily, f: "stop-" + CorruptFamily,
+	var mu sync.Mutex
+	var back []db.Node
+	op, err := k.state.stop(ctx, c, injection{family: CorruptFamily, f: "stop-" + CorruptFamily,
 		act: func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
-			return restartNode(ctx, d, r, n, k.UpTimeout)
+			if err := restartNode(ctx, d, r, n, k.UpTimeout); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			back = append(back, n)
+			return nil
 		}})
+	k.damaged.add(back, sampleStates(ctx, c))
+	return op, err
+}
+
+// spared says why nodes are spared: down after an earlier corruption, or
+// damaged and not yet caught up.
+func spared(down, damaged []string) string {
+	var parts []string
+	if len(down) > 0 {
+		parts = append(parts, strings.Join(down, ", ")+" stay down after an earlier corruption")
+	}
+	if len(damaged) > 0 {
+		parts = append(parts, strings.Join(damaged, ", ")+" came back damaged and are not yet caught up")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Heal restarts the nodes this Corrupt took down and did not bring back

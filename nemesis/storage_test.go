@@ -302,3 +302,36 @@ func TestCorruptDamagesOnlyWhatWasAskedFor(t *testing.T) {
 		assert.Equal(t, 2, damaged, "seed %d: a minority of five", seed)
 	}
 }
+
+// A node that came back from its corruption counts against the minority
+// until the system's states show it caught up: not abstaining, its
+// commit index at the furthest log end reported when it came back.
+func TestCorruptCountsDamagedNodesUntilCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	c, _, _ := storageCluster(t, fiveNodes)
+	states := map[string]db.NodeState{}
+	for _, n := range fiveNodes {
+		states[n.Name] = db.NodeState{Role: db.RoleFollower, Commit: 90, LastIndex: 100}
+	}
+	c.States = func(context.Context) (map[string]db.NodeState, error) { return states, nil }
+	k := &Corrupt{Targets: []Target{TargetMinority}, UpTimeout: time.Millisecond}
+	op, err := k.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	damaged := op.Value.(corruptValue).Nodes
+	require.Len(t, damaged, 2)
+	_, err = k.Stop(ctx, c)
+	require.NoError(t, err)
+	states[damaged[0]] = db.NodeState{Commit: 100, LastIndex: 100, Abstaining: true}
+	states[damaged[1]] = db.NodeState{Commit: 99, LastIndex: 99}
+
+	_, err = k.Start(ctx, c, seeded(2))
+	require.EqualError(t, err, "corrupt: "+damaged[0]+", "+damaged[1]+
+		" came back damaged and are not yet caught up: damaging another node would reach a majority")
+
+	states[damaged[0]] = db.NodeState{Commit: 100, LastIndex: 100}
+	op, err = k.Start(ctx, c, seeded(3))
+	require.NoError(t, err)
+	again := op.Value.(corruptValue).Nodes
+	require.Len(t, again, 1, "one of the two caught up")
+	assert.NotContains(t, again, damaged[1], "the one still behind is spared")
+}

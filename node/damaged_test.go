@@ -36,7 +36,7 @@ func dataDirWithEntries(t *testing.T, n uint64) (dir, seg string, offsets []int)
 	require.Len(t, segs, 1)
 	data, err := os.ReadFile(segs[0])
 	require.NoError(t, err)
-	for off := 0; off < len(data); {
+	for off := wal.SyncBlockBytes; off < len(data); {
 		offsets = append(offsets, off)
 		length := int(data[off]) | int(data[off+1])<<8 | int(data[off+2])<<16 | int(data[off+3])<<24
 		off += 17 + length
@@ -47,14 +47,19 @@ func dataDirWithEntries(t *testing.T, n uint64) (dir, seg string, offsets []int)
 // damagedNode starts a node of three on dir with bugs.
 func damagedNode(t *testing.T, dir string, bugs ...string) (*Server, error) {
 	t.Helper()
-	s, err := New(Config{Name: "n1", DataDir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
-		Peers:             map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2", "n3": "127.0.0.1:3"},
-		HeartbeatInterval: 10 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
-		RequestTimeout: time.Second, Seed: 1, Bugs: bugs})
+	s, err := New(damagedConfig(dir, bugs...))
 	if err == nil {
 		t.Cleanup(func() { s.closeResources() })
 	}
 	return s, err
+}
+
+// damagedConfig is the configuration damagedNode starts.
+func damagedConfig(dir string, bugs ...string) Config {
+	return Config{Name: "n1", DataDir: dir, ClientAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
+		Peers:             map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2", "n3": "127.0.0.1:3"},
+		HeartbeatInterval: 10 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
+		RequestTimeout: time.Second, Seed: 1, Bugs: bugs}
 }
 
 // flip flips one bit of the byte at off in path.
@@ -90,19 +95,65 @@ func TestTrustCorruptStartsOnAWALDamagedBeforeItsEnd(t *testing.T) {
 	assert.Equal(t, uint64(5), s.rn.Status().LastIndex)
 }
 
+// A torn write past what was fsynced (a record never acknowledged) is
+// cut off, and the node starts and votes.
 func TestNodeTruncatesATornTailAndStarts(t *testing.T) {
-	dir, seg, offsets := dataDirWithEntries(t, 5)
-	require.NoError(t, os.Truncate(seg, int64(offsets[len(offsets)-1]+10))) // entry 5 half written
+	dir, seg, _ := dataDirWithEntries(t, 5)
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write([]byte{40, 0, 0, 0, 1, 2, 3, 4, 1, 6}) // entry 6 half written
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 
 	s, err := damagedNode(t, dir)
 	require.NoError(t, err)
-	assert.Equal(t, uint64(4), s.rn.Status().LastIndex)
+	assert.Equal(t, uint64(5), s.rn.Status().LastIndex)
+	assert.False(t, s.rn.Abstaining(), "nothing fsynced was lost")
 	evs := readEvents(t, s, dir)
 	require.Equal(t, eventlog.KindStart, evs[0].Event)
 	assert.Equal(t, "n2", evs[0].For, "the start event carries the vote recovered")
 	assert.Equal(t, uint64(1), evs[0].Term)
-	assert.Equal(t, uint64(4), evs[0].Index, "and the last index recovered")
+	assert.Equal(t, uint64(5), evs[0].Index, "and the last index recovered")
 	assert.Positive(t, evs[0].Truncated, "and the bytes of torn tail cut off")
+	assert.Empty(t, evs[0].Lost)
+}
+
+// Records that were fsynced and are gone (here cut at a record boundary,
+// which leaves nothing torn) make the node start abstaining: it may have
+// acknowledged them. A restart before it was caught up abstains again.
+func TestNodeThatLostFsyncedRecordsStartsAbstaining(t *testing.T) {
+	for name, cut := range map[string]func(seg string, offsets []int){
+		"truncated at a record boundary": func(seg string, offsets []int) {
+			require.NoError(t, os.Truncate(seg, int64(offsets[len(offsets)-1])))
+		},
+		"torn inside what was fsynced": func(seg string, offsets []int) {
+			require.NoError(t, os.Truncate(seg, int64(offsets[len(offsets)-1]+10)))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, seg, offsets := dataDirWithEntries(t, 5)
+			cut(seg, offsets)
+
+			s, err := New(damagedConfig(dir))
+			require.NoError(t, err)
+			assert.Equal(t, uint64(4), s.rn.Status().LastIndex)
+			assert.True(t, s.rn.Abstaining())
+			assert.True(t, s.status.Load().Abstaining, "/status says so")
+			evs := readEvents(t, s, dir)
+			assert.Contains(t, evs[0].Lost, "fsynced", "the start event says why")
+			require.NoError(t, s.closeResources())
+
+			s, err = New(damagedConfig(dir))
+			require.NoError(t, err)
+			assert.True(t, s.rn.Abstaining(), "still abstaining after a restart")
+			require.NoError(t, s.disk.caughtUp())
+			require.NoError(t, s.closeResources())
+
+			s, err = damagedNode(t, dir)
+			require.NoError(t, err)
+			assert.False(t, s.rn.Abstaining(), "caught up: the loss is forgotten")
+		})
+	}
 }
 
 func TestStartEventOfAnEmptyNodeSaysNoVote(t *testing.T) {

@@ -32,6 +32,7 @@ type loopState struct {
 	peers       map[uint64]string     // the transport's peers: members in force but this node
 	synced      raft.ConfState        // the configuration syncPeers last added the peers of
 	durableTerm uint64                // the term of the hard state last made durable
+	catchUp     catchUp               // an abstaining node's way back to its vote (catchup.go)
 }
 
 type pendingProposal struct {
@@ -86,6 +87,10 @@ func (s *Server) loop() {
 				ls.ticks++
 			}
 			s.retryReads(ls)
+			if err := s.pollCatchUp(ls); err != nil {
+				s.fail(err)
+				return
+			}
 		case in := <-s.recvC:
 			s.step(in)
 		case p := <-s.propC:
@@ -98,13 +103,19 @@ func (s *Server) loop() {
 		s.drainInputs(ls)
 		for s.askReads(ls); s.rn.HasReady(); s.askReads(ls) {
 			if err := s.handleReady(ls); err != nil {
-				s.log.Error("fatal: event loop stopped", "err", err)
-				s.crashed.Store(true)
-				s.failed <- err
+				s.fail(err)
 				return
 			}
 		}
 	}
+}
+
+// fail ends the event loop on the fatal error err: the node then stops as
+// a killed one does (see Server.crashed).
+func (s *Server) fail(err error) {
+	s.log.Error("fatal: event loop stopped", "err", err)
+	s.crashed.Store(true)
+	s.failed <- err
 }
 
 // maxInflightLimit caps the hook's window of appends in flight: a window

@@ -40,11 +40,13 @@ var ErrConfig = errors.New("invalid configuration")
 // A torn tail (a bad record with nothing valid after it, at the end of
 // the last segment) is what a crash during a write leaves: it is
 // truncated (a warning) and the node starts. Damage confined to the last
-// records of the last segment cannot be told from one: if a fault damaged
-// records that were fsynced and acknowledged there, the node starts
-// without them; its start event says how many bytes it cut off
-// (truncated), and the raft check lists the loss as the fault's
-// (lost-to-damage), not as the node's came-back-with-less.
+// records of the last segment, records that were fsynced and may have
+// been acknowledged, is told from a torn write by the segment's sync
+// block (package wal): the node then starts without them but abstains,
+// neither voting nor campaigning until a leader has caught it up
+// (catchup.go). Its start event says so (lost), and the raft check lists
+// the loss as the fault's (lost-to-damage), not as the node's
+// came-back-with-less.
 var ErrDamagedStorage = errors.New("refusing to start: damaged storage, this node could serve or vote with lost state")
 
 // Server is one running chaos-node.
@@ -170,6 +172,10 @@ func (s *Server) recover() error {
 	if info.TruncatedBytes > 0 {
 		s.log.Warn("truncated a torn WAL tail", "segment", info.TruncatedSegment, "bytes", info.TruncatedBytes)
 	}
+	if info.Lost {
+		s.log.Warn("storage lost records it had made durable: not voting or campaigning until a leader has caught this node up",
+			"reason", info.LostReason)
+	}
 	var voters []uint64
 	if !s.joined {
 		for _, m := range initialMembers(&s.cfg) {
@@ -191,7 +197,8 @@ func (s *Server) recover() error {
 	s.learnEntries(st.Entries)
 	ticks := int(s.cfg.ElectionTimeout / s.cfg.HeartbeatInterval)
 	rc := raft.Config{ID: s.id, Peers: voters, Join: s.joined, ElectionTick: ticks, HeartbeatTick: 1, Seed: s.seed(),
-		PreVote: true, CheckQuorum: true, MaxMsgBytes: s.cfg.MaxAppendBytes, Bugs: s.bugs.raft, Logger: s.log}
+		PreVote: true, CheckQuorum: true, MaxMsgBytes: s.cfg.MaxAppendBytes, Bugs: s.bugs.raft, Logger: s.log,
+		Abstain: info.Lost}
 	if s.bugs.leaseRead {
 		rc.ReadOnly = raft.ReadLeaseBased
 	}
@@ -200,7 +207,7 @@ func (s *Server) recover() error {
 		return fmt.Errorf("%w: %s: %w", ErrDamagedStorage, s.cfg.DataDir, err)
 	}
 	s.events.Emit(eventlog.Event{Event: eventlog.KindStart, Term: st.HardState.Term, For: s.voteName(st.HardState.Vote),
-		Index: lastIndex(st), Entries: len(st.Entries), Truncated: info.TruncatedBytes, Bugs: strings.Join(s.cfg.Bugs, ",")})
+		Index: lastIndex(st), Entries: len(st.Entries), Truncated: info.TruncatedBytes, Lost: info.LostReason, Bugs: strings.Join(s.cfg.Bugs, ",")})
 	if st.Snapshot != nil {
 		s.events.Emit(eventlog.Event{Event: eventlog.KindRestore, Index: st.Snapshot.Meta.Index, Term: st.Snapshot.Meta.Term})
 	}
@@ -322,7 +329,7 @@ func (s *Server) name(id uint64) string { return s.members.name(id) }
 func (s *Server) publishStatus() {
 	st := s.rn.Status()
 	s.status.Store(&nodeapi.Status{ID: s.cfg.Name, Role: st.Role.String(), Term: st.Term, Leader: s.name(st.Lead),
-		Commit: st.Commit, Applied: st.Applied, LastIndex: st.LastIndex})
+		Commit: st.Commit, Applied: st.Applied, LastIndex: st.LastIndex, Abstaining: s.rn.Abstaining()})
 	if old := s.conf.Load(); old == nil || !sameConf(*old, st.Conf) {
 		s.conf.Store(&st.Conf)
 	}

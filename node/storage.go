@@ -197,6 +197,10 @@ func (s *storage) saveSnapshot(sn raft.Snapshot) error {
 	return s.wal.Compact(sn.Meta.Index)
 }
 
+// caughtUp forgets, durably, a loss of durable records recovery reported
+// (wal.RecoveryInfo.Lost): its owner was caught up since.
+func (s *storage) caughtUp() error { return s.wal.CaughtUp() }
+
 // close stops the lazy-fsync timer, if any, and closes the WAL.
 func (s *storage) close() error {
 	s.lazy.close()

@@ -114,6 +114,14 @@ type Config struct {
 	// PreVote makes a node ask whether it could win before it bumps its term,
 	// so a partitioned node rejoining does not depose a healthy leader.
 	PreVote bool
+	// Abstain starts a node that neither votes nor campaigns (nor takes
+	// part in a leadership transfer) until RawNode.Vote: one whose storage
+	// lost entries or a vote it had made durable, and which may have
+	// acknowledged them. Granting a vote, it could elect a leader that
+	// lacks entries it helped commit; it must first be caught up by a
+	// leader (see RawNode.Vote). It still adopts newer terms, accepts
+	// appends and forwards proposals and reads.
+	Abstain bool
 	// CheckQuorum makes a leader step down when it has not heard from a
 	// quorum within ElectionTick ticks, and makes followers that heard from a
 	// leader within that time ignore vote requests.

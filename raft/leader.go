@@ -37,6 +37,10 @@ func stepLeader(r *raft, m Message) {
 }
 
 func (r *raft) handleHeartbeatResp(m Message, pr *progress) {
+	if m.Reject && pr.forgot(m.RejectHint) {
+		r.logger.Warn("a follower lost entries it had acknowledged: sending them again", "node", r.id,
+			"follower", m.From, "its_last_index", m.RejectHint)
+	}
 	pr.probeSent = false
 	if pr.State == stateReplicate && pr.inflights.full() {
 		pr.inflights.freeFirst()

@@ -53,6 +53,19 @@ func (p *progress) becomeProbe() {
 	p.inflights.reset()
 }
 
+// forgot takes in that the follower's log now ends at last, before Match:
+// it lost entries it had acknowledged (damaged storage). Match drops to
+// last and the follower is probed from there. It reports whether that
+// changed anything; a snapshot in flight is left to finish.
+func (p *progress) forgot(last uint64) bool {
+	if last >= p.Match || p.State == stateSnapshot {
+		return false
+	}
+	p.Match = last
+	p.becomeProbe()
+	return true
+}
+
 func (p *progress) becomeReplicate() {
 	p.State, p.probeSent, p.pendingSnapshot = stateReplicate, false, 0
 	p.Next = p.Match + 1

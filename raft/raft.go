@@ -53,13 +53,16 @@ type raft struct {
 
 	preVote     bool
 	checkQuorum bool
-	readMode    ReadOnlyOption
-	maxMsgBytes uint64
-	maxInflight int
-	maxInBytes  uint64
-	bugs        Bugs
-	rand        *rand.Rand
-	logger      *slog.Logger
+	// abstain: this node neither votes nor campaigns (Config.Abstain);
+	// caughtUp: RawNode.Vote was called (see endAbstention).
+	abstain, caughtUp bool
+	readMode          ReadOnlyOption
+	maxMsgBytes       uint64
+	maxInflight       int
+	maxInBytes        uint64
+	bugs              Bugs
+	rand              *rand.Rand
+	logger            *slog.Logger
 
 	step stepFunc
 	tick func()
@@ -75,6 +78,7 @@ func newRaft(c Config, st State) (*raft, error) {
 		heartbeatTimeout: c.HeartbeatTick,
 		preVote:          c.PreVote,
 		checkQuorum:      c.CheckQuorum,
+		abstain:          c.Abstain,
 		readMode:         c.ReadOnly,
 		maxMsgBytes:      c.MaxMsgBytes,
 		maxInflight:      c.MaxInflightMsgs,
@@ -278,9 +282,21 @@ func hasConfChange(ents []Entry) bool {
 	return false
 }
 
+// endAbstention ends Config.Abstain once the node was caught up and has
+// run for two election timeouts: by then any candidacy that began before
+// the node started, and that a vote it forgot might have helped, has
+// ended (a candidate gives up a term within 2E ticks, clocks running at
+// similar rates, as CheckQuorum also assumes).
+func (r *raft) endAbstention() {
+	if r.abstain && r.caughtUp && r.ticks >= 2*uint64(r.electionTimeout) {
+		r.abstain = false
+		r.logger.Info("caught up: voting again", "node", r.id, "term", r.term)
+	}
+}
+
 // hup starts an election when this node may.
 func (r *raft) hup(transfer bool) {
-	if r.role == Leader || !r.isVoter(r.id) {
+	if r.role == Leader || !r.isVoter(r.id) || r.abstain {
 		return
 	}
 	switch {
@@ -449,7 +465,7 @@ func (r *raft) handleVoteRequest(m Message) {
 	canVote := r.vote == m.From ||
 		(r.vote == None && r.lead == None) ||
 		(m.Type == MsgPreVote && m.Term > r.term)
-	if canVote && r.log.isUpToDate(m.Index, m.LogTerm) {
+	if canVote && !r.abstain && r.log.isUpToDate(m.Index, m.LogTerm) {
 		// A granted vote is answered at the requested term so the
 		// (pre-)candidate counts it.
 		r.send(Message{Type: resp, To: m.From, Term: m.Term})
@@ -470,7 +486,13 @@ func stepFollower(r *raft, m Message) {
 	case MsgHeartbeat:
 		r.electionElapsed, r.lead = 0, m.From
 		r.log.commitTo(m.Commit)
-		r.send(Message{Type: MsgHeartbeatResp, To: m.From, Context: m.Context})
+		resp := Message{Type: MsgHeartbeatResp, To: m.From, Context: m.Context}
+		if last := r.log.lastIndex(); m.Commit > last {
+			// The leader counts entries this node acknowledged and lost
+			// since (its storage was damaged): say where its log ends.
+			resp.Reject, resp.RejectHint = true, last
+		}
+		r.send(resp)
 	case MsgSnap:
 		r.electionElapsed, r.lead = 0, m.From
 		r.handleSnapshot(m)

@@ -98,6 +98,7 @@ func (rn *RawNode) Tick() {
 	rn.mustNotBePending("Tick")
 	rn.r.ticks++
 	rn.r.tick()
+	rn.r.endAbstention()
 }
 
 // Step feeds a message received from a peer. Malformed messages (unknown
@@ -190,6 +191,27 @@ func (rn *RawNode) ReadIndex(ctx uint64) error {
 		r.send(Message{Type: MsgReadIndex, To: r.lead, Context: ctx})
 	}
 	return nil
+}
+
+// Abstaining reports whether the node neither votes nor campaigns
+// (Config.Abstain, until Vote and two election timeouts).
+func (rn *RawNode) Abstaining() bool { return rn.r.abstain }
+
+// Vote ends the abstention Config.Abstain began, once the node has also
+// run for two election timeouts (raft.endAbstention). The application
+// calls it when a leader has caught the node up: a ReadIndex it asked
+// after it started was answered with index i, and it has applied through
+// i. The answer proves that a leader of some term T, with a quorum at T
+// behind it after the node started, held every entry committed before
+// (those the node may have acknowledged and lost among them); the node
+// now holds them too, and its term is at least T. A vote the node forgot
+// that elected a leader left a quorum at that term, which the ReadIndex
+// quorum meets, so T is at least that term; a vote that had not yet
+// elected anyone expires with its candidacy, within the two timeouts.
+func (rn *RawNode) Vote() {
+	rn.mustNotBePending("Vote")
+	rn.r.caughtUp = true
+	rn.r.endAbstention()
 }
 
 // TransferLeadership asks the leader to hand leadership to node to.

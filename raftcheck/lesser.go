@@ -51,7 +51,7 @@ func (d *durableState) check(e eventlog.Event) []Violation {
 		return nil
 	}
 	kind := KindCameBackWithLess
-	if e.Truncated > 0 {
+	if e.Truncated > 0 || e.Lost != "" {
 		kind = KindLostToDamage
 	}
 	var out []Violation

@@ -205,7 +205,7 @@ func checkNode(evs []eventlog.Event) []Violation {
 			endLife()
 			if e.Term < durable {
 				kind := KindTermDecreased
-				if e.Truncated > 0 {
+				if e.Truncated > 0 || e.Lost != "" {
 					kind = KindLostToDamage // the term was in the damaged tail: the fault's (see lesser.go)
 				}
 				out = append(out, violation(kind, e,

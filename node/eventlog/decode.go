@@ -52,6 +52,7 @@ const (
 	seenVoters
 	seenLearners
 	seenTruncated
+	seenLost
 )
 
 // fast decodes a line of Writer's shape; ok is false on anything else.
@@ -111,6 +112,8 @@ func (d *decoder) field(s *jsonline.Scanner, ev *Event, key []byte) (uint, bool)
 		dst, bit = &ev.Learners, seenLearners
 	case "for":
 		dst, bit = &ev.For, seenFor
+	case "lost":
+		dst, bit = &ev.Lost, seenLost
 	case "event":
 		str, ok := s.PlainString()
 		ev.Event = Kind(d.strings.Bytes(str))

@@ -24,6 +24,9 @@ func (e Event) appendLine(b []byte, node string) []byte {
 		b = appendUint(b, "index", e.Index)
 		b = appendInt(b, "entries", e.Entries)
 		b = appendInt(b, "truncated", int(e.Truncated))
+		if e.Lost != "" {
+			b = appendStr(b, "lost", e.Lost)
+		}
 		b = appendStr(b, "bugs", e.Bugs)
 	case KindStop:
 	case KindRole:
@@ -80,6 +83,9 @@ func (e Event) appendNonZero(b []byte) []byte {
 	}
 	if e.Truncated != 0 {
 		b = appendInt(b, "truncated", int(e.Truncated))
+	}
+	if e.Lost != "" {
+		b = appendStr(b, "lost", e.Lost)
 	}
 	if e.Bugs != "" {
 		b = appendStr(b, "bugs", e.Bugs)

@@ -85,9 +85,13 @@ type Event struct {
 	Index   uint64    `json:"index,omitempty"`   // commit, apply, snapshot, restore; start: the last log index
 	Entries int       `json:"entries,omitempty"` // start: entries in the log
 	// Truncated is a start's bytes of damaged WAL tail cut off.
-	Truncated int64  `json:"truncated,omitempty"`
-	Bugs      string `json:"bugs,omitempty"`   // start: the planted bugs enabled, comma-separated
-	Change    string `json:"change,omitempty"` // conf: the change applied ("" at start)
+	Truncated int64 `json:"truncated,omitempty"`
+	// Lost is a start's reason to believe its storage lost records it had
+	// made durable (the WAL's RecoveryInfo.LostReason): the node neither
+	// votes nor campaigns until a leader has caught it up. "" for none.
+	Lost   string `json:"lost,omitempty"`
+	Bugs   string `json:"bugs,omitempty"`   // start: the planted bugs enabled, comma-separated
+	Change string `json:"change,omitempty"` // conf: the change applied ("" at start)
 	// Voters and Learners are a conf event's members, names comma-separated.
 	Voters   string `json:"voters,omitempty"`
 	Learners string `json:"learners,omitempty"`

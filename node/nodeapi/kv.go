@@ -52,4 +52,7 @@ type Status struct {
 	Commit    uint64 `json:"commit"`
 	Applied   uint64 `json:"applied"`
 	LastIndex uint64 `json:"last_index"`
+	// Abstaining: the node neither votes nor campaigns, having lost
+	// records it had made durable, until a leader has caught it up.
+	Abstaining bool `json:"abstaining,omitempty"`
 }

@@ -44,7 +44,7 @@ func (w *WAL) cut(first uint64) error {
 			return fmt.Errorf("close segment %s: %w", w.path(d.segs[len(d.segs)-1].name), err)
 		}
 	}
-	seg.size = syncBlockBytes + int64(len(head))
+	seg.size = SyncBlockBytes + int64(len(head))
 	d.segs = append(d.segs, seg)
 	d.file = f
 	w.log.Info("wal segment cut", "dir", w.dir, "segment", seg.name, "header_bytes", len(head))
@@ -90,7 +90,7 @@ func (w *WAL) createSegment(name string, head []byte) (*os.File, error) {
 		os.Remove(tmp)
 		return nil, err
 	}
-	if _, err := f.Write(append(encodeSyncBlock(syncBlockBytes+int64(len(head))), head...)); err != nil {
+	if _, err := f.Write(append(encodeSyncBlock(SyncBlockBytes+int64(len(head))), head...)); err != nil {
 		return fail(fmt.Errorf("write %s: %w", tmp, err))
 	}
 	w.preallocate(f)

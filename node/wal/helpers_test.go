@@ -66,7 +66,7 @@ func decodeFile(t *testing.T, path string) (recs []Record, offsets []int) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	for off := syncBlockBytes; off < dataEnd(data, off); {
+	for off := SyncBlockBytes; off < dataEnd(data, off); {
 		r, n, err := decodeRecord(data[off:])
 		require.NoError(t, err, "%s at %d", path, off)
 		recs = append(recs, r)

@@ -45,7 +45,7 @@ func TestLossAtARecordBoundaryIsReportedUntilCaughtUp(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, seg := syncedFive(t)
-			at := syncBlockBytes + recordBytes(entries(1, 3))
+			at := SyncBlockBytes + recordBytes(entries(1, 3))
 			damage(t, seg, func(f *os.File) error { return cut(f, at) })
 
 			w, got, info := openRead(t, dir, Options{SegmentBytes: 1 << 20})
@@ -71,7 +71,7 @@ func TestLossAtARecordBoundaryIsReportedUntilCaughtUp(t *testing.T) {
 // and no loss.
 func TestTornTailPastTheSyncedEndIsNoLoss(t *testing.T) {
 	dir, seg := syncedFive(t)
-	end := syncBlockBytes + recordBytes(entries(1, 5))
+	end := SyncBlockBytes + recordBytes(entries(1, 5))
 	damage(t, seg, func(f *os.File) error {
 		_, err := f.WriteAt(encodeRecord(nil, entry(6))[:12], end)
 		return err
@@ -87,7 +87,7 @@ func TestTornTailPastTheSyncedEndIsNoLoss(t *testing.T) {
 func TestTornTailBeforeTheSyncedEndIsALoss(t *testing.T) {
 	dir, seg := syncedFive(t)
 	damage(t, seg, func(f *os.File) error {
-		return f.Truncate(syncBlockBytes + recordBytes(entries(1, 4)) + 5)
+		return f.Truncate(SyncBlockBytes + recordBytes(entries(1, 4)) + 5)
 	})
 	_, got, info := openRead(t, dir, Options{SegmentBytes: 1 << 20})
 	requireSameRecords(t, entries(1, 4), got)
@@ -119,7 +119,7 @@ func TestLossInASegmentThatIsNotTheLastIsCorrupt(t *testing.T) {
 	}
 	require.NoError(t, w.Close())
 	first := filepath.Join(dir, segmentFiles(t, dir)[0])
-	damage(t, first, func(f *os.File) error { return f.Truncate(syncBlockBytes + recordBytes(entries(1, 1))) })
+	damage(t, first, func(f *os.File) error { return f.Truncate(SyncBlockBytes + recordBytes(entries(1, 1))) })
 	w, err := Open(dir, Options{SegmentBytes: 256})
 	require.NoError(t, err)
 	defer w.Close()

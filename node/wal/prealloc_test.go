@@ -34,17 +34,17 @@ func TestSegmentsArePreallocatedAndTrimmed(t *testing.T) {
 		path := filepath.Join(dir, name)
 		recs, _ := decodeFile(t, path)
 		if i == len(names)-1 {
-			assert.Equal(t, max(int64(1024), syncBlockBytes+recordBytes(recs)), fileSize(t, path),
+			assert.Equal(t, max(int64(1024), SyncBlockBytes+recordBytes(recs)), fileSize(t, path),
 				"the current segment is preallocated (its last record may end past it)")
 			continue
 		}
-		assert.Equal(t, syncBlockBytes+recordBytes(recs), fileSize(t, path), "%s was trimmed at the cut", name)
+		assert.Equal(t, SyncBlockBytes+recordBytes(recs), fileSize(t, path), "%s was trimmed at the cut", name)
 	}
 
 	require.NoError(t, w.Close())
 	last := filepath.Join(dir, names[len(names)-1])
 	recs, _ := decodeFile(t, last)
-	assert.Equal(t, syncBlockBytes+recordBytes(recs), fileSize(t, last), "Close trims the current segment")
+	assert.Equal(t, SyncBlockBytes+recordBytes(recs), fileSize(t, last), "Close trims the current segment")
 }
 
 // A WAL that was not closed (its process died) leaves its preallocated
@@ -79,7 +79,7 @@ func TestTornRecordInPreallocatedSpace(t *testing.T) {
 	require.NoError(t, w.Save(entries(1, 5)...))
 	crashed := copyDir(t, dir)
 	seg := filepath.Join(crashed, segmentFiles(t, crashed)[0])
-	valid := syncBlockBytes + recordBytes(entries(1, 5))
+	valid := SyncBlockBytes + recordBytes(entries(1, 5))
 	f, err := os.OpenFile(seg, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = f.WriteAt(encodeRecord(nil, entry(6))[:12], valid)

@@ -130,7 +130,7 @@ func (w *WAL) replaySegment(seg *segment, last bool) (recs []Record, tornBytes i
 		return nil, 0, synced, fmt.Errorf("read segment: %w", err)
 	}
 	synced.end, synced.err = decodeSyncBlock(data)
-	off, end := syncBlockBytes, dataEnd(data, min(syncBlockBytes, len(data)))
+	off, end := SyncBlockBytes, dataEnd(data, min(SyncBlockBytes, len(data)))
 	for off < len(data) {
 		r, n, err := decodeRecord(data[off:])
 		if errors.Is(err, errChecksum) && w.opts.Bugs.TrustCorrupt {

@@ -26,7 +26,9 @@ import (
 // loss that is only a torn write, which costs the node a catch-up, never
 // safety.
 const (
-	syncBlockBytes = 16
+	// SyncBlockBytes is the sync block's size: a segment's first record
+	// begins at this offset.
+	SyncBlockBytes = 16
 	syncBlockMagic = 0x42535743 // "CWSB" read as little endian
 )
 
@@ -36,7 +38,7 @@ var errSyncBlock = errors.New("sync block damaged")
 
 // encodeSyncBlock returns the sync block saying that records end at end.
 func encodeSyncBlock(end int64) []byte {
-	b := make([]byte, syncBlockBytes)
+	b := make([]byte, SyncBlockBytes)
 	binary.LittleEndian.PutUint32(b[0:], syncBlockMagic)
 	binary.LittleEndian.PutUint64(b[8:], uint64(end))
 	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(b[8:], castagnoli))
@@ -46,12 +48,12 @@ func encodeSyncBlock(end int64) []byte {
 // decodeSyncBlock returns the end the segment data's sync block records,
 // or errSyncBlock.
 func decodeSyncBlock(data []byte) (int64, error) {
-	if len(data) < syncBlockBytes || binary.LittleEndian.Uint32(data[0:]) != syncBlockMagic ||
-		binary.LittleEndian.Uint32(data[4:]) != crc32.Checksum(data[8:syncBlockBytes], castagnoli) {
+	if len(data) < SyncBlockBytes || binary.LittleEndian.Uint32(data[0:]) != syncBlockMagic ||
+		binary.LittleEndian.Uint32(data[4:]) != crc32.Checksum(data[8:SyncBlockBytes], castagnoli) {
 		return 0, errSyncBlock
 	}
 	end := binary.LittleEndian.Uint64(data[8:])
-	if end < syncBlockBytes || end > 1<<62 {
+	if end < SyncBlockBytes || end > 1<<62 {
 		return 0, errSyncBlock
 	}
 	return int64(end), nil

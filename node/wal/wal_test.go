@@ -54,7 +54,7 @@ func dirBytes(t *testing.T, dir string) int64 {
 	var n int64
 	for _, name := range segmentFiles(t, dir) {
 		recs, _ := decodeFile(t, filepath.Join(dir, name))
-		n += syncBlockBytes + recordBytes(recs)
+		n += SyncBlockBytes + recordBytes(recs)
 	}
 	return n
 }
