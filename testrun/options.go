@@ -155,6 +155,9 @@ func (o *Options) Validate() error {
 	if _, err := faultfs.ParseNames(o.StorageNames); err != nil {
 		return usagef("--storage-names: %v", err)
 	}
+	if o.StorageNames != "" && !o.storageFaults() {
+		return usagef("--storage-names applies to the fault file system, which this run does not use: add --storage-faults or a storage family to --nemesis")
+	}
 	seen := map[string]bool{}
 	for _, n := range o.Nodes {
 		if seen[n] {
@@ -242,7 +245,8 @@ func (o *Options) storageNames() string {
 	return string(n)
 }
 
-// validateCorrupt checks --corrupt-file and --corrupt-how.
+// validateCorrupt checks --corrupt-file and --corrupt-how: known kinds,
+// and a run whose faults may include the corrupt family.
 func (o *Options) validateCorrupt() error {
 	for _, f := range o.CorruptFiles {
 		if !slices.Contains(corrupt.Targets(), f) {
@@ -254,7 +258,20 @@ func (o *Options) validateCorrupt() error {
 			return usagef("--corrupt-how %q: want a comma list of %s", h, strings.Join(corrupt.Hows(), ","))
 		}
 	}
+	if (len(o.CorruptFiles) > 0 || len(o.CorruptHows) > 0) && !o.corruptMayRun() {
+		return usagef("--corrupt-file and --corrupt-how narrow the corrupt family, which this run does not include: add corrupt to --nemesis (or --storage-faults with the default mix)")
+	}
 	return nil
+}
+
+// corruptMayRun reports whether the corrupt family is among the faults:
+// named in --nemesis, or in the default mix with storage faults on.
+func (o *Options) corruptMayRun() bool {
+	if slices.Contains(o.Nemesis, "none") {
+		return false
+	}
+	mix := len(o.Nemesis) == 0 || slices.Contains(o.Nemesis, "all")
+	return slices.Contains(o.Nemesis, nemesis.CorruptFamily) || mix && o.storageFaults()
 }
 
 // storageFaults reports whether the nodes' data directories are served

@@ -16,7 +16,6 @@ import (
 
 	"chaos/checker"
 	"chaos/cluster"
-	"chaos/faultfs"
 	"chaos/nemesis"
 	"chaos/testrun"
 )
@@ -94,7 +93,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
 	f.BoolVar(&o.StorageFaults, "storage-faults", false, "serve each node's data directory through chaos's fault file system (FUSE: /dev/fuse and root on every host), "+
 		"so that the storage families (power-loss, corrupt, disk-full, eio) join the default mix; naming one in --nemesis turns it on too")
-	f.StringVar(&o.StorageNames, "storage-names", string(faultfs.NamesPOSIX), "with storage faults, when the fault file system makes a name change durable: posix (at its directory's fsync, as fsync(2) promises) or ordered (at any fsync, as the journals of ext4 and XFS commit it)")
+	f.StringVar(&o.StorageNames, "storage-names", "", "with storage faults, when the fault file system makes a name change durable: posix (at its directory's fsync, as fsync(2) promises; the default) or ordered (at any fsync, as the journals of ext4 and XFS commit it)")
 	f.StringSliceVar(&o.CorruptFiles, "corrupt-file", nil, "the files the corrupt family damages, a comma list of wal (the newest segment's newest records), snapshot (the newest), random (default: all three)")
 	f.StringSliceVar(&o.CorruptHows, "corrupt-how", nil, "how the corrupt family damages a file, a comma list of flip (a bit), zero (a range), truncate (default: all three)")
 	f.StringVar(&o.Store, "store", "./store", "where runs are written")

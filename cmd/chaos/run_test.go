@@ -44,6 +44,8 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"run", "--corrupt-file", "wal,journal"},
 		{"run", "--corrupt-how", "shred"},
 		{"run", "--storage-names", "ext4"},
+		{"run", "--nemesis", "kill", "--corrupt-how", "flip"},
+		{"run", "--nemesis", "kill", "--storage-names", "ordered"},
 	}
 	for _, args := range cases {
 		if got := run(append(args, "--store", store)); got != exitUsage {
