@@ -95,6 +95,20 @@ func (s *clusterState) apply(f string, value json.RawMessage) {
 	case history.FStopPacket:
 		s.degraded = nil
 		delete(s.unknown, history.FStartPacket)
+	case startPowerLoss, startCorrupt:
+		// Their nodes are down (killed; their files damaged or cut back)
+		// until the stop starts them again.
+		if !parsed || len(v.Nodes) == 0 {
+			s.unknown[f] = true
+		}
+		for _, n := range v.Nodes {
+			s.killed[n] = true
+		}
+	case stopPowerLoss, stopCorrupt:
+		for _, n := range v.Nodes {
+			delete(s.killed, n)
+		}
+		delete(s.unknown, "start-"+strings.TrimPrefix(f, "stop-"))
 	default:
 		// Another family's "start-<family>" lasts until its
 		// "stop-<family>" (or the heal).
@@ -106,13 +120,23 @@ func (s *clusterState) apply(f string, value json.RawMessage) {
 	}
 }
 
+// The ops of the storage families that take nodes down (package nemesis:
+// power-loss and corrupt), named here as the history holds them.
+const (
+	startPowerLoss = "start-power-loss"
+	stopPowerLoss  = "stop-power-loss"
+	startCorrupt   = "start-corrupt"
+	stopCorrupt    = "stop-corrupt"
+)
+
 // knownFamily reports whether apply knows what an op named f does: the
-// ops of the kill, pause, partition, clock and packet families, their
-// failed transitions ("start-kill"...), and the heal.
+// ops of the kill, pause, partition, clock, packet, power-loss and corrupt
+// families, their failed transitions ("start-kill"...), and the heal.
 func knownFamily(f string) bool {
 	switch f {
 	case history.FHeal, history.FKill, history.FStart, history.FPause, history.FResume, history.FClockBump,
-		history.FClockReset, history.FStartPartition, history.FStopPartition, history.FStartPacket, history.FStopPacket:
+		history.FClockReset, history.FStartPartition, history.FStopPartition, history.FStartPacket, history.FStopPacket,
+		startPowerLoss, stopPowerLoss, startCorrupt, stopCorrupt:
 		return true
 	}
 	for _, family := range []string{"kill", "pause", "partition", "clock", "packet"} {

@@ -135,6 +135,10 @@ func TestMajorityConnected(t *testing.T) {
 		{"start-kill", `{"error":"n3: exited 1","op":"kill","value":{"nodes":["n1","n2","n3"]}}`, false},
 		{"start-kill", `{"error":"n3: exited 1"}`, true}, // it did nothing
 		{"start-election-delay", `{"leader":"n1"}`, false},
+		{"start-power-loss", `{"nodes":["n1","n2"],"mode":"minority"}`, true},
+		{"start-power-loss", `{"nodes":["n1","n2","n3","n4","n5"],"mode":"all"}`, false},
+		{"start-corrupt", `{"nodes":["n4","n5"],"mode":"minority","files":{}}`, true},
+		{"start-power-loss", `{"mode":"all"}`, false}, // targets unknown
 	}
 	for _, c := range cases {
 		s := newClusterState()
@@ -156,6 +160,14 @@ func TestMajorityConnected(t *testing.T) {
 	s.apply("stop-election-delay", []byte(`{}`))
 	if !s.majorityConnected(nodes) {
 		t.Errorf("its stop did not end it")
+	}
+	s.apply("start-power-loss", []byte(`{"nodes":["n1","n2","n3"],"mode":"majority"}`))
+	if s.majorityConnected(nodes) {
+		t.Errorf("a majority lost power, yet a majority is connected")
+	}
+	s.apply("stop-power-loss", []byte(`{"nodes":["n1","n2","n3"]}`))
+	if !s.majorityConnected(nodes) {
+		t.Errorf("its stop did not bring them back: %q", s.describe())
 	}
 	s.apply("heal", nil)
 	if !s.majorityConnected(nodes) || s.describe() != "no fault" {
