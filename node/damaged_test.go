@@ -95,6 +95,21 @@ func TestTrustCorruptStartsOnAWALDamagedBeforeItsEnd(t *testing.T) {
 	assert.Equal(t, uint64(5), s.rn.Status().LastIndex)
 }
 
+// A flip in an entry's index field leaves a gap: the correct node refuses
+// to start; trust-corrupt takes the entry at its place and starts.
+func TestTrustCorruptTakesADamagedIndexAtItsPlace(t *testing.T) {
+	dir, seg, offsets := dataDirWithEntries(t, 5)
+	flip(t, seg, offsets[3]+9) // the low byte of entry 3's index: 3 becomes 7
+	dirCopy := t.TempDir()
+	require.NoError(t, os.CopyFS(dirCopy, os.DirFS(dir)))
+
+	_, err := damagedNode(t, dir)
+	require.ErrorIs(t, err, ErrDamagedStorage, "a correct node refuses the checksum failure")
+	s, err := damagedNode(t, dirCopy, "trust-corrupt")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(5), s.rn.Status().LastIndex, "entries 1..5, the damaged one at 3")
+}
+
 // A torn write past what was fsynced (a record never acknowledged) is
 // cut off, and the node starts and votes.
 func TestNodeTruncatesATornTailAndStarts(t *testing.T) {
