@@ -49,8 +49,8 @@ func (d *damagedSet) add(nodes []db.Node, st map[string]db.NodeState) {
 func (d *damagedSet) refresh(ctx context.Context, c *Cluster) []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.target) > 0 && c.States != nil {
-		st, _ := c.States(ctx) // a node that does not answer stays damaged
+	if len(d.target) > 0 {
+		st := sampleStates(ctx, c) // a node that does not answer stays damaged
 		for name, target := range d.target {
 			if s, ok := st[name]; ok && !s.Abstaining && s.Commit >= target {
 				delete(d.target, name)

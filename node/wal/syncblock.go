@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 )
 
@@ -53,7 +54,7 @@ func decodeSyncBlock(data []byte) (int64, error) {
 		return 0, errSyncBlock
 	}
 	end := binary.LittleEndian.Uint64(data[8:])
-	if end < SyncBlockBytes || end > 1<<62 {
+	if end < SyncBlockBytes || end > math.MaxInt64 {
 		return 0, errSyncBlock
 	}
 	return int64(end), nil
