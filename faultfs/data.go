@@ -7,39 +7,97 @@ import (
 	"syscall"
 )
 
-// fileState is what a power loss must undo in one file (one inode of the
-// backing store) since it was last made durable: its durable size and the
-// old bytes of the durable range that were overwritten or cut off since.
-// A file with no fileState is durable as it is. The file is reached
-// through fd, a descriptor of its own (read-write, never O_APPEND), so
-// that it can be put back whatever its names became.
+// fileState is what the Tracker keeps of one file (one inode of the
+// backing store) that changed since the file system began: a descriptor
+// of its own (read-write, never O_APPEND), so that the file can be put
+// back whatever its names became, and what it knows of the file's zeros.
+// While the file is pending (changed since it was last made durable) it
+// also keeps its durable size and the old bytes of the durable range that
+// were overwritten or cut off since. A file with no fileState, or one not
+// pending, is durable as it is.
 type fileState struct {
 	fd      *os.File
+	pending bool
 	durable int64
 	undo    extents
+	// zeros is an offset from which every byte of the file, as far as it
+	// reaches, is zero: where what was written ends, in a file extended
+	// by fallocate(2) or ftruncate(2) (as a write-ahead log preallocates
+	// its segments). Its old bytes there are saved as zeros, unread.
+	// Nothing past the file's size when the state was made is known.
+	zeros int64
+}
+
+// change is what a data change may do to a file: change its bytes
+// [a, b) (b < 0: up to its durable size), or, when cut, set its size to
+// a (which changes no byte before a).
+type change struct {
+	a, b int64
+	cut  bool
 }
 
 // openState makes the state of the file that open reaches, just before
-// it changes for the first time since it was made durable: its size now
-// is its durable size.
+// it changes for the first time since it was made durable.
 func openState(open func() (*os.File, error)) (*fileState, error) {
 	f, err := open()
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
+	st := &fileState{fd: f}
+	if err := st.begin(); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &fileState{fd: f, durable: fi.Size()}, nil
+	st.zeros = st.durable
+	return st, nil
+}
+
+// begin makes st pending, just before the file's first change since it
+// was made durable: its size now is its durable size. It reads the size
+// with lseek(2), not fstat(2): a stat that asks for the file's times
+// makes the backing file system (one with multigrain timestamps, as
+// ext4 and XFS since Linux 6.13) give the next write a fine-grained
+// mtime, which dirties the inode, and every fdatasync would then write
+// the inode too.
+func (st *fileState) begin() error {
+	size, err := syscall.Seek(int(st.fd.Fd()), 0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	st.pending, st.durable = true, size
+	return nil
+}
+
+// synced makes st durable as the file is: nothing pending.
+func (st *fileState) synced() {
+	st.pending, st.undo = false, nil
+}
+
+// changed records what c did to the file's zeros; ok says whether it
+// succeeded. A cut that failed, or bytes changed to zeros, only make
+// st.zeros claim less than it could.
+func (st *fileState) changed(c change, ok bool) {
+	switch {
+	case c.cut && ok:
+		st.zeros = min(st.zeros, c.a)
+	case !c.cut && c.a < c.b:
+		st.zeros = max(st.zeros, c.b)
+	}
 }
 
 // save keeps the old bytes of [a, b) that are durable and not saved yet:
-// it is called before [a, b) is overwritten, zeroed or cut off.
+// it is called before [a, b) is overwritten, zeroed or cut off. Bytes
+// known to be zeros are not read.
 func (st *fileState) save(a, b int64) error {
 	b = min(b, st.durable)
 	for _, g := range st.undo.gaps(a, b) {
+		if z := max(g[0], st.zeros); z < g[1] {
+			st.undo.add(extent{off: z, n: g[1] - z})
+			g[1] = z
+		}
+		if g[0] == g[1] {
+			continue
+		}
 		buf := make([]byte, g[1]-g[0])
 		n, err := st.fd.ReadAt(buf, g[0])
 		if err != nil && err != io.EOF {
@@ -49,21 +107,36 @@ func (st *fileState) save(a, b int64) error {
 		// durable size and cut again) read as zeros: they are zeros
 		// once the durable size is given back.
 		clear(buf[n:])
-		st.undo.add(g[0], buf)
+		st.undo.add(extent{off: g[0], n: int64(len(buf)), data: buf})
 	}
 	return nil
 }
 
-// revert puts the file back to its durable size and content, and closes
-// the state's descriptor.
+// revert puts a pending file back to its durable size and content, and
+// closes the state's descriptor.
 func (st *fileState) revert() error {
 	defer st.fd.Close()
+	if !st.pending {
+		return nil
+	}
 	if err := st.fd.Truncate(st.durable); err != nil {
 		return err
 	}
+	var zeros []byte
 	for _, e := range st.undo {
-		if _, err := st.fd.WriteAt(e.data, e.off); err != nil {
-			return err
+		if !e.zero() {
+			if _, err := st.fd.WriteAt(e.data, e.off); err != nil {
+				return err
+			}
+			continue
+		}
+		if int64(len(zeros)) < min(e.n, 1<<20) {
+			zeros = make([]byte, min(e.n, 1<<20))
+		}
+		for off := e.off; off < e.end(); off += int64(len(zeros)) {
+			if _, err := st.fd.WriteAt(zeros[:min(int64(len(zeros)), e.end()-off)], off); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

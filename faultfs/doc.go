@@ -72,10 +72,14 @@
 //
 //   - per file changed since its last fsync: its durable size, the old
 //     bytes of the durable ranges overwritten or cut off since (each byte
-//     saved once, touching ranges merged), and a descriptor of its own
-//     (so that the file can be put back whatever its names became). An
-//     fsync drops it all; a file written only past its durable size (an
-//     append) saves nothing.
+//     saved once, touching ranges merged; bytes known to be zeros, such
+//     as the space past what was written that a write-ahead log
+//     preallocates with fallocate(2), are kept as a length, unread), and
+//     a descriptor of its own (so that the file can be put back whatever
+//     its names became). An fsync drops the saved bytes; the descriptor
+//     stays for the file's next change until a handle of the file is
+//     released. A file written only past its durable size (an append)
+//     saves nothing.
 //   - per name changed since its directory's last fsync: what the name
 //     referred to then (a file or directory, by inode number).
 //   - a trash directory inside the backing store (TrashName, hidden from

@@ -6,17 +6,36 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
+// run is a run of saved data at off.
+func run(off int64, data string) extent {
+	return extent{off: off, n: int64(len(data)), data: []byte(data)}
+}
+
 func TestExtentsGapsAndMerges(t *testing.T) {
 	var es extents
 	assert.Equal(t, [][2]int64{{0, 10}}, es.gaps(0, 10))
-	es.add(4, []byte("45"))
+	es.add(run(4, "45"))
 	assert.Equal(t, [][2]int64{{0, 4}, {6, 10}}, es.gaps(0, 10))
 	assert.Equal(t, [][2]int64(nil), es.gaps(4, 6))
-	es.add(6, []byte("6"))
-	es.add(0, []byte("01"))
-	es.add(2, []byte("23"))
-	assert.Equal(t, extents{{0, []byte("0123456")}}, es, "touching runs merge")
-	es.add(9, []byte("9"))
+	es.add(run(6, "6"))
+	es.add(run(0, "01"))
+	es.add(run(2, "23"))
+	assert.Equal(t, extents{run(0, "0123456")}, es, "touching runs merge")
+	es.add(run(9, "9"))
 	assert.Equal(t, [][2]int64{{7, 9}, {10, 12}}, es.gaps(5, 12))
 	assert.Equal(t, int64(8), es.bytes())
+}
+
+// Runs of zeros merge with runs of zeros only, and count as saved bytes.
+func TestExtentsKeepZerosApart(t *testing.T) {
+	var es extents
+	es.add(extent{off: 10, n: 5})
+	es.add(extent{off: 20, n: 5})
+	es.add(extent{off: 15, n: 5})
+	assert.Equal(t, extents{{off: 10, n: 15}}, es, "touching runs of zeros merge")
+	es.add(run(25, "ab"))
+	es.add(run(8, "xy"))
+	assert.Equal(t, extents{run(8, "xy"), {off: 10, n: 15}, run(25, "ab")}, es, "data does not merge with zeros")
+	assert.Equal(t, [][2]int64{{0, 8}, {27, 30}}, es.gaps(0, 30))
+	assert.Equal(t, int64(19), es.bytes())
 }

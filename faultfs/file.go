@@ -46,7 +46,7 @@ func (f *file) Read(ctx context.Context, buf []byte, off int64) (fuse.ReadResult
 // Write writes at off: the kernel gives the offset, the end of the file
 // for O_APPEND (go-fuse opens the backing file without O_APPEND).
 func (f *file) Write(ctx context.Context, data []byte, off int64) (n uint32, errno syscall.Errno) {
-	errno = f.t.dataChange(f.ino, f.reopen, off, off+int64(len(data)), func() syscall.Errno {
+	errno = f.t.dataChange(f.ino, f.reopen, change{a: off, b: off + int64(len(data))}, func() syscall.Errno {
 		n, errno = f.lf.Write(ctx, data, off)
 		return errno
 	})
@@ -66,7 +66,7 @@ func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 
 func (f *file) Flush(ctx context.Context) syscall.Errno { return f.lf.Flush(ctx) }
 func (f *file) Release(ctx context.Context) syscall.Errno {
-	f.t.open.Add(-1)
+	f.t.released(f.ino)
 	return f.lf.Release(ctx)
 }
 
@@ -79,14 +79,14 @@ func (f *file) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOu
 	if !ok {
 		return f.lf.Setattr(ctx, in, out)
 	}
-	return f.t.dataChange(f.ino, f.reopen, int64(size), -1, func() syscall.Errno {
+	return f.t.dataChange(f.ino, f.reopen, change{a: int64(size), b: -1, cut: true}, func() syscall.Errno {
 		return f.lf.Setattr(ctx, in, out)
 	})
 }
 
 // truncate cuts or extends the file to size, as O_TRUNC does.
 func (f *file) truncate(ctx context.Context, size int64) syscall.Errno {
-	return f.t.dataChange(f.ino, f.reopen, size, -1, func() syscall.Errno {
+	return f.t.dataChange(f.ino, f.reopen, change{a: size, b: -1, cut: true}, func() syscall.Errno {
 		return fs.ToErrno(syscall.Ftruncate(f.fd, size))
 	})
 }
@@ -103,7 +103,7 @@ func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) sysc
 	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == 0 {
 		a = b // allocating keeps the bytes there: nothing to save
 	}
-	return f.t.dataChange(f.ino, f.reopen, a, b, func() syscall.Errno {
+	return f.t.dataChange(f.ino, f.reopen, change{a: a, b: b}, func() syscall.Errno {
 		return f.lf.Allocate(ctx, off, size, mode)
 	})
 }

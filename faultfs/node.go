@@ -201,7 +201,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		return fs.ToErrno(err)
 	}
 	open := func() (*os.File, error) { return os.OpenFile(p, os.O_RDWR, 0) }
-	return n.t.dataChange(b.ino, open, int64(size), -1, func() syscall.Errno {
+	return n.t.dataChange(b.ino, open, change{a: int64(size), b: -1, cut: true}, func() syscall.Errno {
 		return n.LoopbackNode.Setattr(ctx, nil, in, out)
 	})
 }

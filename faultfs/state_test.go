@@ -3,7 +3,10 @@ package faultfs
 import (
 	"bytes"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,6 +56,45 @@ func TestUndoStateStaysSmall(t *testing.T) {
 	assert.Len(t, b, size)
 	assert.Equal(t, bytes.Repeat(record, 16), b[:16*4096])
 	assert.Equal(t, make([]byte, 4), b[16*4096:16*4096+4], "the unsynced record is zeros again")
+}
+
+// A WAL's records written into its preallocated, fsynced segment save the
+// zeros they overwrite without reading them; the file's state (and its
+// descriptor) is kept from one fdatasync to the next write, and goes when
+// the handle is released.
+func TestPreallocatedSpaceIsSavedUnread(t *testing.T) {
+	tf := mountTest(t, nil)
+	f, err := os.OpenFile(tf.m("segment"), os.O_CREATE|os.O_RDWR, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	head := []byte("header")
+	_, err = f.WriteAt(head, 0)
+	require.NoError(t, err)
+	require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, 1<<20))
+	require.NoError(t, unix.Fdatasync(int(f.Fd())))
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(filepath.Join(tf.backing, "segment"), &st))
+	state := func() *fileState {
+		tf.mu.Lock()
+		defer tf.mu.Unlock()
+		return tf.files[st.Ino]
+	}
+	synced := state()
+	require.NotNil(t, synced, "the state stays after the fdatasync")
+	require.False(t, synced.pending)
+
+	for i := range 3 {
+		off := int64(len(head) + 100*i)
+		_, err = f.WriteAt(bytes.Repeat([]byte{'r'}, 100), off)
+		require.NoError(t, err)
+		tf.mu.Lock()
+		require.Same(t, synced, tf.files[st.Ino], "record %d: the state is reused", i)
+		require.Equal(t, extents{{off: off, n: 100}}, synced.undo, "record %d: zeros saved unread", i)
+		tf.mu.Unlock()
+		require.NoError(t, unix.Fdatasync(int(f.Fd())))
+	}
+	require.NoError(t, f.Close())
+	require.Eventually(t, func() bool { return state() == nil }, 5*time.Second, time.Millisecond, "the release drops the state")
 }
 
 // A hard link's second name is a name like any other; both names reach

@@ -24,9 +24,12 @@ func (t *Tracker) Status() Status {
 }
 
 func (t *Tracker) status() Status {
-	s := Status{PendingFiles: len(t.files), PendingNames: t.names.pending(), Errors: t.errs}
+	s := Status{PendingNames: t.names.pending(), Errors: t.errs}
 	for _, st := range t.files {
-		s.UndoBytes += st.undo.bytes()
+		if st.pending {
+			s.PendingFiles++
+			s.UndoBytes += st.undo.bytes()
+		}
 	}
 	return s
 }

@@ -48,36 +48,45 @@ func NewTracker(root string, now func() time.Time, model Names) (*Tracker, error
 	return t, nil
 }
 
-// dataChange runs op, which changes the bytes [a, b) of the file ino
-// (b < 0: through its end), after saving what of that range is durable.
-// open opens the file read-write if it has no state yet. (A file created
-// since it was last durable needs nothing more: it was empty when it got
-// its state, before its first change.)
-func (t *Tracker) dataChange(ino uint64, open func() (*os.File, error), a, b int64, op func() syscall.Errno) syscall.Errno {
+// dataChange runs op, which makes the change c to the file ino, after
+// saving what of the bytes c may change is durable. open opens the file
+// read-write if it has no state yet. (A file created since it was last
+// durable needs nothing more: it was empty when it got its state, before
+// its first change.)
+func (t *Tracker) dataChange(ino uint64, open func() (*os.File, error), c change, op func() syscall.Errno) syscall.Errno {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.injected(OnWrites); e != 0 {
 		return e
 	}
 	st := t.files[ino]
-	if st == nil {
+	switch {
+	case st == nil:
 		var err error
 		if st, err = openState(open); err != nil {
 			return errnoOf(err)
 		}
 		t.files[ino] = st
+	case !st.pending:
+		if err := st.begin(); err != nil {
+			return errnoOf(err)
+		}
 	}
+	a, b := c.a, c.b
 	if b < 0 {
 		b = st.durable
 	}
 	if err := st.save(a, b); err != nil {
 		return errnoOf(err)
 	}
-	return op()
+	errno := op()
+	st.changed(c, errno == 0)
+	return errno
 }
 
 // fileSynced runs sync (the backing store's fsync or fdatasync) and then
-// makes the file ino durable as it is.
+// makes the file ino durable as it is. Its state stays, not pending, for
+// the file's next change, until a handle of the file is released.
 func (t *Tracker) fileSynced(ino uint64, sync func() error) syscall.Errno {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -88,13 +97,26 @@ func (t *Tracker) fileSynced(ino uint64, sync func() error) syscall.Errno {
 		return errnoOf(err)
 	}
 	if st := t.files[ino]; st != nil {
-		st.fd.Close()
-		delete(t.files, ino)
+		st.synced()
 	}
 	if t.model == NamesOrdered {
 		t.names.syncedAll()
 	}
 	return 0
+}
+
+// released is called when a handle of the file ino is released: the
+// file's state goes if nothing is pending (a later change opens the file
+// again), so that a closed file keeps a descriptor only while it has
+// something to undo.
+func (t *Tracker) released(ino uint64) {
+	t.open.Add(-1)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if st := t.files[ino]; st != nil && !st.pending {
+		st.fd.Close()
+		delete(t.files, ino)
+	}
 }
 
 // nameChange runs op, which changes the names of paths (full backing
