@@ -414,9 +414,9 @@ func durablePrefix(committed, entries []raft.Entry) int {
 
 // persist writes a Ready's snapshot, hard state and entries, durably when
 // raft says it must (raft.Ready.MustSync): a hard state that only moves the
-// commit index is written without an fsync of its own (the next one covers
-// it), as losing it in a crash only makes the commit index a restart
-// begins with older.
+// commit index is queued for the next fsynced write (wal.WAL.Write), as
+// losing it in a crash only makes the commit index a restart begins with
+// older.
 func (s *Server) persist(rd raft.Ready) error {
 	start := time.Now()
 	if rd.Snapshot != nil {

@@ -2,13 +2,14 @@ package wal
 
 import "fmt"
 
-// batch is the records of every Save and Write call that arrived while the
-// previous write (and fsync) was in progress; one write, followed by one
-// fsync when a Save is among them, covers all of them.
+// batch is the records of every Save call that arrived while the previous
+// write (and fsync) was in progress, and of every Write call since the
+// last write; one write, followed by one fsync when a Save is among them,
+// covers all of them.
 type batch struct {
 	buf   []byte
 	spans []span
-	sync  bool  // some caller waits for the batch to be durable (Save, not Write)
+	sync  bool  // some caller waits for the batch to be durable (Save or Sync)
 	done  bool  // set, with err, by the goroutine that wrote the batch
 	err   error // the outcome shared by every caller in the batch
 }
@@ -31,42 +32,66 @@ type span struct {
 // and the WAL refuses further writes, because after a failed fsync the file
 // contents are unknown; reopening recovers what is on disk.
 //
-// With the LazySync planted bug, Save is Write: nothing waits for an fsync.
+// With the LazySync planted bug, Save writes its records but waits for no
+// fsync: the planted bug's timer calls Sync.
 func (w *WAL) Save(recs ...Record) error { return w.save(!w.opts.Bugs.LazySync, recs) }
 
-// Write appends recs like Save, but returns once they are written to the
-// file, not durable: they become durable with the next Save (its fsync
-// covers everything written before it), a cut or Close. A crash before that
-// may lose them: after a process crash nothing (the page cache survives
-// it), after a power loss the end of the log, or a page in it (package
-// doc, "Crash safety"). It is for records a crash may lose without harm,
-// such as a hard state that only moves the commit index.
-func (w *WAL) Write(recs ...Record) error { return w.save(false, recs) }
-
-// Sync makes every record written so far durable: an fsync of the current
-// segment if it has unsynced writes. Save needs no Sync; the LazySync
-// planted bug's timer does. A failed fsync fails the WAL as in Save.
-func (w *WAL) Sync() error {
+// Write queues recs to be appended like Save's, and returns at once: they
+// are written with the next Save (in the same write as its records, and
+// covered by its fsync), Sync or Close, whichever comes first. Until then
+// they are only in memory, so a crash may lose them: a process crash those
+// not yet written, a power loss those not yet fsynced (package doc, "Crash
+// safety"). It is for records a crash may lose without harm, such as a
+// hard state that only moves the commit index, and saves the file system a
+// write of their own: under FUSE a request per write. Its error says why
+// the WAL takes no records (closed, failed, or not yet read).
+func (w *WAL) Write(recs ...Record) error {
+	buf, spans, err := encodeAll(recs)
+	if err != nil {
+		return fmt.Errorf("write to %s: %w", w.dir, err)
+	}
 	w.mu.Lock()
-	if err := w.checkReadyLocked("sync"); err != nil {
-		w.mu.Unlock()
+	defer w.mu.Unlock()
+	if err := w.checkReadyLocked("write"); err != nil {
 		return err
 	}
-	w.acquireLocked()
+	if len(recs) > 0 {
+		w.enqueueLocked(buf, spans)
+	}
+	return nil
+}
+
+// Sync makes every record saved or written so far durable: it writes the
+// records Write queued, and fsyncs the current segment if it has unsynced
+// writes. Save needs no Sync; the LazySync planted bug's timer does. A
+// failed write or fsync fails the WAL as in Save.
+func (w *WAL) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.checkReadyLocked("sync"); err != nil {
+		return err
+	}
+	for w.busy {
+		w.changed.Wait()
+	}
+	if b := w.pending; b != nil {
+		b.sync = true
+		w.flushLocked(b)
+		return b.err
+	}
+	w.busy = true
 	w.mu.Unlock()
-
 	err := w.writeAndSync(nil, true)
-
 	w.mu.Lock()
 	if err != nil && w.failed == nil {
 		w.failed = err
 	}
 	w.releaseLocked()
-	w.mu.Unlock()
 	return err
 }
 
-// save is Save when sync, Write when not.
+// save appends recs with group commit, and waits for them to be durable
+// when sync (Save; with LazySync, only written).
 func (w *WAL) save(sync bool, recs []Record) error {
 	buf, spans, err := encodeAll(recs)
 	if err != nil {

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -184,11 +185,13 @@ func waitState(t *testing.T, w *WAL, s walState) {
 	}
 }
 
-// TestWriteWaitsForNoFsync: records of Write reach the file without an
-// fsync of their own, the next Save's fsync covers them, a cut (which must
-// not leave unsynced records behind it) syncs them first, and so does
-// Close.
-func TestWriteWaitsForNoFsync(t *testing.T) {
+// TestWriteIsQueuedForTheNextSave: records of Write are not written on
+// their own: the next Save writes them with its records and one fsync
+// covers both; a copy of the directory taken in between (a process crash:
+// what the files hold) has the Saved records and not the queued ones;
+// Sync writes and fsyncs queued records; Close writes them, cutting a
+// segment if they need one.
+func TestWriteIsQueuedForTheNextSave(t *testing.T) {
 	dir := t.TempDir()
 	size := int64(encodedSize(entry(1)))
 	opts := Options{SegmentBytes: 3 * size}
@@ -196,26 +199,41 @@ func TestWriteWaitsForNoFsync(t *testing.T) {
 	var syncs atomic.Int32
 	w.syncFile = func(f *os.File) error { syncs.Add(1); return f.Sync() }
 
+	before := w.Stats().Bytes
 	require.NoError(t, w.Write(entry(1)))
-	assert.Zero(t, syncs.Load(), "Write fsynced")
-	assert.True(t, w.disk.dirty, "the unsynced record is known as such")
+	assert.Equal(t, before, w.Stats().Bytes, "Write wrote its record at once")
+	assert.False(t, w.disk.dirty)
 	require.NoError(t, w.Save(entry(2)))
 	assert.EqualValues(t, 1, syncs.Load(), "one fsync covers the Write before the Save")
+	assert.Equal(t, before+2*size, w.Stats().Bytes)
 	assert.False(t, w.disk.dirty)
 
-	// entry(3) fills the segment unsynced; entry(4) needs a new one: the
-	// full segment is fsynced before the cut (and trimmed, and the new one
-	// created), so the Write of entry(3) is durable before the cut.
 	require.NoError(t, w.Write(entry(3)))
-	assert.EqualValues(t, 1, syncs.Load())
-	require.NoError(t, w.Write(entry(4)))
-	require.Len(t, segmentFiles(t, dir), 2)
-	assert.GreaterOrEqual(t, syncs.Load(), int32(2), "the cut left an unsynced segment behind")
-	assert.True(t, w.disk.dirty, "entry(4) itself is not synced")
+	crashed := copyDir(t, dir)
+	_, got, _ := openRead(t, crashed, opts)
+	requireSameRecords(t, []Record{entry(1), entry(2)}, got)
 
-	before := syncs.Load()
+	require.NoError(t, w.Sync())
+	assert.EqualValues(t, 2, syncs.Load(), "Sync did not fsync the record it wrote")
+	assert.Equal(t, before+3*size, w.Stats().Bytes)
+
+	// entry(4) needs a new segment: Close writes it, cutting one.
+	require.NoError(t, w.Write(entry(4)))
+	require.Len(t, segmentFiles(t, dir), 1)
 	require.NoError(t, w.Close())
-	assert.Greater(t, syncs.Load(), before, "Close did not sync what was only written")
-	_, got, _ := openRead(t, dir, opts)
+	require.Len(t, segmentFiles(t, dir), 2)
+	_, got, _ = openRead(t, dir, opts)
 	requireSameRecords(t, []Record{entry(1), entry(2), entry(3), entry(4)}, got)
+}
+
+// TestWriteAfterAFailureIsRefused: a WAL whose write failed takes no
+// records from Write either.
+func TestWriteAfterAFailureIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	w, _, _ := openRead(t, dir, Options{})
+	require.NoError(t, w.Write(entry(1)))
+	w.syncFile = func(*os.File) error { return errors.New("injected fsync failure") }
+	require.ErrorContains(t, w.Save(entry(2)), "injected fsync failure")
+	require.ErrorContains(t, w.Write(entry(3)), "an earlier write failed")
+	require.NoError(t, w.Close())
 }

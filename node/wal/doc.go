@@ -5,8 +5,8 @@
 // # Use
 //
 // Open locks the directory; ReadAll replays it (and must come first);
-// Save appends with group commit; Write appends without waiting for an
-// fsync (the next Save's covers it); Compact drops segments a snapshot has made
+// Save appends with group commit; Write queues records for the next Save's
+// write and fsync, without waiting; Compact drops segments a snapshot has made
 // redundant; Close releases the lock. Records are opaque to the WAL: it
 // knows only their type, the raft index of entry records, and which types
 // are header types (see below).
@@ -42,8 +42,10 @@
 // # Crash safety
 //
 // Save returns only after its records and every record before them are
-// fsynced. Records of Write are durable once a later Save returns; a power
-// loss before may lose them (see below). A segment is created under a
+// fsynced. Records of Write are durable once a later Save (or Sync) returns;
+// a crash before may lose them: they are written with that Save, so a
+// process crash loses those not yet written, a power loss those not yet
+// fsynced (see below). A segment is created under a
 // temporary name, its header records written and fsynced, then renamed into
 // place and the directory fsynced, so a crash never leaves a half-made
 // segment with a segment name. The previous

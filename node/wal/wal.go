@@ -169,7 +169,7 @@ func (w *WAL) Stats() Stats {
 	return w.stats
 }
 
-// Close waits for writes in progress and batches already queued, trims the
+// Close waits for writes in progress, writes the records Write queued, trims the
 // current segment's preallocated space (unless a write failed), closes the
 // files and releases the directory lock. Save and Write calls that arrive
 // after Close began fail with ErrClosed.
@@ -180,14 +180,22 @@ func (w *WAL) Close() error {
 		return ErrClosed
 	}
 	w.state = stateClosing
-	for w.busy || w.pending != nil {
+	for w.busy {
 		w.changed.Wait()
+	}
+	var errs []error
+	if b := w.pending; b != nil {
+		// Records of Write that no Save took along (a failed WAL
+		// writes nothing: flushLocked gives them its error).
+		w.flushLocked(b)
+		if b.err != nil {
+			errs = append(errs, b.err)
+		}
 	}
 	w.busy = true
 	failed := w.failed
 	w.mu.Unlock()
 
-	var errs []error
 	if failed == nil {
 		// A closed WAL's files hold their records and nothing more.
 		if err := w.trimCurrent(); err != nil {
