@@ -74,20 +74,10 @@ func (w *WAL) Sync() error {
 	for w.busy {
 		w.changed.Wait()
 	}
-	if b := w.pending; b != nil {
-		b.sync = true
-		w.flushLocked(b)
-		return b.err
-	}
-	w.busy = true
-	w.mu.Unlock()
-	err := w.writeAndSync(nil, true)
-	w.mu.Lock()
-	if err != nil && w.failed == nil {
-		w.failed = err
-	}
-	w.releaseLocked()
-	return err
+	b := w.enqueueLocked(nil, nil) // the queued records, or none
+	b.sync = true
+	w.flushLocked(b)
+	return b.err
 }
 
 // save appends recs with group commit, and waits for them to be durable
