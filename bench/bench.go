@@ -69,9 +69,12 @@ type Result struct {
 	ReadConsistency string  `json:"read_consistency"`
 	// StorageFaults is true when the data directories were served
 	// through the fault file system (chaos bench --storage-faults).
-	StorageFaults bool      `json:"storage_faults,omitempty"`
-	Ops           []OpStats `json:"ops"`
-	Failover      *Failover `json:"failover,omitempty"`
+	StorageFaults bool `json:"storage_faults,omitempty"`
+	// Runs, when above 1, is how many runs the figures are medians of
+	// (Median).
+	Runs     int       `json:"runs,omitempty"`
+	Ops      []OpStats `json:"ops"`
+	Failover *Failover `json:"failover,omitempty"`
 }
 
 // Op returns the figures of operation f, or zero figures.

@@ -160,3 +160,48 @@ func TestValidateRefusesBadOptions(t *testing.T) {
 		require.Error(t, o.Validate(), name)
 	}
 }
+
+// Median takes each figure's median over the runs (the mean of the middle
+// two for an even count), sums the counts, and pools failover kills.
+func TestMedianOfRuns(t *testing.T) {
+	run := func(rate, p99 float64, failed int, kill Kill) Result {
+		return Result{System: "chaos-node", Ops: []OpStats{{F: history.FWrite, OK: 10, Failed: failed, PerSecond: rate, P99Ms: p99}},
+			Failover: summarize([]Kill{kill})}
+	}
+	m := Median([]Result{
+		run(100, 9, 0, Kill{Node: "n1", Recovered: true, RecoveredMs: 300}),
+		run(300, 1, 2, Kill{Node: "n2"}),
+		run(200, 5, 1, Kill{Node: "n3", Recovered: true, RecoveredMs: 100}),
+	})
+	require.Equal(t, 3, m.Runs)
+	w := m.Op(history.FWrite)
+	require.Equal(t, 200.0, w.PerSecond)
+	require.Equal(t, 5.0, w.P99Ms)
+	require.Equal(t, 30, w.OK)
+	require.Equal(t, 3, w.Failed)
+	require.Len(t, m.Failover.Kills, 3)
+	require.Equal(t, 1, m.Failover.Unrecovered)
+	require.Equal(t, 300.0, m.Failover.MaxMs)
+	require.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
+	require.Equal(t, 0.0, median(nil))
+}
+
+// CompareRounds quotes the median of the rounds' own ratios, not the
+// ratio of the medians: a host that slows down between rounds moves both
+// systems of a round together.
+func TestCompareRoundsTakesTheMedianRatioOfRounds(t *testing.T) {
+	res := func(rate float64) Result {
+		return Result{Ops: []OpStats{{F: history.FWrite, PerSecond: rate}}}
+	}
+	as := []Result{res(60), res(40), res(160)}
+	bs := []Result{res(100), res(50), res(200)}
+	c := CompareRounds(as, bs)
+	require.Equal(t, 3, c.Rounds)
+	r := c.Rows[0]
+	require.Equal(t, "write ops/s", r.Figure)
+	require.Equal(t, 60.0, r.A)
+	require.Equal(t, 100.0, r.B)
+	require.InDelta(t, 0.8, r.Ratio, 1e-9, "rounds' ratios 0.6, 0.8, 0.8; the medians' ratio would be 0.6")
+	require.InDelta(t, 0.6, r.RatioMin, 1e-9)
+	require.InDelta(t, 0.8, r.RatioMax, 1e-9)
+}

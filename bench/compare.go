@@ -5,6 +5,10 @@ type Comparison struct {
 	A    Result `json:"a"`
 	B    Result `json:"b"`
 	Rows []Row  `json:"rows"`
+	// Rounds, when above 1, is how many times both ran, one after the
+	// other (CompareRounds): A and B are then medians (Median), and each
+	// ratio the median of the rounds' ratios.
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // Row is one figure of both systems and A's over B's. For a rate, above 1
@@ -15,6 +19,10 @@ type Row struct {
 	B      float64 `json:"b"`
 	// Ratio is A / B; 0 when B is 0.
 	Ratio float64 `json:"ratio"`
+	// RatioMin and RatioMax are the lowest and highest ratio of a
+	// round, over several rounds (Comparison.Rounds).
+	RatioMin float64 `json:"ratio_min,omitempty"`
+	RatioMax float64 `json:"ratio_max,omitempty"`
 }
 
 // Compare lines up a's and b's figures: each operation's rate and

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,6 +26,8 @@ type benchOptions struct {
 	reads   string
 	compare string
 	json    bool
+	// nRounds is --rounds: how many times each system is measured.
+	nRounds int
 	// storageFaults benchmarks the system twice, its data directories
 	// served directly and then through the fault file system.
 	storageFaults bool
@@ -53,6 +57,12 @@ up before the next kill.
 --compare DB runs the same benchmark against a second system, one after the
 other, and prints both and the ratios (first over second).
 
+--rounds N measures N times and prints each figure's median (with
+--compare or --storage-faults: N rounds of both systems, one right after
+the other, the first going first in odd rounds, and each ratio the median of
+the rounds' ratios with its range). One run on a shared or virtual host can
+move by ten percent or more; quote medians.
+
 --storage-faults runs the same benchmark twice on one system: first with each
 node's data directory served through chaos's fault file system (what chaos run
 --storage-faults does; FUSE: /dev/fuse and root on every host), then directly,
@@ -61,7 +71,7 @@ and prints both and the ratios: the file system's cost. No fault is injected.
 Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 		Example: `  chaos bench
   chaos bench --compare etcd --failover 5
-  chaos bench --storage-faults --read-ratio 0
+  chaos bench --storage-faults --read-ratio 0 --rounds 5
   chaos bench --db etcd --read-ratio 0 --clients 64 --duration 20s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, bo) },
@@ -83,6 +93,7 @@ Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the clients' choices")
 	f.BoolVar(&bo.storageFaults, "storage-faults", false, "measure the system through the fault file system, then directly, and print the ratios (not with --compare)")
+	f.IntVar(&bo.nRounds, "rounds", 1, "measure this many times (alternating with --compare or --storage-faults) and print the medians")
 	f.BoolVar(&bo.json, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -91,6 +102,9 @@ func runBench(cmd *cobra.Command, bo *benchOptions) error {
 	warnPasswordFlag(cmd)
 	bo.valueSizeSet = cmd.Flags().Changed("value-size")
 	bo.stderr = cmd.ErrOrStderr()
+	if bo.nRounds < 1 {
+		return usageErrorf("bench: --rounds %d: want at least 1", bo.nRounds)
+	}
 	first, err := bo.options(bo.db)
 	if err != nil {
 		return err
@@ -115,22 +129,82 @@ func runBench(cmd *cobra.Command, bo *benchOptions) error {
 	defer stop()
 	if !bo.json {
 		first.Log = cmd.ErrOrStderr()
-	}
-	a, err := bench.Run(ctx, first)
-	if err != nil {
-		return benchError(bo.db, err)
+		if second != nil {
+			second.Log = cmd.ErrOrStderr()
+		}
 	}
 	if second == nil {
-		return bo.print(cmd.OutOrStdout(), a)
+		rs, err := bo.rounds(ctx, cmd.ErrOrStderr(), first)
+		if err != nil {
+			return err
+		}
+		if len(rs) == 1 {
+			return bo.print(cmd.OutOrStdout(), rs[0])
+		}
+		return bo.print(cmd.OutOrStdout(), bench.Median(rs))
 	}
-	if !bo.json {
-		second.Log = cmd.ErrOrStderr()
-	}
-	b, err := bench.Run(ctx, *second)
+	as, bs, err := bo.alternate(ctx, cmd.ErrOrStderr(), first, *second)
 	if err != nil {
-		return benchError(bo.compare, err)
+		return err
 	}
-	return bo.printComparison(cmd.OutOrStdout(), bench.Compare(a, b))
+	if len(as) == 1 {
+		return bo.printComparison(cmd.OutOrStdout(), bench.Compare(as[0], bs[0]))
+	}
+	return bo.printComparison(cmd.OutOrStdout(), bench.CompareRounds(as, bs))
+}
+
+// rounds runs the benchmark o --rounds times, one after the other.
+func (bo *benchOptions) rounds(ctx context.Context, log io.Writer, o bench.Options) ([]bench.Result, error) {
+	var rs []bench.Result
+	for i := range bo.nRounds {
+		bo.logRound(log, i)
+		r, err := bench.Run(ctx, o)
+		if err != nil {
+			return nil, benchError(o.System, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
+// alternate runs --rounds rounds of a and b, each round both one right
+// after the other, a first in odd rounds and b first in even ones, so that
+// neither always runs on a host warmed (or slowed) by the other.
+func (bo *benchOptions) alternate(ctx context.Context, log io.Writer, a, b bench.Options) (as, bs []bench.Result, err error) {
+	systems := [2]bench.Options{a, b}
+	for i := range bo.nRounds {
+		bo.logRound(log, i)
+		var got [2]bench.Result
+		for k := range 2 {
+			j := (i + k) % 2
+			if got[j], err = bench.Run(ctx, systems[j]); err != nil {
+				return nil, nil, benchError(systems[j].System, err)
+			}
+		}
+		as, bs = append(as, got[0]), append(bs, got[1])
+		if !bo.json && bo.nRounds > 1 {
+			fmt.Fprintf(log, "round %d of %d: %s\n", i+1, bo.nRounds, rates(bench.Compare(got[0], got[1])))
+		}
+	}
+	return as, bs, nil
+}
+
+// logRound says which round begins, when there are several.
+func (bo *benchOptions) logRound(log io.Writer, i int) {
+	if !bo.json && bo.nRounds > 1 {
+		fmt.Fprintf(log, "round %d of %d\n", i+1, bo.nRounds)
+	}
+}
+
+// rates is a comparison's rates in one line.
+func rates(c bench.Comparison) string {
+	var parts []string
+	for _, r := range c.Rows {
+		if strings.HasSuffix(r.Figure, " ops/s") {
+			parts = append(parts, fmt.Sprintf("%s %s vs %s (%.2fx)", r.Figure, figure(r.A), figure(r.B), r.Ratio))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // options are the benchmark of system name the flags give; errors are
@@ -200,10 +274,21 @@ func (bo *benchOptions) printComparison(w io.Writer, c bench.Comparison) error {
 	fmt.Fprintln(w)
 	printResult(w, c.B)
 	fmt.Fprintf(w, "\n%s vs %s\n", c.A.System, c.B.System)
+	if c.Rounds > 1 {
+		fmt.Fprintf(w, "medians of %d rounds; ratio: the median of the rounds' ratios, range: their lowest and highest\n", c.Rounds)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "figure\t%s\t%s\tratio\t\n", c.A.System, c.B.System)
+	fmt.Fprintf(tw, "figure\t%s\t%s\tratio\t", c.A.System, c.B.System)
+	if c.Rounds > 1 {
+		fmt.Fprint(tw, "range\t")
+	}
+	fmt.Fprintln(tw)
 	for _, r := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fx\t\n", r.Figure, figure(r.A), figure(r.B), r.Ratio)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fx\t", r.Figure, figure(r.A), figure(r.B), r.Ratio)
+		if c.Rounds > 1 {
+			fmt.Fprintf(tw, "%.2f-%.2fx\t", r.RatioMin, r.RatioMax)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -211,8 +296,12 @@ func (bo *benchOptions) printComparison(w io.Writer, c bench.Comparison) error {
 // printResult prints one benchmark: its settings, a row per operation and
 // the failover.
 func printResult(w io.Writer, r bench.Result) {
-	fmt.Fprintf(w, "%s: %d nodes, %d clients, %.0f s measured, %.0f%% reads (%s), %d-byte values, %d keys\n",
+	fmt.Fprintf(w, "%s: %d nodes, %d clients, %.0f s measured, %.0f%% reads (%s), %d-byte values, %d keys",
 		r.System, r.Nodes, r.Clients, r.DurationS, 100*r.ReadRatio, r.ReadConsistency, r.ValueSize, r.Keys)
+	if r.Runs > 1 {
+		fmt.Fprintf(w, "; medians of %d runs (failed and unknown: totals)", r.Runs)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tops/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tfailed\tunknown\t")
 	for _, s := range r.Ops {

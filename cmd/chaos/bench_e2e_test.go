@@ -57,12 +57,13 @@ func requireOneFailover(t *testing.T, r bench.Result) {
 }
 
 // chaos bench --storage-faults measures chaos-node through the fault file
-// system, then directly, and compares them; no mount is left after it.
+// system and directly, in two rounds, and compares the medians; no mount
+// is left after it.
 func TestBenchStorageFaultsMeasuresTheFaultFileSystem(t *testing.T) {
 	skipE2E(t)
 	bedtest.RequireFUSE(t)
 	code, out, errOut := runChaos(t, 3*time.Minute, "bench", "--storage-faults", "--duration", "2s",
-		"--warmup", "500ms", "--clients", "16", "--json")
+		"--warmup", "500ms", "--clients", "16", "--rounds", "2", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -75,6 +76,14 @@ func TestBenchStorageFaultsMeasuresTheFaultFileSystem(t *testing.T) {
 	if c.A.System != "chaos-node on faultfs" || !c.A.StorageFaults || c.B.System != "chaos-node" || c.B.StorageFaults {
 		t.Errorf("compared %s (storage faults %v) with %s (%v), want chaos-node on faultfs with chaos-node",
 			c.A.System, c.A.StorageFaults, c.B.System, c.B.StorageFaults)
+	}
+	if c.Rounds != 2 || c.A.Runs != 2 || c.B.Runs != 2 {
+		t.Errorf("%d rounds of %d and %d runs, want 2 of 2", c.Rounds, c.A.Runs, c.B.Runs)
+	}
+	for _, r := range c.Rows {
+		if r.Ratio < r.RatioMin || r.Ratio > r.RatioMax {
+			t.Errorf("%s: ratio %.2f outside its rounds' range %.2f-%.2f", r.Figure, r.Ratio, r.RatioMin, r.RatioMax)
+		}
 	}
 	mounts, err := os.ReadFile("/proc/self/mounts")
 	if err != nil {
