@@ -59,20 +59,26 @@ func TestFaketimeLocalRuns(t *testing.T) {
 		args   []string
 		family string // the ops to look for
 		reader string // who read the control files
+		// mayStall: the system may stop answering under the fault, which
+		// the run reports as unavailability; the test judges whose clock
+		// moved, not recovery.
+		mayStall bool
 	}{
-		// The test judges whose clock moved, not recovery: the Python
-		// server's first answer after a clock reset came 5.05 s late once
-		// in a local CI run (bound 5 s).
-		{"clockserver clock", []string{"--db", clockServer, "--nemesis", "clock", "--time-limit", "12s", "--recovery", "10s", "--seed", "1"}, "clock-bump", "libfaketime"},
-		{"chaos-node.yaml clock", []string{"--db", chaosNode, "--nemesis", "clock", "--time-limit", "12s", "--seed", "2"}, "clock-bump", "native"},
-		{"chaos-node.yaml lease", []string{"--db", chaosNode, "--nemesis", "lease", "--time-limit", "12s", "--seed", "3"}, "start-lease", ""},
+		// The Python server's first answer after a clock reset came 5.05 s
+		// late once in a local CI run, and once it answered nothing for
+		// the 10.6 s left (CI load; under libfaketime, cause not found).
+		{"clockserver clock", []string{"--db", clockServer, "--nemesis", "clock", "--time-limit", "12s", "--seed", "1"}, "clock-bump", "libfaketime", true},
+		{"chaos-node.yaml clock", []string{"--db", chaosNode, "--nemesis", "clock", "--time-limit", "12s", "--seed", "2"}, "clock-bump", "native", false},
+		{"chaos-node.yaml lease", []string{"--db", chaosNode, "--nemesis", "lease", "--time-limit", "12s", "--seed", "3"}, "start-lease", "", false},
 	}
 	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
 			store := t.TempDir()
 			args := append([]string{"run", "--nemesis-interval", "2s", "--store", store}, r.args...)
 			code, out, errOut := runChaos(t, 3*time.Minute, args...)
-			if code != exitOK {
+			if r.mayStall && code == exitInvalid && onlyUnavailable(out) {
+				t.Logf("the system stalled (reported as unavailability, not what this test judges):\n%s", out)
+			} else if code != exitOK {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitOK, out, lastLines(errOut, 20))
 			}
 			run, err := filepath.EvalSymlinks(filepath.Join(store, "latest"))
@@ -129,4 +135,21 @@ func TestFaketimeLocalRuns(t *testing.T) {
 			t.Errorf("the run says the clock family is unavailable:\n%s", out)
 		}
 	})
+}
+
+// onlyUnavailable says that a run's summary failed the availability check
+// alone: every other check it prints (linearizable, stats, ...) is true.
+func onlyUnavailable(out string) bool {
+	unavailable := false
+	for _, line := range strings.Split(out, "\n") {
+		check, ok := strings.CutSuffix(strings.TrimSpace(line), ": false")
+		switch {
+		case !ok || check == "verdict":
+		case check == "availability":
+			unavailable = true
+		default:
+			return false
+		}
+	}
+	return unavailable
 }
