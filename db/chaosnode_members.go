@@ -49,7 +49,7 @@ func (c *ChaosNode) leaderMembers(ctx context.Context, via Node) (nodeapi.Member
 	}
 	i := slices.IndexFunc(c.Nodes, func(n Node) bool { return n.Name == resp.Leader })
 	if resp.Leader == "" || i < 0 {
-		return resp, via, fmt.Errorf("%s: members: it knows no leader (%q); the membership is the leader's to say", via.Name, resp.Leader)
+		return resp, via, c.noLeader(ctx, via, resp.Leader)
 	}
 	leader := c.Nodes[i]
 	if resp, err = c.client(leader).Members(ctx); err != nil {
@@ -59,6 +59,23 @@ func (c *ChaosNode) leaderMembers(ctx context.Context, via Node) (nodeapi.Member
 		return resp, leader, fmt.Errorf("%s: members: no longer leads (%q does)", leader.Name, resp.Leader)
 	}
 	return resp, leader, nil
+}
+
+// noLeader is the error of via knowing no leader (leader is what it
+// named): it wraps ErrNoQuorum when fewer than a majority of the nodes
+// answer (Up), for then no leader can be elected until they run again.
+func (c *ChaosNode) noLeader(ctx context.Context, via Node, leader string) error {
+	err := fmt.Errorf("%s: members: it knows no leader (%q); the membership is the leader's to say", via.Name, leader)
+	up := 0
+	for _, n := range c.Nodes {
+		if c.Up(ctx, n) == nil {
+			up++
+		}
+	}
+	if up <= len(c.Nodes)/2 {
+		return fmt.Errorf("%w: %w: %d of %d nodes run", err, ErrNoQuorum, up, len(c.Nodes))
+	}
+	return err
 }
 
 // member finds n among the leader's members.

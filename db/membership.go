@@ -2,9 +2,16 @@ package db
 
 import (
 	"context"
+	"errors"
 
 	"chaos/control"
 )
+
+// ErrNoQuorum is wrapped by the error of a Membership's Members when the
+// node asked knows no leader and fewer than a majority of the system's
+// nodes run: none can be elected, so the membership cannot be asked until
+// the stopped nodes run again.
+var ErrNoQuorum = errors.New("no quorum")
 
 // Membership is a system whose cluster membership changes at run time
 // (the member nemesis): a member is removed, wiped and added back as a new
@@ -13,7 +20,8 @@ import (
 type Membership interface {
 	// Members returns the names of the voting members and of the learners,
 	// asked through via: as the leader has them in force where the system
-	// says who leads (chaos-node; an error when via knows no leader), else
+	// says who leads (chaos-node; an error when via knows no leader, which
+	// wraps ErrNoQuorum when fewer than a majority of the nodes run), else
 	// as via applied them (etcd, whose removed members stop). A member the
 	// system knows without a name yet (added, not started) is named by its
 	// node when its address is one of Nodes'. Callers that wipe a node act

@@ -195,15 +195,22 @@ func (m *Member) ask(ctx context.Context, c *Cluster, not db.Node, f func(via db
 }
 
 // retry repeats step every election timeout until it succeeds, for 40
-// election timeouts at most; the error is the last attempt's.
+// election timeouts at most; the error is the last attempt's. A step that
+// fails for want of a quorum (db.ErrNoQuorum) is not retried: no leader
+// comes until stopped nodes run again.
 func (m *Member) retry(ctx context.Context, c *Cluster, what string, step func() error) error {
 	election := electionOf(c, m.Election)
 	var last error
 	ok, err := m.Pace.until(ctx, 40*election, election, func() (bool, error) {
 		last = step()
+		if errors.Is(last, db.ErrNoQuorum) {
+			return false, last
+		}
 		return last == nil, nil
 	})
 	switch {
+	case errors.Is(last, db.ErrNoQuorum):
+		return fmt.Errorf("%s: %w", what, last)
 	case err != nil:
 		return fmt.Errorf("%s: %w (last attempt: %v)", what, err, last)
 	case !ok:
@@ -228,6 +235,11 @@ func (m *Member) Stop(ctx context.Context, c *Cluster) (Op, error) {
 // Heal returns the cluster to its original membership, whether or not
 // this process changed it: every node that is not a voter is added back
 // (killed, re-added, rejoined wiped) or, a learner, promoted. Idempotent.
+// A cluster with fewer than a majority of its nodes running (db.ErrNoQuorum)
+// has nothing to restore until they run again, and Heal starts none: in a
+// run, the stops of kill and power-loss have restarted them before it
+// comes; after `chaos heal` (a controller killed while a majority was
+// down) the next run deploys afresh.
 func (m *Member) Heal(ctx context.Context, c *Cluster) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -235,12 +247,18 @@ func (m *Member) Heal(ctx context.Context, c *Cluster) error {
 	if _, ok := c.DB.(db.Membership); !ok {
 		return nil
 	}
-	return wrapFamily(MemberFamily, m.restore(ctx, c, c.Nodes))
+	err := m.restore(ctx, c, c.Nodes)
+	if errors.Is(err, db.ErrNoQuorum) {
+		return nil
+	}
+	return wrapFamily(MemberFamily, err)
 }
 
 // restore brings each of nodes that is not a voter back as one; m.out
 // keeps those it fails on. A cluster none of whose nodes answers has no
-// membership to restore (it does not run: the next run deploys afresh).
+// membership to restore (it does not run: the next run deploys afresh);
+// one where fewer than a majority answer fails at once, with
+// db.ErrNoQuorum, instead of waiting for a leader.
 func (m *Member) restore(ctx context.Context, c *Cluster, nodes []db.Node) error {
 	ms := c.DB.(db.Membership)
 	if !slices.ContainsFunc(c.Nodes, func(n db.Node) bool { return c.DB.Up(ctx, n) == nil }) {

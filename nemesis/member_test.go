@@ -29,7 +29,8 @@ type memberDB struct {
 	down     map[string]bool
 	refuse   map[string]int
 	calls    []string
-	stale    int // answers to Members that leave n3 out, as a lagging node's
+	stale    int  // answers to Members that leave n3 out, as a lagging node's
+	noQuorum bool // Members answers as a node without a leader in a cluster most of whose nodes are down
 }
 
 func newMemberDB() *memberDB {
@@ -71,6 +72,9 @@ func (d *memberDB) Members(_ context.Context, via db.Node) ([]string, []string, 
 	defer d.lock()()
 	if d.down[via.Name] {
 		return nil, nil, errors.New(via.Name + " down")
+	}
+	if d.noQuorum {
+		return nil, nil, fmt.Errorf("%s knows no leader: %w", via.Name, db.ErrNoQuorum)
 	}
 	if d.stale > 0 {
 		d.stale--
@@ -253,6 +257,26 @@ func TestMemberHeal(t *testing.T) {
 
 	c.DB = &liveDB{DB: &db.ChaosNode{}}
 	require.NoError(t, m.Heal(context.Background(), c))
+}
+
+// A controller killed while a majority was down leaves a cluster with no
+// leader to ask: Heal (chaos heal, which starts no node) finds nothing it
+// can restore and says so at once, without waiting 40 election timeouts
+// for a leader that cannot come; Stop fails at once, naming why.
+func TestMemberHealWithoutAQuorum(t *testing.T) {
+	d := newMemberDB()
+	d.noQuorum, d.voters, d.learners = true, []string{"n1", "n2"}, []string{"n3"}
+	d.down["n1"], d.down["n2"] = true, true
+	c, m, elapsed := memberFixture(d, "")
+	require.NoError(t, m.Heal(context.Background(), c))
+	require.Empty(t, d.calls)
+	require.Zero(t, *elapsed, "no wait for a leader")
+
+	m.value, m.out = map[string]any{"node": "n3"}, []db.Node{threeNodes[2]}
+	_, err := m.Stop(context.Background(), c)
+	require.ErrorIs(t, err, db.ErrNoQuorum)
+	require.ErrorContains(t, err, "member: the membership: ")
+	require.Zero(t, *elapsed)
 }
 
 // A node is wiped only once the leader lists it as a learner: an answer
