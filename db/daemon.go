@@ -212,7 +212,7 @@ func (d daemon) start(ctx context.Context, r control.Remote, argv []string) erro
 		return err
 	}
 	if res.ExitCode == exitAlreadyRunning {
-		return errors.New(strings.TrimSpace(string(res.Stderr)))
+		return runningError{strings.TrimSpace(string(res.Stderr))}
 	}
 	if res.ExitCode != 0 {
 		return fmt.Errorf("exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))

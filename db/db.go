@@ -6,6 +6,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -51,7 +52,8 @@ type DB interface {
 	// Install puts the binaries in place on the host and creates n's directories.
 	Install(ctx context.Context, r control.Remote, n Node) error
 	// Start starts n as a daemon with a pidfile and a log file, and returns
-	// once the process runs. Starting a node that runs already fails.
+	// once the process runs. Starting a node that runs already fails with
+	// an error that wraps ErrAlreadyRunning.
 	Start(ctx context.Context, r control.Remote, n Node) error
 	// Ready waits until n answers its client API as a member of a working
 	// cluster (for etcd: healthy, with a leader). It is for setup and the
@@ -94,6 +96,17 @@ func run(ctx context.Context, r control.Remote, cmd string) error {
 // errAlreadyRunning is the exit code startCmd uses when the pidfile names a
 // live process.
 const exitAlreadyRunning = 3
+
+// ErrAlreadyRunning is wrapped by the error of a Start whose node (or
+// daemon) runs already: its pidfile names its live process.
+var ErrAlreadyRunning = errors.New("already running")
+
+// runningError is a Start's error when the daemon runs already: the line
+// the start command printed ("already running as pid N").
+type runningError struct{ line string }
+
+func (e runningError) Error() string        { return e.line }
+func (e runningError) Is(target error) bool { return target == ErrAlreadyRunning }
 
 func wrap(n Node, what string, err error) error {
 	if err == nil {

@@ -85,10 +85,8 @@ func (k *Kill) Heal(ctx context.Context, c *Cluster) error {
 	return wrapFamily("kill", err)
 }
 
-// restart starts n and waits until its process answers.
+// restart starts n and waits until its process answers (restartNode: a
+// node another family restarted already is no error).
 func (k *Kill) restart(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
-	if err := d.Start(ctx, r, n); err != nil {
-		return err
-	}
-	return waitUp(ctx, d, n, k.UpTimeout)
+	return restartNode(ctx, d, r, n, k.UpTimeout)
 }

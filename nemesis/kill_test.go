@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/golden"
@@ -81,6 +82,34 @@ func TestKillFailures(t *testing.T) {
 	op, err = k.Stop(ctx, c)
 	require.NoError(t, err)
 	assert.Equal(t, Op{}, op, "a second Stop has nothing to do")
+}
+
+// Two families may take the same node down (kill and power-loss pick
+// their targets each on its own), and the one that ends first restarts it
+// for both: the other's restart finds it running, which is no error. Any
+// other failure to start still is.
+func TestKillStopFindsItsNodeRestarted(t *testing.T) {
+	ctx := context.Background()
+	c, d, fakes := goldenCluster(fiveNodes[:3])
+	k := &Kill{Targets: []Target{TargetAll}}
+	_, err := k.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	c.Remotes["n2"] = fakes["n2"].Remote("n2", func(call remotetest.Call) (control.Result, error) {
+		if call.Kind == remotetest.Run && strings.Contains(call.Cmd, "setsid") {
+			return control.Result{ExitCode: 3, Stderr: []byte("already running as pid 4242\n")}, nil
+		}
+		return control.Result{}, nil
+	})
+	d.set(fiveNodes[1], false) // power-loss's stop restarted n2
+	op, err := k.Stop(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, `op start {"nodes":["n1","n2","n3"]}`, opLine(t, op))
+
+	_, err = k.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	c.Remotes["n2"] = fakes["n2"].Remote("n2", remotetest.FailOn("setsid", 1))
+	_, err = k.Stop(ctx, c)
+	require.EqualError(t, err, "kill: n2: start chaos-node: exited 1: canned failure")
 }
 
 // A Kill that took no node down (chaos heal's, after a controller crash)

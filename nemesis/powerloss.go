@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -101,9 +102,12 @@ func (p *PowerLoss) restart(ctx context.Context, d db.DB, r control.Remote, n db
 	return restartNode(ctx, d, r, n, p.UpTimeout)
 }
 
-// restartNode starts n and waits until its process answers.
+// restartNode starts n and waits until its process answers. A node that
+// runs already is no error: two families may take the same node down
+// (kill and power-loss pick their targets each on its own), and the one
+// that ends first restarts it for both.
 func restartNode(ctx context.Context, d db.DB, r control.Remote, n db.Node, upTimeout time.Duration) error {
-	if err := d.Start(ctx, r, n); err != nil {
+	if err := d.Start(ctx, r, n); err != nil && !errors.Is(err, db.ErrAlreadyRunning) {
 		return err
 	}
 	return waitUp(ctx, d, n, upTimeout)
