@@ -193,7 +193,10 @@ func parseRecap(t *testing.T, out string) map[string]recap {
 //
 // Not exercised: apt refreshing its cache (the hosts have no route beyond
 // the testbed's bridge, and share the machine's /usr, where the packages are
-// already installed), root's own authorized_keys (/root is the machine's, so
+// already installed; with chaos_apt_update_cache off the role must not
+// refresh even when the machine's apt lists are older than
+// chaos_apt_cache_valid_time, or the apt task hangs until the deadline, as
+// it did before the role stopped passing cache_valid_time then), root's own authorized_keys (/root is the machine's, so
 // the key goes to a file in the hosts' private /var/lib/chaos), stopping NTP
 // services and running the unit under systemd (the hosts have no systemd:
 // the NTP tasks must skip, and the service tasks need systemd).
