@@ -248,7 +248,7 @@ func (m *Member) Heal(ctx context.Context, c *Cluster) error {
 		return nil
 	}
 	err := m.restore(ctx, c, c.Nodes)
-	if errors.As(err, new(noMembership)) {
+	if errors.Is(err, db.ErrNoQuorum) {
 		return nil
 	}
 	return wrapFamily(MemberFamily, err)
@@ -257,10 +257,8 @@ func (m *Member) Heal(ctx context.Context, c *Cluster) error {
 // restore brings each of nodes that is not a voter back as one; m.out
 // keeps those it fails on. A cluster none of whose nodes answers has no
 // membership to restore (it does not run: the next run deploys afresh);
-// one where fewer than a majority answer fails at once, before it changes
-// anything, with a noMembership that wraps db.ErrNoQuorum, instead of
-// waiting for a leader. (A quorum lost later fails the node it was
-// restoring with an error of its own.)
+// one where fewer than a majority answer fails at once, with
+// db.ErrNoQuorum, instead of waiting for a leader.
 func (m *Member) restore(ctx context.Context, c *Cluster, nodes []db.Node) error {
 	ms := c.DB.(db.Membership)
 	if !slices.ContainsFunc(c.Nodes, func(n db.Node) bool { return c.DB.Up(ctx, n) == nil }) {
@@ -274,9 +272,6 @@ func (m *Member) restore(ctx context.Context, c *Cluster, nodes []db.Node) error
 			return err
 		})
 	})
-	if errors.Is(err, db.ErrNoQuorum) {
-		return noMembership{err}
-	}
 	if err != nil {
 		return err
 	}
@@ -303,13 +298,6 @@ func (m *Member) restore(ctx context.Context, c *Cluster, nodes []db.Node) error
 	m.out = failed
 	return errors.Join(errs...)
 }
-
-// noMembership is restore's error when no leader can be asked for the
-// membership for want of a quorum: nothing was restored.
-type noMembership struct{ err error }
-
-func (e noMembership) Error() string { return e.err.Error() }
-func (e noMembership) Unwrap() error { return e.err }
 
 // rejoinLearner starts a learner that does not run, wiped, to join.
 func (m *Member) rejoinLearner(ctx context.Context, c *Cluster, n db.Node) error {
