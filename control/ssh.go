@@ -24,6 +24,11 @@ type sshRemote struct {
 
 	// priv is set by probePrivilege before the Remote is shared.
 	priv privilege
+	// verified is whether the first connection's host key was found in
+	// known_hosts; set by Dial before the Remote is shared. Under
+	// PasswordToVerifiedOnly, sudo gets the password only when it holds,
+	// and every later connection must be verified too.
+	verified bool
 
 	mu     sync.Mutex
 	client *ssh.Client   // nil while there is no live connection
@@ -35,13 +40,22 @@ func newSSHRemote(d *SSHDialer, host string) *sshRemote {
 	return &sshRemote{
 		d:       d,
 		host:    host,
-		addr:    hostAddr(host, d.cfg.Port),
+		addr:    HostAddr(host, d.cfg.Port),
 		slots:   make(chan struct{}, d.cfg.MaxSessions),
 		dialing: make(chan struct{}, 1),
 	}
 }
 
 func (r *sshRemote) Host() string { return r.host }
+
+// sudoPassword is the password to feed sudo: the configured one, or ""
+// under PasswordToVerifiedOnly when the host's key was not verified.
+func (r *sshRemote) sudoPassword() string {
+	if r.d.cfg.PasswordToVerifiedOnly && !r.verified {
+		return ""
+	}
+	return r.d.cfg.Password
+}
 
 // Close closes the connection; sessions still open fail.
 func (r *sshRemote) Close() error {
@@ -131,9 +145,13 @@ func (r *sshRemote) conn(ctx context.Context) (c *ssh.Client, retryable bool, er
 	if c, err := r.current(); c != nil || err != nil {
 		return c, false, err
 	}
-	c, retryable, err = r.d.connect(ctx, r.host, r.addr)
+	c, verified, retryable, err := r.d.connect(ctx, r.host, r.addr)
 	if err != nil {
 		return nil, retryable, err
+	}
+	if r.d.cfg.PasswordToVerifiedOnly && r.verified && !verified {
+		c.Close()
+		return nil, false, fmt.Errorf("%s: ssh: the host's key was verified at the first connection and is not now: refusing the new connection", r.host)
 	}
 	r.d.cfg.Log.Info("ssh connected", "host", r.host, "addr", r.addr)
 	r.adopt(c)

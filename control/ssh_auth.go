@@ -86,7 +86,9 @@ func warnOpenKeyFile(w io.Writer, path string) {
 // methods are the auth methods for one login, in the order they are tried
 // (key files, agent keys, password), with a description of what is offered
 // for errors. done closes the agent connection once the login is over.
-func (c *credentials) methods() (methods []ssh.AuthMethod, offered string, done func()) {
+// The password goes out only when gate, asked at that moment, says nil;
+// its error otherwise ends the login with nothing sent.
+func (c *credentials) methods(gate func() error) (methods []ssh.AuthMethod, offered string, done func()) {
 	signers := c.signers
 	var what []string
 	if len(c.keyFiles) > 0 {
@@ -107,7 +109,19 @@ func (c *credentials) methods() (methods []ssh.AuthMethod, offered string, done 
 		methods = append(methods, ssh.PublicKeys(signers...))
 	}
 	if c.password != "" {
-		methods = append(methods, ssh.Password(c.password), ssh.KeyboardInteractive(c.answerPrompts))
+		password := func() (string, error) {
+			if err := gate(); err != nil {
+				return "", err
+			}
+			return c.password, nil
+		}
+		answer := func(name, instruction string, questions []string, echos []bool) ([]string, error) {
+			if err := gate(); err != nil {
+				return nil, err
+			}
+			return c.answerPrompts(name, instruction, questions, echos)
+		}
+		methods = append(methods, ssh.PasswordCallback(password), ssh.KeyboardInteractive(answer))
 		what = append(what, "password")
 	}
 	return methods, strings.Join(what, "; "), done

@@ -43,7 +43,7 @@ func TestCredentialsDefaultKeysAreOptional(t *testing.T) {
 
 	c, err := loadCredentials(SSHConfig{Password: "pw"}, home)
 	require.NoError(t, err)
-	_, offered, done := c.methods()
+	_, offered, done := c.methods(func() error { return nil })
 	done()
 	require.Equal(t, "password", offered)
 
@@ -89,7 +89,7 @@ func TestCredentialsOfferWhatTheyHave(t *testing.T) {
 	startAgent(t)
 	c, err := loadCredentials(SSHConfig{KeyFiles: []string{key}, Agent: true, Password: "pw"}, dir)
 	require.NoError(t, err)
-	methods, offered, done := c.methods()
+	methods, offered, done := c.methods(func() error { return nil })
 	done()
 	require.Len(t, methods, 3, "public keys, password, keyboard-interactive")
 	require.Equal(t, "keys "+key+"; 1 agent keys; password", offered)
@@ -97,7 +97,7 @@ func TestCredentialsOfferWhatTheyHave(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", filepath.Join(dir, "gone.sock"))
 	c, err = loadCredentials(SSHConfig{KeyFiles: []string{key}, Agent: true}, dir)
 	require.NoError(t, err)
-	_, offered, done = c.methods()
+	_, offered, done = c.methods(func() error { return nil })
 	done()
 	require.Contains(t, offered, "keys "+key+"; no agent keys (agent: dial unix "+filepath.Join(dir, "gone.sock"))
 }

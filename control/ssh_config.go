@@ -34,6 +34,14 @@ type SSHConfig struct {
 	// KnownHosts is the known_hosts file host keys are checked against
 	// (default ~/.ssh/known_hosts).
 	KnownHosts string
+	// PasswordToVerifiedOnly sends the password (to a password or
+	// keyboard-interactive login, and to sudo) only to a host whose key is
+	// in KnownHosts, even with InsecureIgnoreHostKey: a host whose key
+	// cannot be verified gets no password whatever it prompts, and a login
+	// that needs one fails naming the host. With it, a connection that
+	// replaces one to a verified host must be verified too. chaos heal sets
+	// it: the hosts it dials may come from a stored file.
+	PasswordToVerifiedOnly bool
 	// MaxSessions bounds the sessions open at once on one connection
 	// (default 8, under OpenSSH's own default MaxSessions of 10).
 	MaxSessions int
@@ -106,9 +114,9 @@ func homeDir() string {
 	return home
 }
 
-// hostAddr is the host:port to dial for host, which is "name", "name:port",
+// HostAddr is the host:port SSH dials for host, which is "name", "name:port",
 // "[v6]:port" or a bare IPv6 address.
-func hostAddr(host string, port int) string {
+func HostAddr(host string, port int) string {
 	if _, _, err := net.SplitHostPort(host); err == nil {
 		return host
 	}

@@ -17,9 +17,9 @@ func TestHostAddr(t *testing.T) {
 		"[fd00::3]":        "[fd00::3]:22",
 		"host.example.org": "host.example.org:22",
 	} {
-		require.Equal(t, want, hostAddr(host, 22), host)
+		require.Equal(t, want, HostAddr(host, 22), host)
 	}
-	require.Equal(t, "n3:2222", hostAddr("n3", 2222))
+	require.Equal(t, "n3:2222", HostAddr("n3", 2222))
 }
 
 func TestSSHConfigDefaults(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -17,6 +18,10 @@ type SSHDialer struct {
 	cfg   SSHConfig
 	creds *credentials
 	keys  *hostKeys // nil when host keys are not checked
+	// trust says which hosts may have the password under
+	// PasswordToVerifiedOnly when keys is nil: KnownHosts when it could
+	// be read, else nil (no host may).
+	trust *hostKeys
 }
 
 // NewSSHDialer checks cfg, fills its defaults and loads its key files and
@@ -29,10 +34,15 @@ func NewSSHDialer(cfg SSHConfig) (*SSHDialer, error) {
 		return nil, err
 	}
 	d := &SSHDialer{cfg: cfg, creds: creds}
-	if !cfg.InsecureIgnoreHostKey {
+	switch {
+	case !cfg.InsecureIgnoreHostKey:
 		if d.keys, err = loadHostKeys(cfg.KnownHosts); err != nil {
 			return nil, err
 		}
+	case cfg.PasswordToVerifiedOnly && cfg.Password != "":
+		// Unchecked logins may go on with keys; the password needs a
+		// verified key, and an unreadable known_hosts verifies none.
+		d.trust, _ = loadHostKeys(cfg.KnownHosts)
 	}
 	return d, nil
 }
@@ -53,10 +63,11 @@ func DialSSH(ctx context.Context, host string, cfg SSHConfig) (Remote, error) {
 // wait out. Later reconnections retry with backoff.
 func (d *SSHDialer) Dial(ctx context.Context, host string) (Remote, error) {
 	r := newSSHRemote(d, host)
-	c, _, err := d.connect(ctx, r.host, r.addr)
+	c, verified, _, err := d.connect(ctx, r.host, r.addr)
 	if err != nil {
 		return nil, err
 	}
+	r.verified = verified
 	r.adopt(c)
 	if err := r.probePrivilege(ctx); err != nil {
 		r.Close()
@@ -65,44 +76,72 @@ func (d *SSHDialer) Dial(ctx context.Context, host string) (Remote, error) {
 	return r, nil
 }
 
-// connect makes one connection to addr and logs in. retryable says whether
-// trying again may help: yes for network and transport trouble, no for a
-// host key or a login that was refused.
-func (d *SSHDialer) connect(ctx context.Context, host, addr string) (c *ssh.Client, retryable bool, err error) {
+// connect makes one connection to addr and logs in. verified says whether
+// the host's key was checked against known_hosts and found there.
+// retryable says whether trying again may help: yes for network and
+// transport trouble, no for a host key or a login that was refused.
+func (d *SSHDialer) connect(ctx context.Context, host, addr string) (c *ssh.Client, verified, retryable bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.DialTimeout)
 	defer cancel()
 	var nd net.Dialer
 	conn, err := nd.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, true, fmt.Errorf("%s: ssh: %w", host, err)
+		return nil, false, true, fmt.Errorf("%s: ssh: %w", host, err)
 	}
 	// The handshake has no context: closing the connection interrupts it.
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	auth, offered, done := d.creds.methods()
+	var ok atomic.Bool // set by the host key check, read by the login
+	auth, offered, done := d.creds.methods(d.passwordGate(addr, &ok))
 	defer done()
-	cc, chans, reqs, err := ssh.NewClientConn(conn, addr, d.clientConfig(addr, auth))
+	cc, chans, reqs, err := ssh.NewClientConn(conn, addr, d.clientConfig(addr, auth, &ok))
 	if !stop() {
-		return nil, true, fmt.Errorf("%s: ssh: handshake with %s: %w", host, addr, ctx.Err())
+		return nil, false, true, fmt.Errorf("%s: ssh: handshake with %s: %w", host, addr, ctx.Err())
 	}
 	if err != nil {
 		conn.Close()
 		err = d.handshakeError(host, offered, err)
 		var transport *handshakeTransportError
-		return nil, errors.As(err, &transport), err
+		return nil, false, errors.As(err, &transport), err
 	}
-	return ssh.NewClient(cc, chans, reqs), false, nil
+	return ssh.NewClient(cc, chans, reqs), ok.Load(), false, nil
 }
 
-// clientConfig is the SSH client configuration for one login to addr.
-func (d *SSHDialer) clientConfig(addr string, auth []ssh.AuthMethod) *ssh.ClientConfig {
+// clientConfig is the SSH client configuration for one login to addr; its
+// host key check sets verified when the key is in known_hosts.
+func (d *SSHDialer) clientConfig(addr string, auth []ssh.AuthMethod, verified *atomic.Bool) *ssh.ClientConfig {
 	cfg := &ssh.ClientConfig{User: d.cfg.User, Auth: auth}
-	if d.keys == nil {
+	switch {
+	case d.keys != nil:
+		cfg.HostKeyCallback = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+			err := d.keys.callback(hostname, remote, key)
+			verified.Store(err == nil)
+			return err
+		}
+		cfg.HostKeyAlgorithms = d.keys.algorithms(addr)
+	case d.trust != nil:
+		// Any key is accepted; only a known one earns the password.
+		cfg.HostKeyCallback = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+			verified.Store(d.trust.callback(hostname, remote, key) == nil)
+			return nil
+		}
+		cfg.HostKeyAlgorithms = d.trust.algorithms(addr)
+	default:
 		cfg.HostKeyCallback = ssh.InsecureIgnoreHostKey()
-		return cfg
 	}
-	cfg.HostKeyCallback = d.keys.callback
-	cfg.HostKeyAlgorithms = d.keys.algorithms(addr)
 	return cfg
+}
+
+// passwordGate says, at login to addr, whether the password may be sent:
+// always, unless PasswordToVerifiedOnly; then only once the host key check
+// has set verified, and otherwise it is the *unverifiedHostError that ends
+// the login.
+func (d *SSHDialer) passwordGate(addr string, verified *atomic.Bool) func() error {
+	return func() error {
+		if !d.cfg.PasswordToVerifiedOnly || verified.Load() {
+			return nil
+		}
+		return &unverifiedHostError{file: d.cfg.KnownHosts, addr: addr}
+	}
 }
 
 // handshakeError is the one-line error of a failed handshake: a host key or
@@ -110,7 +149,10 @@ func (d *SSHDialer) clientConfig(addr string, auth []ssh.AuthMethod) *ssh.Client
 func (d *SSHDialer) handshakeError(host, offered string, err error) error {
 	var mismatch *hostKeyMismatchError
 	var unknown *unknownHostKeyError
+	var unverified *unverifiedHostError
 	switch {
+	case errors.As(err, &unverified):
+		return fmt.Errorf("%s: ssh: %w", host, unverified)
 	case errors.As(err, &mismatch):
 		return fmt.Errorf("%s: ssh: handshake failed: %w", host, mismatch)
 	case errors.As(err, &unknown):

@@ -83,7 +83,7 @@ func (r *sshRemote) Run(ctx context.Context, cmd string) (Result, error) {
 	res, err := r.exec(ctx, command{
 		what:  "`" + clip(firstLine(cmd), 80) + "`",
 		line:  wrapCommand(r.priv, cmd),
-		stdin: commandStdin(r.priv, r.d.cfg.Password, nil),
+		stdin: commandStdin(r.priv, r.sudoPassword(), nil),
 	})
 	if err != nil {
 		return Result{}, err

@@ -99,6 +99,11 @@ type unknownHostKeyError struct {
 
 // Error says how to add the key or opt out.
 func (e *unknownHostKeyError) Error() string {
+	return fmt.Sprintf("host key not in %s; add it (%s) or pass --strict-host-key-checking=false", e.file, e.scan())
+}
+
+// scan is the command that adds the host's key to the file.
+func (e *unknownHostKeyError) scan() string {
 	host, port, err := net.SplitHostPort(e.addr)
 	if err != nil {
 		host, port = e.addr, "22"
@@ -107,5 +112,18 @@ func (e *unknownHostKeyError) Error() string {
 	if port != "22" {
 		scan = "ssh-keyscan -p " + port + " " + ShellQuote(host)
 	}
-	return fmt.Sprintf("host key not in %s; add it (%s >> %s) or pass --strict-host-key-checking=false", e.file, scan, ShellQuote(e.file))
+	return scan + " >> " + ShellQuote(e.file)
+}
+
+// unverifiedHostError: the login needed the password, and the host's key is
+// not in known_hosts (PasswordToVerifiedOnly).
+type unverifiedHostError struct {
+	file string
+	addr string // host:port as dialed
+}
+
+// Error says why nothing was sent and how to go on.
+func (e *unverifiedHostError) Error() string {
+	return fmt.Sprintf("host key not verified against %s: the password is sent only to a host whose key is there; "+
+		"add the key if the host is yours (%s) or log in with a key", e.file, (&unknownHostKeyError{file: e.file, addr: e.addr}).scan())
 }

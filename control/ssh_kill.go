@@ -35,7 +35,7 @@ func (r *sshRemote) killGroup(ctx context.Context, pgid int64) {
 	}
 	if err == nil {
 		defer s.Close()
-		s.Stdin = commandStdin(r.priv, r.d.cfg.Password, nil)
+		s.Stdin = commandStdin(r.priv, r.sudoPassword(), nil)
 		err = s.Start(wrapCommand(r.priv, fmt.Sprintf("kill -KILL -%d", pgid)))
 	}
 	if err == nil {

@@ -25,7 +25,7 @@ func (r *sshRemote) Upload(ctx context.Context, src, dst string, mode os.FileMod
 	res, err := r.exec(ctx, command{
 		what:  what,
 		line:  wrapCommand(r.priv, uploadScript(dst, info.Size(), mode)),
-		stdin: commandStdin(r.priv, r.d.cfg.Password, f),
+		stdin: commandStdin(r.priv, r.sudoPassword(), f),
 	})
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func (r *sshRemote) Download(ctx context.Context, src, dst string) error {
 	res, err := r.exec(ctx, command{
 		what:   what,
 		line:   wrapCommand(r.priv, "cat -- "+ShellQuote(src)),
-		stdin:  commandStdin(r.priv, r.d.cfg.Password, nil),
+		stdin:  commandStdin(r.priv, r.sudoPassword(), nil),
 		stdout: a,
 	})
 	if err == nil {

@@ -104,12 +104,16 @@ func (r *sshRemote) probePrivilege(ctx context.Context) error {
 		r.priv = sudoNoPassword
 		return nil
 	}
-	if r.d.cfg.Password != "" && strings.Contains(string(res.Stderr), "a password is required") {
+	if r.sudoPassword() != "" && strings.Contains(string(res.Stderr), "a password is required") {
 		r.priv = sudoPassword
 		res, err = r.Run(ctx, "true")
 		if err != nil || res.ExitCode == 0 {
 			return err
 		}
+	}
+	if r.sudoPassword() == "" && r.d.cfg.Password != "" && strings.Contains(string(res.Stderr), "a password is required") {
+		return fmt.Errorf("%s: sudo needs the password of user %s, and the password is sent only to a host whose key is in %s: add the host's key there, or allow NOPASSWD in sudoers",
+			r.host, r.d.cfg.User, r.d.cfg.KnownHosts)
 	}
 	if err := sudoError(r.host, r.d.cfg.User, res); err != nil {
 		return err

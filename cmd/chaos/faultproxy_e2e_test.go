@@ -74,7 +74,7 @@ func TestPacketThroughTheFaultProxyOnTestbed(t *testing.T) {
 	if running := hostsWithout(hosts, proxies, "0"); len(running) == 0 {
 		t.Fatal("expected the killed controller's fault proxies running")
 	}
-	code, out, errOut = runChaos(t, 2*time.Minute, "heal", "--store", killed)
+	code, out, errOut = runChaos(t, 2*time.Minute, append([]string{"heal", "--store", killed}, bedTrust(dir)...)...)
 	if code != exitOK {
 		t.Fatalf("chaos heal: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

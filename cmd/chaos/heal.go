@@ -48,18 +48,27 @@ run redeploys them.
 
 Without --db it heals the newest run in --store (store/latest/test.json),
 the run a crashed controller left, and says which: its system, its hosts
-(unless --nodes or --nodes-file names others) and how it reached them over
-SSH (user, port, key and known_hosts files, host key checking; each unless
-its flag is given; a password is never recorded: give it again). Without
---db and without a run in --store it refuses: it cannot know which system's
-processes to resume.
+(unless --nodes or --nodes-file names others) and its SSH user and port
+(unless their flags are given). What a host must prove and what heal logs
+in with come from the operator alone, never from the store: the key files
+(--ssh-private-key, default ~/.ssh/id_ed25519 and id_rsa, and the agent),
+the known_hosts file (--known-hosts, default ~/.ssh/known_hosts), host key
+checking, and the password (never recorded: give it again). The password
+is sent, to a login prompt or to sudo, only to a host whose key is in that
+known_hosts, even with --strict-host-key-checking=false. The store is
+believed only if it, the latest link, the run it points at, test.json and
+every directory above them belong to you (or root; under sudo, SUDO_UID's
+user too) and no one else can write them. Heal names the hosts before it
+dials any. Without --db and without a run in --store it refuses: it cannot
+know which system's processes to resume.
 
 With --db it heals that system on the hosts the flags name: without --nodes,
 the five local nodes n1..n5 (127.0.0.11..15). Hosts are named n1, n2, ... in
 the order given, as chaos run names them.
 
-Exit status: 0 every host healed, 254 bad arguments or no run to heal, 255
-some host could not be reached or healed (one line each on stderr).`,
+Exit status: 0 every host healed, 254 bad arguments, no run to heal or a
+store others could have written, 255 some host could not be reached,
+verified or healed (one line each on stderr).`,
 		Example: `  chaos heal
   chaos heal --store /tmp/store
   chaos heal --db etcd --nodes-file testbed/nodes --ssh-private-key testbed/id_ed25519 --known-hosts testbed/known_hosts`,
@@ -77,7 +86,7 @@ some host could not be reached or healed (one line each on stderr).`,
 
 func runHeal(cmd *cobra.Command, o healOptions) error {
 	warnPasswordFlag(cmd)
-	hosts, err := o.resolve(cmd.OutOrStdout(), cmd.Flags().Changed)
+	hosts, err := o.resolve(cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.Flags().Changed)
 	if err != nil {
 		return err
 	}
@@ -93,7 +102,7 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	if err != nil {
 		return err
 	}
-	c, outcome, err := o.connect(ctx, cmd.ErrOrStderr(), d, nodes, hosts)
+	c, outcome, err := o.connect(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), d, nodes, hosts)
 	if err != nil {
 		return err
 	}
@@ -111,10 +120,11 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 }
 
 // resolve checks the flags and returns the hosts to heal, none in local
-// mode. Without --db it takes the system, and the hosts and SSH settings
+// mode. Without --db it takes the system, and the hosts, SSH user and port
 // whose flags were not given (changed says which were), from the newest
-// run in the store, and says on out which run that is.
-func (o *healOptions) resolve(out io.Writer, changed func(flag string) bool) ([]string, error) {
+// run in the store, once storeTrust accepts it, and says on out which run
+// that is; on warn, which of the run's SSH settings it did not take.
+func (o *healOptions) resolve(out, warn io.Writer, changed func(flag string) bool) ([]string, error) {
 	if o.timeout <= 0 {
 		return nil, usageErrorf("--timeout %v: want a positive duration such as 2m", o.timeout)
 	}
@@ -123,6 +133,9 @@ func (o *healOptions) resolve(out io.Writer, changed func(flag string) bool) ([]
 		return nil, err
 	}
 	if o.db == "" {
+		if err := newStoreTrust(os.Geteuid(), os.Getenv("SUDO_UID")).checkRun(o.store); err != nil {
+			return nil, err
+		}
 		rec, run, err := latestRun(o.store)
 		if err != nil {
 			return nil, err
@@ -132,6 +145,7 @@ func (o *healOptions) resolve(out io.Writer, changed func(flag string) bool) ([]
 		}
 		o.fromRun(rec, changed)
 		fmt.Fprintf(out, "healing run %s, started %s: %s\n", run, rec.Started, healTarget(rec, hosts))
+		noteUntrusted(warn, rec.SSH, changed)
 	}
 	if _, err := cluster.Lookup(o.db); err != nil {
 		return nil, usageErrorf("%v", err)
@@ -161,8 +175,10 @@ func latestRun(store string) (testrun.TestRecord, string, error) {
 	return rec, run, nil
 }
 
-// fromRun takes the system of the run rec records and, for each SSH
-// setting whose flag was not given, the run's.
+// fromRun takes the system of the run rec records and, for the SSH user
+// and port whose flags were not given, the run's. Never the host key
+// checking, the known_hosts file or the key files: what a host must prove
+// and what heal logs in with come from the operator alone.
 func (o *healOptions) fromRun(rec testrun.TestRecord, changed func(flag string) bool) {
 	o.db = rec.DB
 	s := rec.SSH
@@ -175,15 +191,41 @@ func (o *healOptions) fromRun(rec testrun.TestRecord, changed func(flag string) 
 	if !changed("ssh-port") && s.Port != 0 {
 		o.sshPort = s.Port
 	}
+}
+
+// noteUntrusted says on warn which of the run's SSH settings heal did not
+// take, and how to give them if the operator trusts them.
+func noteUntrusted(warn io.Writer, s *testrun.SSHRecord, changed func(flag string) bool) {
+	if s == nil {
+		return
+	}
+	var flags []string
 	if !changed("ssh-private-key") && len(s.PrivateKeys) > 0 {
-		o.keyFile = s.PrivateKeys[0]
+		flags = append(flags, "--ssh-private-key "+control.ShellQuote(s.PrivateKeys[0]))
 	}
-	if !changed("known-hosts") {
-		o.knownHosts = s.KnownHosts
+	if !changed("known-hosts") && s.KnownHosts != "" {
+		flags = append(flags, "--known-hosts "+control.ShellQuote(s.KnownHosts))
 	}
-	if !changed("strict-host-key-checking") {
-		o.strictHostKeys = s.StrictHostKeyChecking
+	if !changed("strict-host-key-checking") && !s.StrictHostKeyChecking {
+		flags = append(flags, "--strict-host-key-checking=false")
 	}
+	if len(flags) > 0 {
+		fmt.Fprintf(warn, "chaos: note: heal takes keys, known_hosts and host key checking only from its flags, never from the store; the run used %s: give them again if you trust them\n",
+			termsafe.Escape(strings.Join(flags, " ")))
+	}
+}
+
+// printHosts names on out, before any is dialed, the hosts heal will log
+// in to: none in local mode.
+func printHosts(out io.Writer, nodes []db.Node, hosts []string, port int) {
+	if len(hosts) == 0 {
+		return
+	}
+	words := make([]string, len(hosts))
+	for i, h := range hosts {
+		words[i] = nodes[i].Name + " " + control.HostAddr(h, port)
+	}
+	fmt.Fprintf(out, "hosts: %s\n", termsafe.Escape(strings.Join(words, ", ")))
 }
 
 // healTarget says in words what a heal of the run rec records acts on.
@@ -199,11 +241,12 @@ func healTarget(rec testrun.TestRecord, hosts []string) string {
 	return fmt.Sprintf("%s on %s, nemesis %s", rec.DB, where, nem)
 }
 
-// connect reaches the nodes' hosts, over SSH (hosts, in the nodes' order)
-// or locally (no hosts), and builds the cluster of those it reached. The
-// outcome holds the dial error of each node it could not reach. SSH
-// warnings go to stderr. Its error is a bad SSH configuration (254).
-func (o healOptions) connect(ctx context.Context, stderr io.Writer, d db.DB, nodes []db.Node, hosts []string) (*nemesis.Cluster, map[string]error, error) {
+// connect reaches the nodes' hosts, over SSH (hosts, in the nodes' order,
+// named on out before any is dialed) or locally (no hosts), and builds the
+// cluster of those it reached. The outcome holds the dial error of each
+// node it could not reach. SSH warnings go to stderr. Its error is a bad
+// SSH configuration (254).
+func (o healOptions) connect(ctx context.Context, out, stderr io.Writer, d db.DB, nodes []db.Node, hosts []string) (*nemesis.Cluster, map[string]error, error) {
 	remotes := make([]control.Remote, len(nodes))
 	errs := make([]error, len(nodes))
 	if len(hosts) == 0 {
@@ -215,10 +258,14 @@ func (o healOptions) connect(ctx context.Context, stderr io.Writer, d db.DB, nod
 		if err != nil {
 			return nil, nil, err
 		}
+		// The hosts may come from a stored file: whoever named them gets
+		// no password unless the operator's known_hosts vouches for them.
+		cfg.PasswordToVerifiedOnly = true
 		dialer, err := control.NewSSHDialer(cfg)
 		if err != nil {
 			return nil, nil, usageErrorf("%v", err)
 		}
+		printHosts(out, nodes, hosts, o.sshPort)
 		var wg sync.WaitGroup
 		for i, h := range hosts {
 			wg.Go(func() { remotes[i], errs[i] = dialer.Dial(ctx, h) })

@@ -67,7 +67,7 @@ func TestHealUnreachableHost(t *testing.T) {
 	code, out, errOut := execute(t, "heal", "--db", "chaos-node", "--nodes", "127.0.0.1:1",
 		"--strict-host-key-checking=false", "--timeout", "10s")
 	assert.Equal(t, exitSetup, code, errOut)
-	assert.Empty(t, out)
+	assert.Equal(t, "hosts: n1 127.0.0.1:1\n", out, "the hosts are named before they are dialed")
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	require.Len(t, lines, 2, errOut)
 	assert.True(t, strings.HasPrefix(lines[0], "chaos: heal n1 (127.0.0.1): "), lines[0])
@@ -80,17 +80,17 @@ func TestHealFlagsParse(t *testing.T) {
 	file := filepath.Join(dir, "nodes")
 	require.NoError(t, os.WriteFile(file, []byte("# testbed\n10.77.0.11\n\n  10.77.0.12:2222  \n[fd00::3]:22\n"), 0o644))
 	given := func(string) bool { return true }
-	hosts, err := (&healOptions{hostFlags: hostFlags{nodesFile: file, sshPort: 22}, db: "etcd", timeout: 1}).resolve(io.Discard, given)
+	hosts, err := (&healOptions{hostFlags: hostFlags{nodesFile: file, sshPort: 22}, db: "etcd", timeout: 1}).resolve(io.Discard, io.Discard, given)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.77.0.11", "10.77.0.12:2222", "[fd00::3]:22"}, hosts)
 	assert.Equal(t, []db.Node{{Name: "n1", Addr: "10.77.0.11"}, {Name: "n2", Addr: "10.77.0.12"}, {Name: "n3", Addr: "fd00::3"}},
 		cluster.Nodes(hosts))
 
-	hosts, err = (&healOptions{hostFlags: hostFlags{nodes: "h1, h2", sshPort: 22}, db: "chaos-node", timeout: 1}).resolve(io.Discard, given)
+	hosts, err = (&healOptions{hostFlags: hostFlags{nodes: "h1, h2", sshPort: 22}, db: "chaos-node", timeout: 1}).resolve(io.Discard, io.Discard, given)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"h1", "h2"}, hosts)
 
-	hosts, err = (&healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", timeout: 1}).resolve(io.Discard, given)
+	hosts, err = (&healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", timeout: 1}).resolve(io.Discard, io.Discard, given)
 	require.NoError(t, err)
 	assert.Empty(t, hosts, "local mode")
 	local := cluster.Nodes(nil)
@@ -193,8 +193,9 @@ func writeRun(t *testing.T, rec testrun.TestRecord) string {
 	return store
 }
 
-// Without --db, chaos heal heals the newest run: its system, its hosts
-// and how it reached them, each SSH setting unless its flag is given; and
+// Without --db, chaos heal heals the newest run: its system, its hosts,
+// its SSH user and port unless their flags are given, but never its key
+// files, known_hosts or host key checking, which it names on stderr; and
 // it says which run that is.
 func TestHealTakesTheNewestRun(t *testing.T) {
 	rec := testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05.678Z", DB: "etcd",
@@ -203,29 +204,31 @@ func TestHealTakesTheNewestRun(t *testing.T) {
 			StrictHostKeyChecking: true}}
 	store := writeRun(t, rec)
 	o := healOptions{hostFlags: hostFlags{user: "root", sshPort: 22, strictHostKeys: false}, store: store, timeout: time.Minute}
-	var out bytes.Buffer
-	hosts, err := o.resolve(&out, func(flag string) bool { return flag == "strict-host-key-checking" })
+	var out, warn bytes.Buffer
+	hosts, err := o.resolve(&out, &warn, func(flag string) bool { return flag == "strict-host-key-checking" })
 	require.NoError(t, err)
 	assert.Equal(t, rec.Nodes, hosts)
 	assert.Equal(t, "etcd", o.db)
 	cfg, err := o.sshConfig(io.Discard)
 	require.NoError(t, err)
 	cfg.Warn = nil
-	assert.Equal(t, control.SSHConfig{User: "ops", Port: 2222, KeyFiles: []string{"/tb/id_ed25519"}, KnownHosts: "/tb/known_hosts",
-		Agent: true, InsecureIgnoreHostKey: true}, cfg, "the flag given wins over the run's")
+	assert.Equal(t, control.SSHConfig{User: "ops", Port: 2222, Agent: true, InsecureIgnoreHostKey: true}, cfg,
+		"the flag given wins over the run's, and the run's key and known_hosts are not taken")
+	assert.Equal(t, "chaos: note: heal takes keys, known_hosts and host key checking only from its flags, never from the store; "+
+		"the run used --ssh-private-key /tb/id_ed25519 --known-hosts /tb/known_hosts: give them again if you trust them\n", warn.String())
 	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05.678Z: etcd on 2 hosts, nemesis pause\n",
 		out.String())
 
 	// Hosts given on the command line win over the run's; --db skips the
 	// store altogether.
 	o = healOptions{hostFlags: hostFlags{nodes: "h9", sshPort: 22}, store: store, timeout: time.Minute}
-	hosts, err = o.resolve(io.Discard, func(string) bool { return false })
+	hosts, err = o.resolve(io.Discard, io.Discard, func(string) bool { return false })
 	require.NoError(t, err)
 	assert.Equal(t, []string{"h9"}, hosts)
 	assert.Equal(t, "etcd", o.db)
 	out.Reset()
 	o = healOptions{hostFlags: hostFlags{sshPort: 22}, db: "chaos-node", store: store, timeout: time.Minute}
-	hosts, err = o.resolve(&out, func(string) bool { return false })
+	hosts, err = o.resolve(&out, io.Discard, func(string) bool { return false })
 	require.NoError(t, err)
 	assert.Empty(t, hosts)
 	assert.Equal(t, "chaos-node", o.db)
@@ -238,7 +241,7 @@ func TestHealTakesANewestLocalRun(t *testing.T) {
 		DB: "chaos-node", Local: true})
 	o := healOptions{hostFlags: hostFlags{sshPort: 22}, store: store, timeout: time.Minute}
 	var out bytes.Buffer
-	hosts, err := o.resolve(&out, func(string) bool { return false })
+	hosts, err := o.resolve(&out, io.Discard, func(string) bool { return false })
 	require.NoError(t, err)
 	assert.Empty(t, hosts)
 	assert.Equal(t, "chaos-node", o.db)
@@ -264,11 +267,13 @@ func TestHealRefusesABrokenRun(t *testing.T) {
 // The whole command on the newest run's hosts: the run is named on
 // stdout, and the host it cannot reach on stderr.
 func TestHealTheNewestRunUnreachable(t *testing.T) {
+	operatorHome(t)
 	store := writeRun(t, testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
-		Nodes: []string{"127.0.0.1:1"}, SSH: &testrun.SSHRecord{User: "root", Port: 22}})
+		Nodes: []string{"127.0.0.1:1"}, SSH: &testrun.SSHRecord{User: "root", Port: 22, StrictHostKeyChecking: true}})
 	code, out, errOut := execute(t, "heal", "--store", store, "--password", "x", "--timeout", "10s")
 	assert.Equal(t, exitSetup, code, errOut)
-	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05Z: etcd on 1 hosts, nemesis all\n", out)
+	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05Z: etcd on 1 hosts, nemesis all\n"+
+		"hosts: n1 127.0.0.1:1\n", out)
 	assert.Contains(t, errOut, "chaos: heal n1 (127.0.0.1): ")
 }
 

@@ -24,8 +24,9 @@ import (
 //     nodes); the next run's setup removes them, names them in its
 //     history's first line (a heal op), and its verdict is valid;
 //   - a run killed while a pause is active leaves etcd stopped (state T);
-//     `chaos heal` with no --db heals that run, named from the store, and
-//     every etcd process runs again.
+//     `chaos heal` with no --db heals that run, named from the store (its
+//     system and hosts; the key and known_hosts are the operator's flags),
+//     and every etcd process runs again.
 func TestLeftoversOfAKilledControllerOnTestbed(t *testing.T) {
 	sys := bedtest.Require(t, "etcd", "iptables")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -68,7 +69,8 @@ func TestLeftoversOfAKilledControllerOnTestbed(t *testing.T) {
 		t.Errorf("chains of chaos's left on %v", left)
 	}
 
-	// A run killed mid-pause, healed by `chaos heal` with its store alone.
+	// A run killed mid-pause, healed by `chaos heal` with its store and
+	// the operator's key and known_hosts.
 	paused := t.TempDir()
 	killWhenRecorded(t, append(slices.Clone(flags), "--nemesis", "pause", "--nemesis-interval", "1s",
 		"--time-limit", "60s", "--store", paused, "--seed", "3"), paused, `"f":"pause"`)
@@ -76,7 +78,7 @@ func TestLeftoversOfAKilledControllerOnTestbed(t *testing.T) {
 	if stopped := hostsWith(hosts, states, "state:T"); len(stopped) == 0 {
 		t.Fatal("expected an etcd process stopped (state T) by the killed controller's pause")
 	}
-	code, out, errOut = runChaos(t, 2*time.Minute, "heal", "--store", paused)
+	code, out, errOut = runChaos(t, 2*time.Minute, append([]string{"heal", "--store", paused}, bedTrust(dir)...)...)
 	if code != exitOK {
 		t.Fatalf("chaos heal: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -95,6 +97,12 @@ func TestLeftoversOfAKilledControllerOnTestbed(t *testing.T) {
 type bedHost struct {
 	name string
 	r    control.Remote
+}
+
+// bedTrust are the flags that say how the operator reaches the testbed in
+// dir: its key and known_hosts, which chaos heal never takes from a store.
+func bedTrust(dir string) []string {
+	return []string{"--ssh-private-key", filepath.Join(dir, testbed.KeyFile), "--known-hosts", filepath.Join(dir, testbed.KnownHostsFile)}
 }
 
 // bedHosts dials every host of the testbed st in dir, closed when the

@@ -106,7 +106,7 @@ func TestStorageFamiliesOnTestbed(t *testing.T) {
 	if left := hostsWith(hosts, errorsLeft, `"errors"`); len(left) != 1 {
 		t.Fatalf("expected errors injected on one host, found them on %v", left)
 	}
-	if code, out, errOut := runChaos(t, 2*time.Minute, "heal", "--store", killed); code != exitOK {
+	if code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--store", killed}, bedTrust(dir)...)...); code != exitOK {
 		t.Errorf("chaos heal: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	if left := hostsWith(hosts, errorsLeft, `"errors"`); len(left) > 0 {
@@ -120,7 +120,7 @@ func TestStorageFamiliesOnTestbed(t *testing.T) {
 	lost := t.TempDir()
 	killWhenRecorded(t, append(slices.Clone(flags), "--nemesis", "power-loss", "--nemesis-interval", "1s",
 		"--time-limit", "60s", "--store", lost, "--seed", "6"), lost, `"mode":"majority"`)
-	if code, out, errOut := runChaos(t, 2*time.Minute, "heal", "--store", lost); code != exitOK {
+	if code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--store", lost}, bedTrust(dir)...)...); code != exitOK {
 		t.Errorf("chaos heal after a majority's power loss: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
