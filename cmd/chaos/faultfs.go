@@ -148,6 +148,9 @@ func newFaultFSErrorsCmd() *cobra.Command {
 		if o.duration < 0 {
 			return fmt.Errorf("--for %v is negative", o.duration)
 		}
+		if o.duration > faultfs.MaxForMS*time.Millisecond {
+			return fmt.Errorf("--for %v is past the limit of 24h", o.duration)
+		}
 		return nil
 	}
 	cmd := newFaultFSClientCmd("errors", "Make writes, fsyncs or both fail with ENOSPC or EIO, until cleared or for --for", &o, check,
@@ -157,7 +160,7 @@ func newFaultFSErrorsCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.kind, "kind", "", "the error: enospc or eio (required)")
 	f.StringVar(&o.on, "on", faultfs.OnBoth, "what fails: writes, fsyncs or both")
-	f.DurationVar(&o.duration, "for", 0, "how long the errors last (0: until cleared)")
+	f.DurationVar(&o.duration, "for", 0, "how long the errors last (0: until cleared; at most 24h)")
 	return cmd
 }
 

@@ -35,6 +35,7 @@ func TestFaultFSRefusesBadInput(t *testing.T) {
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "full"}, exitUsage, "chaos: faultfs errors: error kind \"full\": want enospc or eio\n"},
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "eio", "--on", "reads"}, exitUsage, "chaos: faultfs errors: errors on \"reads\": want writes, fsyncs or both\n"},
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "eio", "--for", "-1s"}, exitUsage, "chaos: faultfs errors: --for -1s is negative\n"},
+		{[]string{"faultfs", "errors", "--control", sock, "--kind", "eio", "--for", "25h"}, exitUsage, "chaos: faultfs errors: --for 25h0m0s is past the limit of 24h\n"},
 		{[]string{"faultfs", "serve", "--backing", filepath.Join(dir, "nope"), "--mount", dir, "--control", sock}, exitSetup,
 			"chaos: faultfs: backing directory " + dir + "/nope does not exist or is not a directory (create it first)\n"},
 		{[]string{"faultfs", "serve", "--backing", dir, "--mount", full, "--control", sock}, exitSetup,
