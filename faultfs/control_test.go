@@ -29,7 +29,7 @@ func runTest(t *testing.T) (mnt string, c Client, stop func() error) {
 	c = Client{Socket: filepath.Join(dir, "control.sock")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, backing, mnt, c.Socket, NamesPOSIX, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- Run(ctx, backing, mnt, c.Socket, Options{}, slog.New(slog.DiscardHandler)) }()
 	var once bool
 	var err error
 	stop = func() error {
@@ -127,7 +127,7 @@ func TestPowerLossWaitsForFilesToClose(t *testing.T) {
 // time.Duration into an expiry in the past: no injection at all) is
 // refused with 400, the mode in force left as it was.
 func TestErrorsForMSIsBounded(t *testing.T) {
-	tr, err := NewTracker(t.TempDir(), func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }, NamesPOSIX)
+	tr, err := NewTracker(t.TempDir(), func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }, Options{})
 	require.NoError(t, err)
 	put := func(body string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
