@@ -91,9 +91,13 @@
 //     (the backing store full, or failing) is refused with ENOSPC (else
 //     EIO) and changes nothing; the status counts it (undo_refused), as
 //     it counts the old bytes in memory and spilled. The bound counts
-//     saved bytes: the buffers holding them may be larger (by about a
-//     quarter for a large run) since touching runs merge by appending,
-//     and each run's bookkeeping (some tens of bytes) is not counted.
+//     saved bytes: the buffers holding them may be somewhat larger, as
+//     touching runs in memory merge by appending (up to 1 MiB a run), and
+//     each run's bookkeeping (some tens of bytes) is not counted. `chaos
+//     faultfs serve` also sets the Go runtime's soft memory limit to the
+//     bound plus 64 MiB, so that the garbage of merged runs is collected
+//     early: a truncation of a 256 MiB file, 64 MiB of whose old bytes
+//     were already in memory, peaks at about 140 MB of RSS.
 //   - per name changed since its directory's last fsync: what the name
 //     referred to then (a file or directory, by inode number).
 //   - a trash directory inside the backing store (TrashName, hidden from

@@ -26,13 +26,24 @@ func (e extent) zero() bool { return e.data == nil && !e.spilled }
 // inMemory says whether e's bytes are in memory.
 func (e extent) inMemory() bool { return e.data != nil }
 
+// maxMemoryRun is the longest run in memory that joining makes: joining
+// appends, and a longer run would be copied whole, its old copy live
+// meanwhile, at each append.
+const maxMemoryRun = 1 << 20
+
 // joins says whether f, which starts at e's end, may join e: it is of
-// e's kind and, if spilled, follows e in the spill file too.
+// e's kind and, if spilled, follows e in the spill file too, or, if in
+// memory, makes a run no longer than maxMemoryRun with it.
 func (e extent) joins(f extent) bool {
-	if e.end() != f.off || e.zero() != f.zero() || e.spilled != f.spilled {
+	switch {
+	case e.end() != f.off || e.zero() != f.zero() || e.spilled != f.spilled:
 		return false
+	case e.spilled:
+		return e.at+e.n == f.at
+	case e.inMemory():
+		return e.n+f.n <= maxMemoryRun
 	}
-	return !e.spilled || e.at+e.n == f.at
+	return true
 }
 
 // join is e followed by f, which e.joins. It may reuse e.data.
@@ -47,10 +58,10 @@ func (e extent) join(f extent) extent {
 }
 
 // extents are the saved old bytes of one file, sorted by offset, never
-// overlapping, and never touching a run it joins (touching runs of data
-// in memory, of zeros, or of spilled data that follow each other in the
-// spill file are merged, so an append-only workload keeps one run however
-// many writes it makes).
+// overlapping, and never touching a run it joins (touching runs of zeros,
+// of spilled data that follow each other in the spill file, or of data in
+// memory up to maxMemoryRun are merged, so that a workload overwriting a
+// file in order keeps few runs however many writes it makes).
 type extents []extent
 
 // gaps returns the parts of [a, b) that no extent covers, in order.

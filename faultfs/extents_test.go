@@ -41,3 +41,17 @@ func TestExtentsKeepZerosApart(t *testing.T) {
 	all, inMemory, spilled := es.bytes()
 	assert.Equal(t, [3]int64{19, 4, 0}, [3]int64{all, inMemory, spilled})
 }
+
+// Runs in memory merge up to maxMemoryRun bytes, and no further.
+func TestExtentsBoundRunsInMemory(t *testing.T) {
+	var es extents
+	half := maxMemoryRun / 2
+	for i := range 5 {
+		es.add(extent{off: int64(i * half), n: int64(half), data: make([]byte, half)})
+	}
+	assert.Len(t, es, 3)
+	for _, e := range es {
+		assert.LessOrEqual(t, e.n, int64(maxMemoryRun))
+	}
+	assert.Equal(t, [][2]int64{{5 * int64(half), 6 * int64(half)}}, es.gaps(0, 6*int64(half)))
+}
