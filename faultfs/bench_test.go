@@ -99,7 +99,7 @@ func benchmarkWAL(b *testing.B, open func(*testing.B, string) walFile) {
 			b.Fatal(err)
 		}
 	}
-	fsys, err := Mount(backing, mnt, nil, NamesPOSIX)
+	fsys, err := Mount(backing, mnt, nil, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,7 +27,8 @@ import (
 // that failed half-way 500, the same way.
 
 // ErrorsRequest is the body of PUT /errors: the operations On fail with
-// Kind, for ForMS milliseconds from now (0: until cleared).
+// Kind, for ForMS milliseconds from now (0: until cleared; at most
+// MaxForMS).
 type ErrorsRequest struct {
 	Kind  string `json:"kind"`
 	On    string `json:"on"`
@@ -39,6 +40,11 @@ type ErrorsRequest struct {
 type PowerLossResult struct {
 	Dropped Status `json:"dropped"`
 }
+
+// MaxForMS is the longest timed error injection, a day in milliseconds:
+// a longer ErrorsRequest.ForMS is refused (a far larger one would
+// overflow time.Duration, whose limit is about 292 years, into the past).
+const MaxForMS = 24 * 60 * 60 * 1000
 
 // maxRequestBytes bounds a control request's body.
 const maxRequestBytes = 1 << 16
@@ -71,8 +77,8 @@ func Handler(t *Tracker, closeWait time.Duration) http.Handler {
 			return
 		}
 		m := ErrorMode{Kind: req.Kind, On: req.On}
-		if req.ForMS < 0 {
-			answer(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("errors: for_ms %d is negative", req.ForMS)})
+		if err := req.checkForMS(); err != nil {
+			answer(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
 		if req.ForMS > 0 {
@@ -90,6 +96,17 @@ func Handler(t *Tracker, closeWait time.Duration) http.Handler {
 		answer(w, http.StatusOK, t.Status())
 	})
 	return mux
+}
+
+// checkForMS says, in one line, what is wrong with req.ForMS.
+func (req ErrorsRequest) checkForMS() error {
+	switch {
+	case req.ForMS < 0:
+		return fmt.Errorf("errors: for_ms %d is negative", req.ForMS)
+	case req.ForMS > MaxForMS:
+		return fmt.Errorf("errors: for_ms %d is past the limit of %d (a day)", req.ForMS, MaxForMS)
+	}
+	return nil
 }
 
 // waitClosed polls until no file of the mount is open, ctx ends or wait

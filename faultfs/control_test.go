@@ -29,7 +29,7 @@ func runTest(t *testing.T) (mnt string, c Client, stop func() error) {
 	c = Client{Socket: filepath.Join(dir, "control.sock")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, backing, mnt, c.Socket, NamesPOSIX, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- Run(ctx, backing, mnt, c.Socket, Options{}, slog.New(slog.DiscardHandler)) }()
 	var once bool
 	var err error
 	stop = func() error {
@@ -121,4 +121,31 @@ func TestPowerLossWaitsForFilesToClose(t *testing.T) {
 	rec = powerLoss(10 * time.Second) // the kernel releases the file soon after the close
 	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.Equal(t, "durable", tf.content(t, "a"))
+}
+
+// for_ms is bounded by a day: a larger one (9300000000000 overflowed
+// time.Duration into an expiry in the past: no injection at all) is
+// refused with 400, the mode in force left as it was.
+func TestErrorsForMSIsBounded(t *testing.T) {
+	tr, err := NewTracker(t.TempDir(), func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }, Options{})
+	require.NoError(t, err)
+	put := func(body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		Handler(tr, 0).ServeHTTP(rec, httptest.NewRequest(http.MethodPut, "/errors", strings.NewReader(body)))
+		return rec
+	}
+	for _, ms := range []string{"9300000000000", "86400001"} {
+		rec := put(`{"kind":"eio","on":"writes","for_ms":` + ms + `}`)
+		assert.Equal(t, http.StatusBadRequest, rec.Code, ms)
+		assert.JSONEq(t, `{"error":"errors: for_ms `+ms+` is past the limit of 86400000 (a day)"}`, rec.Body.String())
+		assert.Nil(t, tr.Status().Errors, "nothing injected")
+	}
+	rec := put(`{"kind":"eio","on":"writes","for_ms":-1}`)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.JSONEq(t, `{"error":"errors: for_ms -1 is negative"}`, rec.Body.String())
+
+	rec = put(`{"kind":"eio","on":"writes","for_ms":86400000}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NotNil(t, tr.Status().Errors)
+	assert.Equal(t, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), *tr.Status().Errors.Until, "a day is allowed")
 }

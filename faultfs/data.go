@@ -13,13 +13,18 @@ import (
 // back whatever its names became, and what it knows of the file's zeros.
 // While the file is pending (changed since it was last made durable) it
 // also keeps its durable size and the old bytes of the durable range that
-// were overwritten or cut off since. A file with no fileState, or one not
-// pending, is durable as it is.
+// were overwritten or cut off since, in memory or in its spill file (see
+// undoStore). A file with no fileState, or one not pending, is durable as
+// it is.
 type fileState struct {
 	fd      *os.File
 	pending bool
 	durable int64
 	undo    extents
+	// spill, when not nil, holds the undo's spilled runs, in its first
+	// spillEnd bytes (an unlinked file: see undoStore).
+	spill    *os.File
+	spillEnd int64
 	// zeros is an offset from which every byte of the file, as far as it
 	// reaches, is zero: where what was written ends, in a file extended
 	// by fallocate(2) or ftruncate(2) (as a write-ahead log preallocates
@@ -69,8 +74,9 @@ func (st *fileState) begin() error {
 }
 
 // synced makes st durable as the file is: nothing pending.
-func (st *fileState) synced() {
-	st.pending, st.undo = false, nil
+func (st *fileState) synced(u *undoStore) {
+	st.pending = false
+	st.drop(u)
 }
 
 // changed records what c did to the file's zeros; ok says whether it
@@ -85,10 +91,11 @@ func (st *fileState) changed(c change, ok bool) {
 	}
 }
 
-// save keeps the old bytes of [a, b) that are durable and not saved yet:
-// it is called before [a, b) is overwritten, zeroed or cut off. Bytes
-// known to be zeros are not read.
-func (st *fileState) save(a, b int64) error {
+// save keeps the old bytes of [a, b) that are durable and not saved yet
+// (in u: see keep): it is called before [a, b) is overwritten, zeroed or
+// cut off. Bytes known to be zeros are not read. If it fails, what it
+// saved stays saved: those bytes are still durable and unchanged.
+func (st *fileState) save(a, b int64, u *undoStore) error {
 	b = min(b, st.durable)
 	for _, g := range st.undo.gaps(a, b) {
 		if z := max(g[0], st.zeros); z < g[1] {
@@ -98,45 +105,29 @@ func (st *fileState) save(a, b int64) error {
 		if g[0] == g[1] {
 			continue
 		}
-		buf := make([]byte, g[1]-g[0])
-		n, err := st.fd.ReadAt(buf, g[0])
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("save old bytes: %w", err)
+		e, err := st.keep(g[0], g[1]-g[0], u)
+		if err != nil {
+			return err
 		}
-		// Bytes past the file's end (a file cut shorter than its
-		// durable size and cut again) read as zeros: they are zeros
-		// once the durable size is given back.
-		clear(buf[n:])
-		st.undo.add(extent{off: g[0], n: int64(len(buf)), data: buf})
+		st.undo.add(e)
 	}
 	return nil
 }
 
 // revert puts a pending file back to its durable size and content, and
-// closes the state's descriptor.
-func (st *fileState) revert() error {
+// closes the state's descriptors; its saved bytes leave u.
+func (st *fileState) revert(u *undoStore) error {
 	defer st.fd.Close()
+	defer st.drop(u)
 	if !st.pending {
 		return nil
 	}
 	if err := st.fd.Truncate(st.durable); err != nil {
 		return err
 	}
-	var zeros []byte
 	for _, e := range st.undo {
-		if !e.zero() {
-			if _, err := st.fd.WriteAt(e.data, e.off); err != nil {
-				return err
-			}
-			continue
-		}
-		if int64(len(zeros)) < min(e.n, 1<<20) {
-			zeros = make([]byte, min(e.n, 1<<20))
-		}
-		for off := e.off; off < e.end(); off += int64(len(zeros)) {
-			if _, err := st.fd.WriteAt(zeros[:min(int64(len(zeros)), e.end()-off)], off); err != nil {
-				return err
-			}
+		if err := st.putBack(e); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -103,42 +104,55 @@ func dataOp(t *testing.T, r *rand.Rand, f *os.File, p string, m *dataModel) stri
 // file, its handle closed and reopened now and then, and power losses:
 // the file always reads as the model says, and a power loss gives back
 // exactly what the model says is durable (whatever the file system knew
-// of its zeros, and whatever descriptors it kept).
+// of its zeros, and whatever descriptors it kept), with the default bound
+// on undo memory and with one so small that most old bytes spill.
 func TestDataChangesMatchTheModel(t *testing.T) {
-	for seed := range uint64(4) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 30))
-			initial := bytes.Repeat([]byte("durable!"), 1024)
-			tf := mountTest(t, map[string]string{"f": string(initial)})
-			m := &dataModel{cur: bytes.Clone(initial), dur: bytes.Clone(initial)}
-			p := tf.m("f")
-			open := func() *os.File {
-				f, err := os.OpenFile(p, os.O_RDWR, 0)
-				require.NoError(t, err)
-				return f
-			}
-			f := open()
-			defer func() { f.Close() }()
-			var did []string
-			for step := range 400 {
-				switch r.IntN(40) {
-				case 0:
-					require.NoError(t, f.Close())
-					tf.powerLoss(t)
-					m.cur = bytes.Clone(m.dur)
-					f = open()
-					did = append(did, "power loss")
-				case 1:
-					require.NoError(t, f.Close())
-					f = open()
-					did = append(did, "reopen")
-				default:
-					did = append(did, dataOp(t, r, f, p, m))
-				}
-				b, err := os.ReadFile(filepath.Join(tf.backing, "f"))
-				require.NoError(t, err)
-				require.True(t, bytes.Equal(m.cur, b), "step %d: the file differs from the model after %q", step, did[max(0, len(did)-8):])
-			}
-		})
+	for _, limit := range []int64{0, 4096} {
+		for seed := range uint64(4) {
+			t.Run(fmt.Sprintf("undo memory %d/%d", limit, seed), func(t *testing.T) {
+				dataChangesMatchTheModel(t, seed, limit)
+			})
+		}
+	}
+}
+
+func dataChangesMatchTheModel(t *testing.T, seed uint64, limit int64) {
+	r := rand.New(rand.NewPCG(seed, 30))
+	initial := bytes.Repeat([]byte("durable!"), 1024)
+	tf := mountTestOpts(t, map[string]string{"f": string(initial)}, Options{UndoMemory: limit})
+	m := &dataModel{cur: bytes.Clone(initial), dur: bytes.Clone(initial)}
+	p := tf.m("f")
+	open := func() *os.File {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		require.NoError(t, err)
+		return f
+	}
+	f := open()
+	defer func() { f.Close() }()
+	var did []string
+	var spilled int64
+	for step := range 400 {
+		switch r.IntN(40) {
+		case 0:
+			require.NoError(t, f.Close())
+			tf.powerLoss(t)
+			m.cur = bytes.Clone(m.dur)
+			f = open()
+			did = append(did, "power loss")
+		case 1:
+			require.NoError(t, f.Close())
+			f = open()
+			did = append(did, "reopen")
+		default:
+			did = append(did, dataOp(t, r, f, p, m))
+		}
+		b, err := os.ReadFile(filepath.Join(tf.backing, "f"))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(m.cur, b), "step %d: the file differs from the model after %q", step, did[max(0, len(did)-8):])
+		checkUndoCounts(t, tf.Tracker)
+		spilled = max(spilled, tf.Status().UndoSpilledBytes)
+	}
+	if limit > 0 {
+		assert.Positive(t, spilled, "old bytes spilled")
 	}
 }

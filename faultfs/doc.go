@@ -80,6 +80,24 @@
 //     stays for the file's next change until a handle of the file is
 //     released. A file written only past its durable size (an append)
 //     saves nothing.
+//   - a bound on the old bytes kept in memory, over all files
+//     (Options.UndoMemory, `chaos faultfs serve --undo-memory-mib`,
+//     64 MiB by default): the old bytes of a range that would take them
+//     past it go, whole, to a spill file of the file's own, made in the
+//     trash and unlinked at once (so that it holds space only while the
+//     file system holds its descriptor: until the change is durable or
+//     undone). A truncation of a large file thus costs disk, as much as
+//     it freed, not memory. A change whose old bytes cannot be spilled
+//     (the backing store full, or failing) is refused with ENOSPC (else
+//     EIO) and changes nothing; the status counts it (undo_refused), as
+//     it counts the old bytes in memory and spilled. The bound counts
+//     saved bytes: the buffers holding them may be somewhat larger, as
+//     touching runs in memory merge by appending (up to 1 MiB a run), and
+//     each run's bookkeeping (some tens of bytes) is not counted. `chaos
+//     faultfs serve` also sets the Go runtime's soft memory limit to the
+//     bound plus 64 MiB, so that the garbage of merged runs is collected
+//     early: a truncation of a 256 MiB file, 64 MiB of whose old bytes
+//     were already in memory, peaks at about 140 MB of RSS.
 //   - per name changed since its directory's last fsync: what the name
 //     referred to then (a file or directory, by inode number).
 //   - a trash directory inside the backing store (TrashName, hidden from

@@ -30,11 +30,14 @@ const DevFUSE = "/dev/fuse"
 // second (a write with O_APPEND needs no request for the size), and a
 // power loss drops the attributes and pages it cached. now is the clock of
 // timed error injection (nil: time.Now). Its errors name what is wrong
-// with the arguments or the host. model is when name changes become
-// durable ("" is NamesPOSIX).
-func Mount(backing, mountpoint string, now func() time.Time, model Names) (*FS, error) {
+// with the arguments or the host. opts are the file system's choices (its
+// names model, its bound on undo memory).
+func Mount(backing, mountpoint string, now func() time.Time, opts Options) (*FS, error) {
 	if now == nil {
 		now = time.Now
+	}
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("faultfs: %w", err)
 	}
 	if err := checkMount(DevFUSE, backing, mountpoint); err != nil {
 		return nil, err
@@ -43,7 +46,7 @@ func Mount(backing, mountpoint string, now func() time.Time, model Names) (*FS, 
 	if err != nil {
 		return nil, err
 	}
-	t, err := NewTracker(backing, now, model)
+	t, err := NewTracker(backing, now, opts)
 	if err != nil {
 		return nil, fmt.Errorf("faultfs: backing directory %s: %w", backing, err)
 	}

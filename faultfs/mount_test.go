@@ -19,20 +19,25 @@ import (
 type testFS struct {
 	*FS
 	backing, mnt string
-	model        Names
 	clock        atomic.Pointer[time.Time] // the time injected errors see
 }
 
 func mountTest(t *testing.T, seed map[string]string) *testFS {
 	t.Helper()
-	return mountTestModel(t, seed, NamesPOSIX)
+	return mountTestOpts(t, seed, Options{})
 }
 
 // mountTestModel is mountTest with the names model.
 func mountTestModel(t *testing.T, seed map[string]string, model Names) *testFS {
 	t.Helper()
+	return mountTestOpts(t, seed, Options{Names: model})
+}
+
+// mountTestOpts is mountTest with the file system's options.
+func mountTestOpts(t *testing.T, seed map[string]string, opts Options) *testFS {
+	t.Helper()
 	bedtest.RequireFUSE(t)
-	tf := &testFS{backing: filepath.Join(t.TempDir(), "backing"), mnt: filepath.Join(t.TempDir(), "mnt"), model: model}
+	tf := &testFS{backing: filepath.Join(t.TempDir(), "backing"), mnt: filepath.Join(t.TempDir(), "mnt")}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tf.clock.Store(&start)
 	require.NoError(t, os.Mkdir(tf.backing, 0o755))
@@ -42,7 +47,7 @@ func mountTestModel(t *testing.T, seed map[string]string, model Names) *testFS {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 	}
-	fsys, err := Mount(tf.backing, tf.mnt, func() time.Time { return *tf.clock.Load() }, tf.model)
+	fsys, err := Mount(tf.backing, tf.mnt, func() time.Time { return *tf.clock.Load() }, opts)
 	require.NoError(t, err)
 	tf.FS = fsys
 	t.Cleanup(func() { assert.NoError(t, fsys.Unmount()) })

@@ -19,6 +19,9 @@ type Host struct {
 	// Names is the names model the file system serves with ("" is
 	// NamesPOSIX).
 	Names Names
+	// UndoMemoryMiB bounds the old bytes the file system keeps in memory,
+	// in MiB (0: its default, DefaultUndoMemory).
+	UndoMemoryMiB int64
 }
 
 // ServeArgv is the command line that serves backing at mount on the host
@@ -27,6 +30,9 @@ func (h Host) ServeArgv(backing, mount string) []string {
 	argv := []string{h.Path, "faultfs", "serve", "--backing", backing, "--mount", mount, "--control", h.Socket}
 	if h.Names != "" && h.Names != NamesPOSIX {
 		argv = append(argv, "--names", string(h.Names))
+	}
+	if h.UndoMemoryMiB != 0 {
+		argv = append(argv, "--undo-memory-mib", strconv.FormatInt(h.UndoMemoryMiB, 10))
 	}
 	return argv
 }

@@ -51,4 +51,7 @@ func TestHostRunsTheClientCommands(t *testing.T) {
 	h.Names = NamesOrdered
 	assert.Equal(t, []string{"/opt/chaos/chaos", "faultfs", "serve", "--backing", "/b", "--mount", "/m", "--control", "/var/lib/chaos/n1/faultfs.sock",
 		"--names", "ordered"}, h.ServeArgv("/b", "/m"))
+	h.UndoMemoryMiB = 8
+	assert.Equal(t, []string{"/opt/chaos/chaos", "faultfs", "serve", "--backing", "/b", "--mount", "/m", "--control", "/var/lib/chaos/n1/faultfs.sock",
+		"--names", "ordered", "--undo-memory-mib", "8"}, h.ServeArgv("/b", "/m"))
 }

@@ -18,17 +18,18 @@ import (
 // died.
 const CloseWait = 2 * time.Second
 
-// Run mounts backing at mountpoint and serves it, with the control API on
-// the unix socket sock (mode 0600; a stale socket of an earlier run is
-// replaced), until ctx ends or the file system is unmounted from outside.
+// Run mounts backing at mountpoint and serves it with opts (see Mount),
+// with the control API on the unix socket sock (mode 0600; a stale socket
+// of an earlier run is replaced), until ctx ends or the file system is
+// unmounted from outside.
 // It then unmounts; if files of the mount are still open it detaches the
 // mount lazily (MNT_DETACH) and says so in its error. Its errors name
 // what could not be set up (see Mount) or how it ended badly.
-func Run(ctx context.Context, backing, mountpoint, sock string, model Names, log *slog.Logger) error {
+func Run(ctx context.Context, backing, mountpoint, sock string, opts Options, log *slog.Logger) error {
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("faultfs: remove the stale control socket %s: %w", sock, err)
 	}
-	fsys, err := Mount(backing, mountpoint, nil, model)
+	fsys, err := Mount(backing, mountpoint, nil, opts)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func Run(ctx context.Context, backing, mountpoint, sock string, model Names, log
 	srv := &http.Server{Handler: logged(Handler(fsys.Tracker, CloseWait), log), ReadHeaderTimeout: 5 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Serve(ctl) })
-	log.Info("faultfs up", "backing", backing, "mount", mountpoint, "control", sock)
+	log.Info("faultfs up", "backing", backing, "mount", mountpoint, "control", sock, "undo_memory", fsys.undo.limit)
 	outside := false
 	select {
 	case <-ctx.Done():

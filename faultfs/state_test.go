@@ -114,7 +114,7 @@ func TestStatusCountsWhatIsPending(t *testing.T) {
 	tf := mountTest(t, map[string]string{"a": "0123456789"})
 	tf.write(t, "a", os.O_WRONLY, "abc", "")
 	tf.write(t, "new", os.O_CREATE|os.O_WRONLY, "xyz", "")
-	want := Status{PendingFiles: 2, UndoBytes: 3, PendingNames: 1}
+	want := Status{PendingFiles: 2, UndoBytes: 3, UndoMemoryBytes: 3, PendingNames: 1}
 	assert.Equal(t, want, tf.Status())
 	dropped, err := tf.PowerLoss()
 	require.NoError(t, err)

@@ -21,6 +21,8 @@ type Tracker struct {
 	errs  *ErrorMode
 	// model is when name changes become durable.
 	model Names
+	// undo is where the old bytes of files are saved, and their bound.
+	undo undoStore
 
 	// open counts the files of the mount open now (handles not released).
 	open atomic.Int64
@@ -30,15 +32,40 @@ type Tracker struct {
 	afterPowerLoss func()
 }
 
-// NewTracker tracks the backing store at root (an absolute path), whose
-// content now is durable, reading the time from now, with the names
-// model ("" is NamesPOSIX). It empties the trash of an earlier file
-// system.
-func NewTracker(root string, now func() time.Time, model Names) (*Tracker, error) {
-	if model == "" {
-		model = NamesPOSIX
+// Options are the choices a file system is served with; the zero value
+// is the defaults.
+type Options struct {
+	// Names is when name changes become durable ("" is NamesPOSIX).
+	Names Names
+	// UndoMemory bounds the old bytes of files kept in memory to undo
+	// their changes at a power loss (0 is DefaultUndoMemory); past it
+	// they go to spill files in the backing store (see undoStore).
+	UndoMemory int64
+}
+
+// check says, in one line, what is wrong with o.
+func (o Options) check() error {
+	if o.UndoMemory < 0 {
+		return fmt.Errorf("undo memory bound %d is negative", o.UndoMemory)
 	}
-	t := &Tracker{now: now, files: map[uint64]*fileState{}, names: newNames(root), model: model}
+	return nil
+}
+
+// NewTracker tracks the backing store at root (an absolute path), whose
+// content now is durable, reading the time from now, with the options
+// opts. It empties the trash of an earlier file system.
+func NewTracker(root string, now func() time.Time, opts Options) (*Tracker, error) {
+	if opts.Names == "" {
+		opts.Names = NamesPOSIX
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if opts.UndoMemory == 0 {
+		opts.UndoMemory = DefaultUndoMemory
+	}
+	t := &Tracker{now: now, files: map[uint64]*fileState{}, names: newNames(root), model: opts.Names}
+	t.undo = undoStore{dir: t.names.trash, limit: opts.UndoMemory}
 	if err := os.RemoveAll(t.names.trash); err != nil {
 		return nil, fmt.Errorf("empty the trash: %w", err)
 	}
@@ -76,7 +103,8 @@ func (t *Tracker) dataChange(ino uint64, open func() (*os.File, error), c change
 	if b < 0 {
 		b = st.durable
 	}
-	if err := st.save(a, b); err != nil {
+	if err := st.save(a, b, &t.undo); err != nil {
+		t.undo.refused++
 		return errnoOf(err)
 	}
 	errno := op()
@@ -97,7 +125,7 @@ func (t *Tracker) fileSynced(ino uint64, sync func() error) syscall.Errno {
 		return errnoOf(err)
 	}
 	if st := t.files[ino]; st != nil {
-		st.synced()
+		st.synced(&t.undo)
 	}
 	if t.model == NamesOrdered {
 		t.names.syncedAll()
@@ -179,7 +207,7 @@ func (t *Tracker) powerLoss() (Status, error) {
 	before := t.status()
 	var errs []error
 	for ino, st := range t.files {
-		if err := st.revert(); err != nil {
+		if err := st.revert(&t.undo); err != nil {
 			errs = append(errs, fmt.Errorf("file %d: %w", ino, err))
 		}
 		delete(t.files, ino)

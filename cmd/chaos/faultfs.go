@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 type faultFSOptions struct {
 	backing, mount, control string
 	names                   string
+	undoMemoryMiB           int64
 	timeout                 time.Duration
 	kind, on                string
 	duration                time.Duration
@@ -38,7 +40,11 @@ model: faultfs/doc.go; the control protocol: docs/FORMATS.md, "Fault file
 system"). chaos starts, steers and stops it; you need it only to look at it.
 
 serve mounts --backing at --mount (root only; /dev/fuse) and serves it until
-SIGTERM or SIGINT, then unmounts. Its exit code is 0 when it unmounted
+SIGTERM or SIGINT, then unmounts. The old bytes it keeps to undo unsynced
+overwrites and truncations stay in memory up to --undo-memory-mib (64 MiB);
+past that they spill to unlinked files in the backing directory's hidden
+trash, and a change whose old bytes cannot be spilled (the backing disk
+full) fails with that error, counted in status as undo_refused. Its exit code is 0 when it unmounted
 cleanly, 255 when it could not start (the line says what is missing) or
 could not end cleanly (files of the mount still open: it detached the
 mount lazily; or the mount was unmounted from outside), 254 for bad flags.
@@ -72,6 +78,9 @@ func newFaultFSServeCmd() *cobra.Command {
 			if err != nil {
 				return usageErrorf("faultfs serve: --names: %v", err)
 			}
+			if o.undoMemoryMiB < 1 || o.undoMemoryMiB > maxUndoMemoryMiB {
+				return usageErrorf("faultfs serve: --undo-memory-mib %d: want 1 to %d", o.undoMemoryMiB, maxUndoMemoryMiB)
+			}
 			// One P: the server's goroutines spend their time blocked
 			// in read(2) on /dev/fuse and in fsyncs. With more Ps, each
 			// blocked reader keeps a P that the runtime's monitor keeps
@@ -81,10 +90,14 @@ func newFaultFSServeCmd() *cobra.Command {
 			// raised the nodes' write throughput on the file system by
 			// about 15%. (Restored for a test that runs the command.)
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			// A soft memory limit past the undo bound: the garbage that
+			// runs of old bytes leave as they merge is collected before
+			// the heap doubles (GOGC), not after. (Restored likewise.)
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.undoMemoryMiB<<20 + serveMemoryHeadroom))
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			if err := faultfs.Run(ctx, o.backing, o.mount, o.control, names, log); err != nil {
+			if err := faultfs.Run(ctx, o.backing, o.mount, o.control, faultfs.Options{Names: names, UndoMemory: o.undoMemoryMiB << 20}, log); err != nil {
 				return setupError(err)
 			}
 			return nil
@@ -95,8 +108,17 @@ func newFaultFSServeCmd() *cobra.Command {
 	f.StringVar(&o.mount, "mount", "", "the empty directory to mount the file system on (required)")
 	f.StringVar(&o.control, "control", "", "the control socket to create (required)")
 	f.StringVar(&o.names, "names", string(faultfs.NamesPOSIX), "when a name change is durable: posix (at its directory's fsync) or ordered (at any fsync, as ext4's and XFS's journals commit it)")
+	f.Int64Var(&o.undoMemoryMiB, "undo-memory-mib", faultfs.DefaultUndoMemory>>20, "the most MiB of old file bytes kept in memory to undo unsynced changes at a power loss; past it they spill to unlinked files in the backing directory's hidden trash")
 	return cmd
 }
+
+// serveMemoryHeadroom is what `faultfs serve`'s soft memory limit allows
+// past the undo bound: the server's own needs (FUSE buffers, a spill
+// chunk) and the slack of merged runs.
+const serveMemoryHeadroom = 64 << 20
+
+// maxUndoMemoryMiB is the largest --undo-memory-mib: 1 TiB.
+const maxUndoMemoryMiB = 1 << 20
 
 // newFaultFSClientCmd is a client subcommand: it checks --control, calls
 // do with a context bounded by --timeout, and prints its answer.
@@ -148,6 +170,9 @@ func newFaultFSErrorsCmd() *cobra.Command {
 		if o.duration < 0 {
 			return fmt.Errorf("--for %v is negative", o.duration)
 		}
+		if o.duration > faultfs.MaxForMS*time.Millisecond {
+			return fmt.Errorf("--for %v is past the limit of 24h", o.duration)
+		}
 		return nil
 	}
 	cmd := newFaultFSClientCmd("errors", "Make writes, fsyncs or both fail with ENOSPC or EIO, until cleared or for --for", &o, check,
@@ -157,7 +182,7 @@ func newFaultFSErrorsCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.kind, "kind", "", "the error: enospc or eio (required)")
 	f.StringVar(&o.on, "on", faultfs.OnBoth, "what fails: writes, fsyncs or both")
-	f.DurationVar(&o.duration, "for", 0, "how long the errors last (0: until cleared)")
+	f.DurationVar(&o.duration, "for", 0, "how long the errors last (0: until cleared; at most 24h)")
 	return cmd
 }
 

@@ -31,10 +31,13 @@ func TestFaultFSRefusesBadInput(t *testing.T) {
 		{[]string{"faultfs", "serve", "--backing", dir}, exitUsage, "chaos: faultfs serve: --backing, --mount and --control are required\n"},
 		{[]string{"faultfs", "serve", "--backing", dir, "--mount", dir, "--control", sock, "--names", "ext4"}, exitUsage,
 			"chaos: faultfs serve: --names: names model \"ext4\": want posix or ordered\n"},
+		{[]string{"faultfs", "serve", "--backing", dir, "--mount", dir, "--control", sock, "--undo-memory-mib", "0"}, exitUsage,
+			"chaos: faultfs serve: --undo-memory-mib 0: want 1 to 1048576\n"},
 		{[]string{"faultfs", "status"}, exitUsage, "chaos: faultfs status: --control is required\n"},
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "full"}, exitUsage, "chaos: faultfs errors: error kind \"full\": want enospc or eio\n"},
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "eio", "--on", "reads"}, exitUsage, "chaos: faultfs errors: errors on \"reads\": want writes, fsyncs or both\n"},
 		{[]string{"faultfs", "errors", "--control", sock, "--kind", "eio", "--for", "-1s"}, exitUsage, "chaos: faultfs errors: --for -1s is negative\n"},
+		{[]string{"faultfs", "errors", "--control", sock, "--kind", "eio", "--for", "25h"}, exitUsage, "chaos: faultfs errors: --for 25h0m0s is past the limit of 24h\n"},
 		{[]string{"faultfs", "serve", "--backing", filepath.Join(dir, "nope"), "--mount", dir, "--control", sock}, exitSetup,
 			"chaos: faultfs: backing directory " + dir + "/nope does not exist or is not a directory (create it first)\n"},
 		{[]string{"faultfs", "serve", "--backing", dir, "--mount", full, "--control", sock}, exitSetup,
@@ -61,7 +64,7 @@ func TestFaultFSClientCommands(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- faultfs.Run(ctx, backing, mnt, sock, faultfs.NamesPOSIX, slog.New(slog.DiscardHandler))
+		done <- faultfs.Run(ctx, backing, mnt, sock, faultfs.Options{}, slog.New(slog.DiscardHandler))
 	}()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
