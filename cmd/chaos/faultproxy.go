@@ -63,7 +63,7 @@ func newFaultProxyServeCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&o.dir, "dir", "", "the proxy's directory: its control socket goes there (required)")
+	cmd.Flags().StringVar(&o.dir, "dir", "", "the proxy's directory: its control socket goes there (required; left mode 0700)")
 	return cmd
 }
 
