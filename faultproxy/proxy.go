@@ -10,6 +10,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"chaos/sleep"
 )
 
 // Mark is the socket mark (SO_MARK) of the proxy's own connections: the
@@ -18,7 +20,15 @@ import (
 const Mark = 0xc4a5
 
 // Proxy forwards the connections redirected to its listener toward where
-// they were going, shaped by Links.
+// they were going, shaped by Links. Only a closed listener (or ctx's end)
+// ends its Serve: any other failed accept (EMFILE, ENFILE, ENOBUFS,
+// ENOMEM, ECONNABORTED, a timeout, a network error Linux passes on from a
+// pending connection, or one not known here) is tried again after a pause
+// of 5 ms, doubled after each further failure up to 1 s, with one log
+// line when a streak of failures starts and one when it ends. A proxy
+// that exits leaves REDIRECT rules pointing at a dead port, which turns a
+// delay into connection refused; an error that never clears costs one
+// try a second.
 type Proxy struct {
 	// Links are the degraded links; connections on other links pass
 	// through as they come.
@@ -34,6 +44,9 @@ type Proxy struct {
 	Log *slog.Logger
 	// Now is the clock of the shaping (time.Now when nil).
 	Now func() time.Time
+	// Sleep waits d, or until ctx ends (then it returns ctx's error): the
+	// pause after a failed accept (sleep.For when nil).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // dialTimeout bounds the proxy's dial toward a connection's destination.
@@ -41,7 +54,8 @@ const dialTimeout = 10 * time.Second
 
 // Serve accepts connections on ln and forwards each until ctx ends; then
 // it closes ln and every connection and returns once they are gone. Its
-// error is the listener's, nil after ctx ended.
+// error says ln was closed under it; nil after ctx ended. See Proxy for
+// what it does on a failed accept.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -49,14 +63,22 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	var failures acceptFailures
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("fault proxy: accept: %w", err)
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("fault proxy: accept: %w", err)
+			}
+			if p.sleep(ctx, failures.failed(p.log(), err)) != nil {
+				return nil
+			}
+			continue
 		}
+		failures.ended(p.log())
 		tc, ok := c.(*net.TCPConn)
 		if !ok {
 			_ = c.Close()
@@ -64,6 +86,14 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		wg.Go(func() { p.handle(ctx, tc) })
 	}
+}
+
+// sleep is Sleep, or sleep.For when it is nil.
+func (p *Proxy) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep == nil {
+		return sleep.For(ctx, d)
+	}
+	return p.Sleep(ctx, d)
 }
 
 // handle forwards one accepted connection and logs how it ended.

@@ -32,9 +32,12 @@ and rate-limiting the bytes of each direction as the link's behavior says
 (docs/FORMATS.md, "Nemesis operations": the proxy mechanism). chaos starts,
 steers and stops it; you need it only to look at it.
 
-serve runs the proxy, with its control socket in --dir (control.sock); set
-replaces the links one owner (a node) set, and prints the proxy's status:
-the port it takes redirected connections on, and every owner's links.`,
+serve runs the proxy, with its control socket in --dir (control.sock; the
+directory is left mode 0700, and refused if another user owns it). A failed
+accept (out of file descriptors, say) is tried again after a pause of 5ms
+doubled up to 1s, so the proxy stays up. set replaces the links one owner (a
+node) set, and prints the proxy's status: the port it takes redirected
+connections on, and every owner's links.`,
 		Example: `  chaos fault-proxy serve --dir /var/lib/chaos/fault-proxy
   chaos fault-proxy set --dir /var/lib/chaos/fault-proxy --owner n1 \
     '[{"from":"10.77.0.11","to":"10.77.0.12","delay_ms":75,"jitter_ms":10}]'`,
