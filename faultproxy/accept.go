@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"log/slog"
+	"net"
 	"time"
 )
 
@@ -43,4 +44,32 @@ func (f *acceptFailures) ended(log *slog.Logger) {
 		log.Info("accepting again", "failed_accepts", f.n)
 	}
 	*f = acceptFailures{}
+}
+
+// capRefusals is a streak of connections refused at the cap: those closed
+// since the last that found room. It logs one line when a streak starts
+// and one when it ends. The zero value is no streak.
+type capRefusals struct{ n uint64 }
+
+// refused closes c, accepted when the proxy already forwards limit
+// connections, at once: with a reset, so that its opener sees a refusal
+// rather than a server's orderly close.
+func (r *capRefusals) refused(log *slog.Logger, c net.Conn, limit int) {
+	r.n++
+	if r.n == 1 {
+		log.Warn("at the connection cap: refusing new connections until one closes", "max_conns", limit, "from", c.RemoteAddr().String())
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}
+
+// ended records a connection that found room under the cap: it ends the
+// streak.
+func (r *capRefusals) ended(log *slog.Logger) {
+	if r.n > 0 {
+		log.Info("under the connection cap again", "refused", r.n)
+	}
+	*r = capRefusals{}
 }

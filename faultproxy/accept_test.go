@@ -150,3 +150,50 @@ func TestProxyEndsWhenItsListenerCloses(t *testing.T) {
 	require.ErrorIs(t, err, net.ErrClosed)
 	assert.ErrorContains(t, err, "fault proxy: accept: ")
 }
+
+// refused sends on c and checks that the proxy closed it unanswered.
+func refused(t *testing.T, c net.Conn) {
+	t.Helper()
+	_, _ = c.Write([]byte("x")) // may fail already: the proxy reset it
+	n, err := c.Read(make([]byte, 1))
+	require.Error(t, err, "the connection past the cap was answered")
+	require.Zero(t, n)
+}
+
+// Past MaxConns a connection is closed at once and counted; those under
+// the cap go on, and once one of them closes a new one is forwarded.
+func TestProxyRefusesPastItsConnectionCap(t *testing.T) {
+	backend, _ := echoServer(t, "127.0.0.2:0")
+	sp := serveProxy(t, &Proxy{MaxConns: 2}, backend, nil)
+	c1, c2 := dialTest(t, sp.addr), dialTest(t, sp.addr)
+	roundTrip(t, c1, "one")
+	roundTrip(t, c2, "two") // both accepted, each holding its place under the cap
+
+	refused(t, dialTest(t, sp.addr))
+	refused(t, dialTest(t, sp.addr))
+	assert.Equal(t, Conns{Open: 2, Max: 2, Refused: 2}, sp.p.Conns())
+	roundTrip(t, c1, "one again")
+	roundTrip(t, c2, "two again")
+
+	require.NoError(t, c1.Close())
+	require.Eventually(t, func() bool { return sp.p.Conns().Open == 1 }, 10*time.Second, time.Millisecond,
+		"c1's forwarding ends once its close has gone through")
+	roundTrip(t, dialTest(t, sp.addr), "three")
+	assert.Equal(t, Conns{Open: 2, Max: 2, Refused: 2}, sp.p.Conns())
+	sp.stop(t)
+
+	log := sp.log.String()
+	assert.Equal(t, 1, strings.Count(log, "at the connection cap"), log)
+	assert.Equal(t, 1, strings.Count(log, "under the connection cap again"), log)
+	assert.Contains(t, log, "refused=2")
+}
+
+// A Proxy refuses a cap out of bounds; 0 is DefaultMaxConns.
+func TestProxyMaxConnsBounds(t *testing.T) {
+	for _, n := range []int{-1, MaxConnsLimit + 1} {
+		err := (&Proxy{MaxConns: n}).Serve(context.Background(), &failingListener{})
+		assert.ErrorContains(t, err, "connections at once is outside [1, 4096]")
+	}
+	assert.Equal(t, Conns{Max: DefaultMaxConns}, (&Proxy{}).Conns())
+	assert.LessOrEqual(t, DefaultMaxConns*connBufferMax, 2100<<20, "the default cap's buffers stay near 2 GiB")
+}

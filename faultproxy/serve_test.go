@@ -18,12 +18,13 @@ func runUntilUp(t *testing.T, dir string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, dir, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- Run(ctx, Config{Dir: dir, Log: slog.New(slog.DiscardHandler)}) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 	setCtx, setCancel := context.WithTimeout(ctx, 10*time.Second)
 	defer setCancel()
-	_, err := SetLinks(setCtx, ControlSocket(dir), "n1", nil)
+	st, err := SetLinks(setCtx, ControlSocket(dir), "n1", nil)
 	require.NoError(t, err)
+	assert.Equal(t, Conns{Max: DefaultMaxConns}, st.Conns)
 }
 
 func requireMode(t *testing.T, path string, want os.FileMode) {
@@ -77,4 +78,12 @@ func TestPrivateDirRefusesWhatIsNotItsOwn(t *testing.T) {
 
 	require.NoError(t, privateDir(dir, os.Geteuid()))
 	requireMode(t, dir, 0o700)
+}
+
+// Run refuses a cap out of bounds before it makes anything.
+func TestRunRefusesABadCap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fault-proxy")
+	err := Run(context.Background(), Config{Dir: dir, MaxConns: MaxConnsLimit + 1})
+	assert.EqualError(t, err, "fault proxy: at most 4097 connections at once is outside [1, 4096]")
+	assert.NoDirExists(t, dir)
 }
