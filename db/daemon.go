@@ -30,6 +30,9 @@ type daemon struct {
 	// control file is readied before the start, and its environment set
 	// for the started process.
 	clock *FakeClock
+	// private makes start create a missing dir mode 0700 (see
+	// Daemon.Private).
+	private bool
 }
 
 func (d daemon) pidfile() string {
@@ -111,8 +114,12 @@ func (d daemon) startCmd(argv []string) string {
 	if d.procs > 0 {
 		setsid = fmt.Sprintf("GOMAXPROCS=%d setsid", d.procs)
 	}
-	check := fmt.Sprintf("%smkdir -p %s && cd %s && if chaos_ours 2>/dev/null; then echo \"already running as pid $p\" >&2; exit %d; fi; ",
-		d.funcs(), dir, dir, exitAlreadyRunning)
+	mkdir := "mkdir -p"
+	if d.private {
+		mkdir = "mkdir -p -m 0700"
+	}
+	check := fmt.Sprintf("%s%s %s && cd %s && if chaos_ours 2>/dev/null; then echo \"already running as pid $p\" >&2; exit %d; fi; ",
+		d.funcs(), mkdir, dir, dir, exitAlreadyRunning)
 	after := "" // run once the daemon's first process is started, its pid in $!
 	if c := d.clock; c != nil {
 		check += fmt.Sprintf("( %s ) || exit 1; ", fakeClockPrepare(c.File, c.Mechanism))

@@ -167,3 +167,21 @@ func TestDaemonRecordsTheSystemsOwnPidfile(t *testing.T) {
 	assert.NoFileExists(t, own)
 	assert.NoFileExists(t, d.record())
 }
+
+// A private daemon's start makes its missing directory mode 0700,
+// whatever the umask; another's start leaves the mode to the umask.
+func TestPrivateDaemonMakesItsDirectory0700(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	ctx := context.Background()
+	r := control.NewLocal("n1")
+	d := daemon{dir: filepath.Join(t.TempDir(), "data", "proxy"), name: "d", private: true}
+	require.NoError(t, d.start(ctx, r, []string{"sleep", "30"}))
+	t.Cleanup(func() { _ = d.stop(context.Background(), r, 0) })
+	fi, err := os.Stat(d.dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	assert.Contains(t, d.startCmd([]string{"x"}), "; mkdir -p -m 0700 "+d.dir+" && cd ")
+	assert.Contains(t, daemon{dir: "/d", name: "d"}.startCmd([]string{"x"}), "; mkdir -p /d && cd ")
+}

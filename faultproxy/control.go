@@ -32,22 +32,24 @@ type LinksRequest struct {
 }
 
 // Status is the proxy's answer: the port it takes redirected connections
-// on (127.0.0.1:Port), and every owner's links.
+// on (127.0.0.1:Port), every owner's links, and its connections: how many
+// it forwards, may forward at once, and refused at that cap.
 type Status struct {
 	Port   int               `json:"port"`
 	Owners map[string][]Link `json:"owners"`
+	Conns  Conns             `json:"conns"`
 }
 
 // maxRequestBytes bounds a control request's body.
 const maxRequestBytes = 1 << 20
 
-// Handler serves the control API for the proxy that forwards with t and
-// listens on port.
-func Handler(t *Table, port int) http.Handler {
+// Handler serves the control API for the proxy that forwards with t,
+// listens on port, and counts its connections with conns (Proxy.Conns).
+func Handler(t *Table, port int, conns func() Conns) http.Handler {
 	mux := http.NewServeMux()
 	status := func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(Status{Port: port, Owners: t.Owners()})
+		_ = json.NewEncoder(w).Encode(Status{Port: port, Owners: t.Owners(), Conns: conns()})
 	}
 	mux.HandleFunc("GET /links", func(w http.ResponseWriter, _ *http.Request) { status(w) })
 	mux.HandleFunc("PUT /links/{owner}", func(w http.ResponseWriter, r *http.Request) {

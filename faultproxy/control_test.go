@@ -20,7 +20,7 @@ import (
 // cannot take with 400 and the reason.
 func TestControlHandler(t *testing.T) {
 	tab := &Table{}
-	srv := httptest.NewServer(Handler(tab, 4242))
+	srv := httptest.NewServer(Handler(tab, 4242, func() Conns { return Conns{Open: 2, Max: 256, Refused: 7} }))
 	t.Cleanup(srv.Close)
 	do := func(method, path, body string) (int, string) {
 		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
@@ -34,7 +34,7 @@ func TestControlHandler(t *testing.T) {
 	}
 	code, body := do(http.MethodPut, "/links/n1", `{"links":[{"from":"10.0.0.1","to":"10.0.0.2","rate_kbit":64}]}`)
 	assert.Equal(t, http.StatusOK, code)
-	assert.Equal(t, `{"port":4242,"owners":{"n1":[{"from":"10.0.0.1","to":"10.0.0.2","rate_kbit":64}]}}`, body)
+	assert.Equal(t, `{"port":4242,"owners":{"n1":[{"from":"10.0.0.1","to":"10.0.0.2","rate_kbit":64}]},"conns":{"open":2,"max":256,"refused":7}}`, body)
 	assert.Equal(t, Behavior{RateKbit: 64}, tab.Lookup(netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")))
 
 	for _, tc := range []struct{ body, want string }{
@@ -69,7 +69,7 @@ func TestSetLinksWaitsForTheSocket(t *testing.T) {
 		_, err := SetLinks(ctx, ControlSocket(dir), "n1", nil) // before the proxy is up
 		setDone <- err
 	}()
-	go func() { done <- Run(runCtx, dir, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- Run(runCtx, Config{Dir: dir, Log: slog.New(slog.DiscardHandler)}) }()
 	require.NoError(t, <-setDone)
 	stop()
 	require.NoError(t, <-done)

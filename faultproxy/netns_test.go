@@ -39,7 +39,7 @@ func TestRedirectInNetworkNamespace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, dir, slog.New(slog.NewTextHandler(os.Stderr, nil))) }()
+	go func() { done <- Run(ctx, Config{Dir: dir, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 	st, err := SetLinks(ctx, ControlSocket(dir), "n1", []Link{{From: node, To: peer, Behavior: Behavior{DelayMS: 200}}})
 	require.NoError(t, err)

@@ -10,12 +10,20 @@ import (
 // Bounds of one direction of a proxied connection.
 const (
 	// chunkMax is the most one read takes from the source.
-	chunkMax = 32 << 10
+	chunkMax = 16 << 10
 	// queueMax is how many pieces wait for their release at most: with
-	// chunks of chunkMax, 8 MiB. A full queue stops the reads, and TCP's
-	// flow control slows the sender, as a full router queue would.
+	// chunks of chunkMax, 4 MiB (as much as Linux lets a sender's socket
+	// buffer grow by default, tcp_wmem). A full queue stops the reads, and
+	// TCP's flow control slows the sender, as a full router queue would;
+	// so a delay d lets a connection carry at most 4 MiB/d each way
+	// (about 50 MiB/s under 75 ms).
 	queueMax = 256
 )
+
+// connBufferMax bounds what one proxied connection holds in buffers: per
+// direction a full queue, the piece being released, the chunk being
+// queued and the read buffer (about 8 MiB in all).
+const connBufferMax = 2 * (queueMax + 3) * chunkMax
 
 // halfCloser is a connection whose write side can be closed alone
 // (*net.TCPConn).

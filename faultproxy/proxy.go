@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"chaos/sleep"
 )
 
 // Mark is the socket mark (SO_MARK) of the proxy's own connections: the
@@ -17,8 +20,35 @@ import (
 // connection toward a peer is not sent back to the proxy.
 const Mark = 0xc4a5
 
+// DefaultMaxConns is how many connections a Proxy forwards at once when
+// its MaxConns is 0: a host's nodes open a few each toward their peers,
+// and their clients a few more, so this is room to spare. At
+// connBufferMax (about 8 MiB) each it bounds the buffers at about 2 GiB,
+// a worst case that needs every connection's senders to outrun their
+// links both ways at once.
+const DefaultMaxConns = 256
+
+// MaxConnsLimit bounds MaxConns: each proxied connection holds two file
+// descriptors and up to connBufferMax of buffers.
+const MaxConnsLimit = 4096
+
 // Proxy forwards the connections redirected to its listener toward where
-// they were going, shaped by Links.
+// they were going, shaped by Links. Its invariants while Serve runs:
+//
+//   - at most MaxConns connections are forwarded at once; one accepted
+//     past the cap is closed at once (a reset, to its opener) and counted
+//     in Conns().Refused;
+//   - only a closed listener (or ctx's end) ends Serve: any other failed
+//     accept (EMFILE, ENFILE, ENOBUFS, ENOMEM, ECONNABORTED, a timeout, a
+//     network error Linux passes on from a pending connection, or one
+//     not known here) is tried again after a pause of 5 ms, doubled
+//     after each further failure up to 1 s, with one log line when a
+//     streak of failures starts and one when it ends. A proxy that exits
+//     leaves REDIRECT rules pointing at a dead port, which turns a delay
+//     into connection refused; an error that never clears costs one try
+//     a second.
+//
+// A Proxy serves one listener once; do not copy it.
 type Proxy struct {
 	// Links are the degraded links; connections on other links pass
 	// through as they come.
@@ -34,6 +64,43 @@ type Proxy struct {
 	Log *slog.Logger
 	// Now is the clock of the shaping (time.Now when nil).
 	Now func() time.Time
+	// MaxConns caps the connections forwarded at once, in [1,
+	// MaxConnsLimit]; 0 is DefaultMaxConns.
+	MaxConns int
+	// Sleep waits d, or until ctx ends (then it returns ctx's error): the
+	// pause after a failed accept (sleep.For when nil).
+	Sleep func(ctx context.Context, d time.Duration) error
+
+	open    atomic.Int64  // connections being forwarded
+	refused atomic.Uint64 // connections closed at the cap, ever
+}
+
+// Conns is what a Proxy says of its connections (Status.Conns).
+type Conns struct {
+	// Open is how many are being forwarded, Max how many may be at once.
+	Open int `json:"open"`
+	Max  int `json:"max"`
+	// Refused is how many were closed at once for want of room under Max
+	// since the proxy started.
+	Refused uint64 `json:"refused"`
+}
+
+// Conns returns the proxy's connection counts; safe while Serve runs.
+func (p *Proxy) Conns() Conns {
+	limit, _ := p.maxConns()
+	return Conns{Open: int(p.open.Load()), Max: limit, Refused: p.refused.Load()}
+}
+
+// maxConns is MaxConns, DefaultMaxConns for 0; an error when it is out of
+// bounds.
+func (p *Proxy) maxConns() (int, error) {
+	switch {
+	case p.MaxConns == 0:
+		return DefaultMaxConns, nil
+	case p.MaxConns < 0 || p.MaxConns > MaxConnsLimit:
+		return p.MaxConns, fmt.Errorf("fault proxy: at most %d connections at once is outside [1, %d]", p.MaxConns, MaxConnsLimit)
+	}
+	return p.MaxConns, nil
 }
 
 // dialTimeout bounds the proxy's dial toward a connection's destination.
@@ -41,29 +108,70 @@ const dialTimeout = 10 * time.Second
 
 // Serve accepts connections on ln and forwards each until ctx ends; then
 // it closes ln and every connection and returns once they are gone. Its
-// error is the listener's, nil after ctx ended.
+// error says MaxConns is out of bounds, or that ln was closed under it;
+// nil after ctx ended. See Proxy for what it does on a failed accept and
+// at the cap.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	limit, err := p.maxConns()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	slots := make(chan struct{}, limit) // one per connection forwarded
+	var failures acceptFailures
+	var atCap capRefusals
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("fault proxy: accept: %w", err)
-		}
-		tc, ok := c.(*net.TCPConn)
-		if !ok {
-			_ = c.Close()
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("fault proxy: accept: %w", err)
+			}
+			if p.sleep(ctx, failures.failed(p.log(), err)) != nil {
+				return nil
+			}
 			continue
 		}
-		wg.Go(func() { p.handle(ctx, tc) })
+		failures.ended(p.log())
+		select {
+		case slots <- struct{}{}:
+			atCap.ended(p.log())
+		default:
+			p.refused.Add(1)
+			atCap.refused(p.log(), c, limit)
+			continue
+		}
+		p.open.Add(1)
+		wg.Go(func() {
+			defer func() { p.open.Add(-1); <-slots }()
+			p.serveConn(ctx, c)
+		})
 	}
+}
+
+// serveConn forwards c if it is a TCP connection, and closes it.
+func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		_ = c.Close()
+		return
+	}
+	p.handle(ctx, tc)
+}
+
+// sleep is Sleep, or sleep.For when it is nil.
+func (p *Proxy) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep == nil {
+		return sleep.For(ctx, d)
+	}
+	return p.Sleep(ctx, d)
 }
 
 // handle forwards one accepted connection and logs how it ended.

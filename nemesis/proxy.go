@@ -63,8 +63,12 @@ func NewFaultProxy(layout db.Layout, upload bool) *FaultProxy {
 	return fp
 }
 
-// daemon is the proxy's process on a host.
-func (fp *FaultProxy) daemon() db.Daemon { return db.Daemon{Dir: fp.Dir, Name: "fault-proxy"} }
+// daemon is the proxy's process on a host. Its directory, which holds
+// the control socket, is made mode 0700 (the proxy narrows one found
+// wider, and refuses one another user owns).
+func (fp *FaultProxy) daemon() db.Daemon {
+	return db.Daemon{Dir: fp.Dir, Name: "fault-proxy", Private: true}
+}
 
 // missing says why fp cannot run the proxy, or nil: it is placed and its
 // binary is an executable file on this machine.

@@ -209,3 +209,22 @@ func TestElectionDelayAvailableThroughTheProxy(t *testing.T) {
 	c.FaultProxy = netFaultProxy(t, true)
 	require.NoError(t, (&ElectionDelay{}).Available(ctx, c))
 }
+
+// The proxy's daemon makes the proxy's directory, which holds its control
+// socket, mode 0700 (the proxy narrows one that was there already).
+func TestFaultProxyStartMakesItsDirectoryPrivate(t *testing.T) {
+	log := &netLog{}
+	host := newNetFakeHost(log, netProbeNoNetem, "eth0")
+	fp := netFaultProxy(t, false)
+	var ps proxyState
+	_, err := ps.start(context.Background(), fp, host.remote("n1"), "n1", nil)
+	require.NoError(t, err)
+	var starts []string
+	for _, c := range log.Take() {
+		if netFakeDaemonCmd(c.Cmd) == "start" {
+			starts = append(starts, c.Cmd)
+		}
+	}
+	require.Len(t, starts, 1)
+	assert.Contains(t, starts[0], "; mkdir -p -m 0700 /var/lib/chaos/fault-proxy && cd /var/lib/chaos/fault-proxy && ")
+}

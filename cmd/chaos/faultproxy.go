@@ -16,9 +16,10 @@ import (
 
 // faultProxyOptions are the flags of `chaos fault-proxy serve` and `set`.
 type faultProxyOptions struct {
-	dir     string
-	owner   string
-	timeout time.Duration
+	dir      string
+	owner    string
+	timeout  time.Duration
+	maxConns int
 }
 
 func newFaultProxyCmd() *cobra.Command {
@@ -32,9 +33,14 @@ and rate-limiting the bytes of each direction as the link's behavior says
 (docs/FORMATS.md, "Nemesis operations": the proxy mechanism). chaos starts,
 steers and stops it; you need it only to look at it.
 
-serve runs the proxy, with its control socket in --dir (control.sock); set
-replaces the links one owner (a node) set, and prints the proxy's status:
-the port it takes redirected connections on, and every owner's links.`,
+serve runs the proxy, with its control socket in --dir (control.sock; the
+directory is left mode 0700, and refused if another user owns it). It
+forwards at most --max-conns connections at once and closes one accepted past
+that at once (a reset); a failed accept (out of file descriptors, say) is
+tried again after a pause of 5ms doubled up to 1s, so the proxy stays up. set
+replaces the links one owner (a node) set, and prints the proxy's status: the
+port it takes redirected connections on, every owner's links, and its
+connections (open, max, refused at the cap).`,
 		Example: `  chaos fault-proxy serve --dir /var/lib/chaos/fault-proxy
   chaos fault-proxy set --dir /var/lib/chaos/fault-proxy --owner n1 \
     '[{"from":"10.77.0.11","to":"10.77.0.12","delay_ms":75,"jitter_ms":10}]'`,
@@ -54,16 +60,22 @@ func newFaultProxyServeCmd() *cobra.Command {
 			if o.dir == "" {
 				return usageErrorf("fault-proxy serve: --dir is required (where the control socket goes)")
 			}
+			if o.maxConns < 1 || o.maxConns > faultproxy.MaxConnsLimit {
+				return usageErrorf("fault-proxy serve: --max-conns %d is outside [1, %d]", o.maxConns, faultproxy.MaxConnsLimit)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			if err := faultproxy.Run(ctx, o.dir, log); err != nil {
+			if err := faultproxy.Run(ctx, faultproxy.Config{Dir: o.dir, MaxConns: o.maxConns, Log: log}); err != nil {
 				return setupError(err)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&o.dir, "dir", "", "the proxy's directory: its control socket goes there (required)")
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", "", "the proxy's directory: its control socket goes there (required; left mode 0700)")
+	f.IntVar(&o.maxConns, "max-conns", faultproxy.DefaultMaxConns,
+		fmt.Sprintf("most connections forwarded at once, in [1, %d]; one past it is closed at once", faultproxy.MaxConnsLimit))
 	return cmd
 }
 

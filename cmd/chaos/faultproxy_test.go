@@ -24,6 +24,8 @@ func TestFaultProxyRefusesBadInput(t *testing.T) {
 		line string
 	}{
 		{[]string{"fault-proxy", "serve"}, exitUsage, "chaos: fault-proxy serve: --dir is required (where the control socket goes)\n"},
+		{[]string{"fault-proxy", "serve", "--dir", dir, "--max-conns", "0"}, exitUsage, "chaos: fault-proxy serve: --max-conns 0 is outside [1, 4096]\n"},
+		{[]string{"fault-proxy", "serve", "--dir", dir, "--max-conns", "4097"}, exitUsage, "chaos: fault-proxy serve: --max-conns 4097 is outside [1, 4096]\n"},
 		{[]string{"fault-proxy", "set", "[]"}, exitUsage, "chaos: fault-proxy set: --dir and --owner are required\n"},
 		{[]string{"fault-proxy", "set", "--dir", dir, "--owner", "n1", "{"}, exitUsage,
 			"chaos: fault-proxy set: LINKS: unexpected end of JSON input (want a JSON array of {\"from\", \"to\", \"delay_ms\", \"jitter_ms\", \"rate_kbit\"})\n"},
@@ -45,7 +47,7 @@ func TestFaultProxySetTalksToTheProxy(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fault-proxy")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- faultproxy.Run(ctx, dir, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- faultproxy.Run(ctx, faultproxy.Config{Dir: dir, Log: slog.New(slog.DiscardHandler)}) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
 	cmd := newRootCmd()
@@ -57,6 +59,7 @@ func TestFaultProxySetTalksToTheProxy(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &st))
 	assert.Positive(t, st.Port)
 	assert.Equal(t, 5.0, st.Owners["n1"][0].DelayMS)
+	assert.Equal(t, faultproxy.Conns{Max: faultproxy.DefaultMaxConns}, st.Conns)
 
 	var errOut bytes.Buffer
 	code := runWith([]string{"fault-proxy", "set", "--dir", dir, "--owner", "n1", `[{"from":"10.0.0.1","to":"10.0.0.1"}]`}, &errOut)
