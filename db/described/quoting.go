@@ -1,99 +1,73 @@
 package described
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // A shell template's placeholders are each expanded to one shell word,
-// quoted as needed (Template.ExpandShell). A placeholder the author put
-// inside quotes of their own is quoted twice: "{data_dir}" expands to
-// "'/var/lib/my db'" and the command sees the quotes as part of the path;
-// an address or a directory with a quote in it ends the author's quotes.
-// Load refuses such a template (quotedPlaceholder finds the first).
+// quoted as needed (Template.ExpandShell): as it is when the value has only
+// characters no shell treats specially, else between single quotes, a '
+// within written '\''. That word is safe only where the shell reads it as
+// a word of a command: unquoted, in a command substitution $(...), in the
+// word of an unquoted ${name-word} (and :-, =, ?, + and the #, % patterns),
+// or in a bash here-string <<<. Load refuses a template with a placeholder
+// anywhere else (unsafePlaceholder finds the first):
+//
+//   - inside quotes the template opens itself, '...', "..." or bash's
+//     $'...': the value would be quoted twice, and a quote in it would end
+//     the template's, leaving the rest of it unquoted;
+//   - inside backquotes `...`: the shell finds the closing ` before it reads
+//     any quote, so a ` in the value ends the command there (bash then runs
+//     what follows), and a \ in the value is read as an escape;
+//   - in a here-document's body, whatever its delimiter: under an unquoted
+//     one the shell runs any $(...) of the value, quotes being plain text
+//     there; under a quoted one the quotes stay in the text, and a line of
+//     the value equal to the delimiter ends the body, the rest running as
+//     commands. As the delimiter itself too;
+//   - inside arithmetic, $((...)) (and bash's $[...], ((...)), and the
+//     subscript or substring of a ${...}): the expression is read as if in
+//     double quotes, so a $(...) in the value runs, and bash evaluates an
+//     array index of it (a[$(...)]) even when it comes from a variable;
+//   - in a comment: a newline in the value (members' separator may be one)
+//     ends the comment and the rest runs;
+//   - right after a $ (as in ${name}), which bash reads with the quoted
+//     value as $'...' escapes, where \' does not end it; after a \, which
+//     escapes the quote the value begins with; as the name in a ${...}.
+//
+// The template is read twice, as dash and as bash read it, for they differ
+// ($'...' is bash's alone; dash reads $ and then '...'): a placeholder must
+// be safe for both.
 
-// shellContext is where a shell command line's scanner is.
-type shellContext struct {
-	kind   byte // 'T' unquoted, 'S' in '...', 'D' in "...", 'C' in $(...), 'B' in `...`
-	parens int  // in 'C': the ( opened within it and not yet closed
+// shellHazard is a placeholder at a place where its quoted value is not
+// one plain shell word; context and fix complete "{name} is CONTEXT in
+// WHERE; FIX".
+type shellHazard struct {
+	name    string
+	at      int // the offset of the placeholder's { in the template
+	context string
+	fix     string
 }
 
-// quotedPlaceholder returns the first placeholder of the shell command
-// line text that lies between single or double quotes the text itself
-// opened, and that quote; ok is false when there is none. Command
-// substitutions, $(...) and `...`, begin unquoted again, even within
-// double quotes; a backslash escapes the next character outside single
-// quotes; an unquoted # at the start of a word begins a comment to the end
-// of the line. Here-documents and $'...' are not told apart.
-func quotedPlaceholder(text string) (name string, quote byte, ok bool) {
-	starts := map[int]string{}
-	for _, m := range placeholder.FindAllStringSubmatchIndex(text, -1) {
-		starts[m[0]] = text[m[2]:m[3]]
-	}
-	stack := []shellContext{{kind: 'T'}}
-	push := func(k byte) { stack = append(stack, shellContext{kind: k}) }
-	pop := func() { stack = stack[:len(stack)-1] }
-	for i := 0; i < len(text); i++ {
-		top := &stack[len(stack)-1]
-		if name, at := starts[i]; at {
-			switch top.kind {
-			case 'S':
-				return name, '\'', true
-			case 'D':
-				return name, '"', true
-			}
-			i += len(name) + 1
-			continue
-		}
-		c, next := text[i], byte(0)
-		if i+1 < len(text) {
-			next = text[i+1]
-		}
-		switch {
-		case top.kind == 'S':
-			if c == '\'' {
-				pop()
-			}
-		case c == '\\':
-			i++
-		case c == '$' && next == '(':
-			push('C')
-			i++
-		case c == '`' && top.kind == 'B':
-			pop()
-		case c == '`':
-			push('B')
-		case top.kind == 'D':
-			if c == '"' {
-				pop()
-			}
-		case c == '\'':
-			push('S')
-		case c == '"':
-			push('D')
-		case c == '(' && top.kind == 'C':
-			top.parens++
-		case c == ')' && top.kind == 'C' && top.parens == 0:
-			pop()
-		case c == ')' && top.kind == 'C':
-			top.parens--
-		case c == '#' && (i == 0 || isShellBlank(text[i-1])):
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
+// unsafePlaceholder returns the first placeholder of the shell command line
+// text that lies where its quoted value is unsafe (see above), as dash or
+// bash reads the text, or nil when there is none.
+func unsafePlaceholder(text string) *shellHazard {
+	var first *shellHazard
+	for _, bash := range []bool{false, true} {
+		if h := newShellScanner(text, bash).run(); h != nil && (first == nil || h.at < first.at) {
+			first = h
 		}
 	}
-	return "", 0, false
+	return first
 }
 
-func isShellBlank(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|'
-}
-
-// shellQuoting checks that no shell template puts a variable inside
-// quotes of its own (see quotedPlaceholder): its value is quoted already.
+// shellQuoting checks that every placeholder of every shell template is
+// where its quoted value is one plain shell word (see unsafePlaceholder).
 func (v validator) shellQuoting() *Error {
 	for _, p := range v.d.shellTemplates() {
-		if name, q, ok := quotedPlaceholder(p.t.Text); ok {
-			return &Error{File: v.d.File, Line: p.t.Line, Msg: fmt.Sprintf(
-				"{%s} is inside %c...%c quotes in %s; variables are quoted for you: remove the quotes around {%s}", name, q, q, p.where, name)}
+		if h := unsafePlaceholder(p.t.Text); h != nil {
+			return &Error{File: v.d.File, Line: p.t.Line, Msg: fmt.Sprintf("{%s} is %s in %s; %s", h.name, h.context, p.where, h.fix)}
 		}
 	}
 	return nil
@@ -110,4 +84,65 @@ func (d *Description) shellTemplates() []placedTemplate {
 		out = append(out, placedTemplate{"state.command", d.State.Command})
 	}
 	return out
+}
+
+// The hazards' contexts and fixes.
+
+func quotedHazard(name, open, close string) *shellHazard {
+	return &shellHazard{name: name, context: "inside " + open + "..." + close + " quotes",
+		fix: "variables are quoted for you: remove the quotes around {" + name + "}"}
+}
+
+func arithmeticHazard(name, where string) *shellHazard {
+	return &shellHazard{name: name, context: "inside " + where,
+		fix: fmt.Sprintf("the shell evaluates the value there as an expression, whatever its quotes, and runs a $(...) in it: "+
+			"set a variable before the command (v={%s}), check that it is a number (case $v in ''|*[!0-9]*) exit 1;; esac), then use $v", name)}
+}
+
+func backquoteHazard(name string) *shellHazard {
+	return &shellHazard{name: name, context: "inside `...` backquotes",
+		fix: "the shell finds the closing ` before it reads any quotes, so a ` or \\ in the value changes the command: write $(...) instead of `...`"}
+}
+
+func commentHazard(name string) *shellHazard {
+	return &shellHazard{name: name, context: "in a comment",
+		fix: fmt.Sprintf("a newline in the value would end the comment and the rest would run: take {%s} out of the comment", name)}
+}
+
+func dollarHazard(name string) *shellHazard {
+	return &shellHazard{name: name, context: "right after a $",
+		fix: fmt.Sprintf("bash reads $ and the quoted value as $'...' escapes, and a plain value as a variable's name: remove the $ (write {%s}, not ${%s})", name, name)}
+}
+
+func backslashHazard(name string) *shellHazard {
+	return &shellHazard{name: name, context: "right after a \\",
+		fix: fmt.Sprintf("it escapes the quote the value begins with, leaving the value unquoted: remove the \\ before {%s}", name)}
+}
+
+func paramNameHazard(name string) *shellHazard {
+	return &shellHazard{name: name, context: "the name in ${...}",
+		fix: fmt.Sprintf("a value is no variable's name: write {%s} alone, or set a variable first (v={%s}) and write ${v...}", name, name)}
+}
+
+func heredocHazard(name string, h heredoc) *shellHazard {
+	op := "<<" + h.word
+	if h.tabs {
+		op = "<<-" + h.word
+	}
+	why := "where the shell runs any $(...) of the value, whatever its quotes"
+	if h.quoted {
+		why = fmt.Sprintf("where its quotes stay in the text, and a line %s in the value would end the body early and run the rest", h.delim)
+	}
+	return &shellHazard{name: name, context: "in the body of here-document " + op,
+		fix: fmt.Sprintf("%s: set a variable before the command (v={%s}) and write $v in the body, under an unquoted delimiter", why, name)}
+}
+
+func heredocWordHazard(name string) *shellHazard {
+	return &shellHazard{name: name, context: "in the delimiter of a here-document",
+		fix: "write a fixed word such as EOF there"}
+}
+
+// isShellBlank reports whether a # after c begins a comment: c ends a word.
+func isShellBlank(c byte) bool {
+	return strings.IndexByte(" \t\n;&|()<>", c) >= 0
 }
