@@ -16,10 +16,12 @@ import (
 const chaosNodeRecovery = 5 * time.Second
 
 // Capabilities are chaos-node's: its leader and states from GET /status,
-// its events.jsonl, the fault hooks when started with them, and its
-// timing.
+// its events.jsonl, the fault hooks when started with them, its timing,
+// its data directory, its membership, its fake clocks, its process and
+// its peer address.
 func (c *ChaosNode) Capabilities() Capabilities {
-	caps := Capabilities{Leader: c, States: c, Events: c, Timing: c.timing(), Storage: c}
+	caps := Capabilities{Leader: c, States: c, Events: c, Timing: c.timing(), Storage: c,
+		Membership: c, FakeClocks: c, Processes: c, Peers: c}
 	if c.FaultHooks {
 		addrs := map[string]string{}
 		for _, n := range c.Nodes {

@@ -24,6 +24,14 @@ type capDB struct {
 
 func (d capDB) Capabilities() db.Capabilities { return d.caps }
 
+// useSystem makes d c's system, with the capabilities d declares that
+// are not bound to the cluster's nodes (see NewCluster): the tests that
+// build a Cluster by hand set the others themselves.
+func useSystem(c *Cluster, d db.DB) {
+	caps := db.CapabilitiesOf(d)
+	c.DB, c.Membership, c.FakeClocks, c.Processes, c.Peers = d, caps.Membership, caps.FakeClocks, caps.Processes, caps.Peers
+}
+
 // fakeLeader names leader, whatever the nodes.
 type fakeLeader string
 
