@@ -42,6 +42,12 @@ func (d Daemon) Start(ctx context.Context, r control.Remote, argv []string) erro
 	return d.daemon().start(ctx, r, argv)
 }
 
+// Kill sends SIGKILL to the daemon if it runs, and waits (5 s at most)
+// until it is gone, so that a Start right after finds no live process.
+func (d Daemon) Kill(ctx context.Context, r control.Remote) error {
+	return d.daemon().kill9(ctx, r)
+}
+
 // Signal sends sig ("KILL", "STOP", "CONT") to the daemon if it runs.
 func (d Daemon) Signal(ctx context.Context, r control.Remote, sig string) error {
 	return d.daemon().signal(ctx, r, sig)

@@ -215,7 +215,7 @@ func (s *System) Start(ctx context.Context, r control.Remote, n db.Node) error {
 }
 
 func (s *System) Kill(ctx context.Context, r control.Remote, n db.Node) error {
-	return wrap(n, "kill", s.daemon(n).Signal(ctx, r, "KILL"))
+	return wrap(n, "kill", s.daemon(n).Kill(ctx, r))
 }
 
 func (s *System) Pause(ctx context.Context, r control.Remote, n db.Node) error {
