@@ -35,7 +35,7 @@ func (c *ChaosNode) Capabilities() Capabilities {
 // StorageMount is n's data directory (--data-dir), served through the
 // fault file system when Storage is set.
 func (c *ChaosNode) StorageMount(n Node) StorageMount {
-	dir := c.Layout.nodeDir(chaosNodeName, n)
+	dir := c.Layout.NodeDir(chaosNodeName, n)
 	return NewStorageMount(n, dir, path.Join(dir, "data"), c.Storage)
 }
 
@@ -53,7 +53,7 @@ func (c *ChaosNode) timing() Timing {
 
 // EventLog is n's events.jsonl, in its log directory.
 func (c *ChaosNode) EventLog(n Node) string {
-	return path.Join(c.Layout.nodeDir(chaosNodeName, n), eventlog.FileName)
+	return path.Join(c.Layout.NodeDir(chaosNodeName, n), eventlog.FileName)
 }
 
 // chaosNodeStatusTimeout bounds one node's answer to GET /status: a node
