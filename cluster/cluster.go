@@ -243,17 +243,16 @@ func (c *Cluster) Teardown(ctx context.Context, dir string, leaveRunning bool) e
 }
 
 // Close releases the connections and, in local mode, the nodes' data
-// unless they were left running.
+// unless they were left running. A cluster whose system was never built
+// (Connect failed before) ran no node, and removes nothing: the data
+// under the local directory is another run's (one left running, for
+// `chaos heal`).
 func (c *Cluster) Close(leaveRunning bool) {
 	for _, r := range c.Remotes {
 		_ = r.Close()
 	}
-	if c.workDir != "" && !leaveRunning {
-		system := "chaos-node"
-		if c.DB != nil {
-			system = c.DB.Name()
-		}
-		_ = os.RemoveAll(filepath.Join(c.workDir, system))
+	if c.workDir != "" && !leaveRunning && c.DB != nil {
+		_ = os.RemoveAll(filepath.Join(c.workDir, c.DB.Name()))
 	}
 	if c.lock != nil {
 		_ = c.lock.Close()

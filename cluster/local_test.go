@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,4 +28,23 @@ func TestLocalAddrs(t *testing.T) {
 	assert.Equal(t, []string{"127.0.0.11", "127.0.0.12", "127.0.0.13"}, LocalAddrs(3))
 	assert.Len(t, LocalAddrs(0), MaxLocalNodes)
 	assert.Len(t, LocalAddrs(9), MaxLocalNodes)
+}
+
+// Close removes the local data of its own system only: a cluster whose
+// system was never built ran no node, and leaves what is there (another
+// run's nodes, left running for chaos heal).
+func TestCloseRemovesItsOwnSystemsData(t *testing.T) {
+	dir := t.TempDir()
+	for _, s := range SystemNames() {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, s, "n1"), 0o755))
+	}
+	(&Cluster{workDir: dir}).Close(false)
+	for _, s := range SystemNames() {
+		assert.DirExists(t, filepath.Join(dir, s), "no system: nothing removed")
+	}
+	(&Cluster{workDir: dir, DB: &db.Etcd{}}).Close(false)
+	assert.NoDirExists(t, filepath.Join(dir, "etcd"))
+	assert.DirExists(t, filepath.Join(dir, "chaos-node"))
+	(&Cluster{workDir: dir, DB: &db.ChaosNode{}}).Close(true)
+	assert.DirExists(t, filepath.Join(dir, "chaos-node"), "left running: kept")
 }

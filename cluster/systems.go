@@ -10,9 +10,11 @@ import (
 )
 
 // System is one system under test chaos has code for, as --db names it:
-// how to build it and how its clients talk to it. The system's own code
-// (db/) declares what else it can do (db.Capabilities); its client lives
-// in workload/. Adding a system is one entry of Systems.
+// how to build it, how its clients talk to it, and the facts about it a
+// run's options are checked against. The system's own code (db/)
+// declares what else it can do (db.Capabilities); its client lives in
+// workload/. Adding a system is one entry of Systems, and nothing outside
+// this registry and db/ tells systems apart by name.
 type System struct {
 	// Name is the system's name, as --db takes it.
 	Name string
@@ -22,6 +24,12 @@ type System struct {
 	// (a system New built); weak reads are the system's serializable or
 	// stale ones.
 	Client func(d db.DB, n db.Node, weak bool) (workload.Client, error)
+	// LocalMode says the system runs in local mode (no --nodes: its nodes
+	// are processes of this machine, its binary run in place).
+	LocalMode bool
+	// Bugs says the system has planted bugs to start with (--bug); Open
+	// refuses bugs for one that has none.
+	Bugs bool
 }
 
 // Systems returns the registry: every system chaos has code for, in the
@@ -33,11 +41,8 @@ func Systems() []System {
 				Bugs: cfg.Bugs, FaultHooks: true, Faketime: cfg.Faketime, Storage: cfg.Storage}, nil
 		}, Client: func(d db.DB, n db.Node, weak bool) (workload.Client, error) {
 			return workload.NewChaosNodeClient(n.Name, d.ClientAddr(n), workload.ChaosNodeOptions{StaleReads: weak})
-		}},
+		}, LocalMode: true, Bugs: true},
 		{Name: "etcd", New: func(cfg db.Config) (db.DB, error) {
-			if len(cfg.Bugs) > 0 {
-				return nil, fmt.Errorf("etcd has no planted bugs (--bug is for chaos-node)")
-			}
 			return &db.Etcd{Binary: cfg.Binary, Layout: cfg.Layout, Nodes: cfg.Nodes, Faketime: cfg.Faketime, Storage: cfg.Storage}, nil
 		}, Client: func(d db.DB, n db.Node, weak bool) (workload.Client, error) {
 			return workload.NewEtcdClient(n.Name, d.ClientAddr(n), workload.EtcdOptions{Serializable: weak})
@@ -46,14 +51,23 @@ func Systems() []System {
 }
 
 // SystemNames returns the names of Systems, in order.
-func SystemNames() []string {
-	systems := Systems()
-	names := make([]string, len(systems))
-	for i, s := range systems {
-		names[i] = s.Name
+func SystemNames() []string { return SystemNamesWhere(func(System) bool { return true }) }
+
+// SystemNamesWhere returns the names of the Systems that have what has
+// asks for (LocalMode, say), in order.
+func SystemNamesWhere(has func(System) bool) []string {
+	var names []string
+	for _, s := range Systems() {
+		if has(s) {
+			names = append(names, s.Name)
+		}
 	}
 	return names
 }
+
+// SystemNamed is the registry's entry called name, and false when the
+// registry has none (a description file, or no system).
+func SystemNamed(name string) (System, bool) { return system(name) }
 
 // system is the entry called name.
 func system(name string) (System, bool) {
@@ -97,6 +111,10 @@ func Open(name string, cfg db.Config) (db.DB, error) {
 		return described.New(desc, cfg)
 	}
 	s, _ := system(name)
+	if len(cfg.Bugs) > 0 && !s.Bugs {
+		return nil, fmt.Errorf("%s has no planted bugs (--bug is for %s)", s.Name,
+			strings.Join(SystemNamesWhere(func(s System) bool { return s.Bugs }), " or "))
+	}
 	return s.New(cfg)
 }
 

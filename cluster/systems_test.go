@@ -52,3 +52,21 @@ func TestLookup(t *testing.T) {
 	assert.IsType(t, &workload.HTTPTemplateClient{}, cl, "its client is the description's, not the built-in one's")
 	require.NoError(t, cl.Close())
 }
+
+// The facts of the entries: chaos-node runs in local mode and has planted
+// bugs, etcd neither; Open refuses bugs for a system without them, naming
+// it and those that have them.
+func TestRegistryFacts(t *testing.T) {
+	assert.Equal(t, []string{"chaos-node"}, SystemNamesWhere(func(s System) bool { return s.LocalMode }))
+	assert.Equal(t, []string{"chaos-node"}, SystemNamesWhere(func(s System) bool { return s.Bugs }))
+	nodes := Nodes([]string{"10.0.0.11"})
+	_, err := Open("etcd", db.Config{Nodes: nodes, Bugs: []string{"stale-read"}})
+	assert.EqualError(t, err, "etcd has no planted bugs (--bug is for chaos-node)")
+	_, err = Open("chaos-node", db.Config{Nodes: nodes, Bugs: []string{"stale-read"}})
+	require.NoError(t, err)
+	s, ok := SystemNamed("etcd")
+	require.True(t, ok)
+	assert.Equal(t, "etcd", s.Name)
+	_, ok = SystemNamed("../examples/systems/etcd.yaml")
+	assert.False(t, ok, "a description file is no entry")
+}

@@ -9,7 +9,9 @@ import (
 // families and the checks may ask of it. A system declares them in one
 // place, its Capabilities method; a capability it lacks is nil there, and
 // callers fall back or say which one is missing. Callers never look at a
-// system's concrete type.
+// system's concrete type, nor assert any interface on it: what is not a
+// field of Capabilities (or a fact of its registry entry, cluster.System)
+// is nothing a caller may ask of a system.
 
 // Capabilities are what one system can do besides DB.
 type Capabilities struct {
@@ -30,6 +32,21 @@ type Capabilities struct {
 	// served through the fault file system (storage faults); nil for a
 	// system whose data directory chaos does not know.
 	Storage Storage
+	// Membership changes the cluster's membership at run time (the member
+	// family); nil when the system cannot.
+	Membership Membership
+	// FakeClocks starts nodes under fake clocks and names their control
+	// files (the faketime clock strategy, and the heals that reset those
+	// files); nil when the system cannot.
+	FakeClocks FakeClocker
+	// Processes names the process that runs a node on its host (the heals
+	// and a run's setup name and stop what an earlier run left); nil when
+	// the system cannot say.
+	Processes ProcessFinder
+	// Peers says where a node's peers reach it (the fault proxy
+	// intercepts that port and the client port only); nil when the system
+	// does not say, and every TCP port between the nodes is intercepted.
+	Peers PeerAddresser
 }
 
 // Capable is a system that declares its Capabilities.

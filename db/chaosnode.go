@@ -67,8 +67,15 @@ func (c *ChaosNode) peerAddr(n Node) string {
 	return net.JoinHostPort(n.Addr, strconv.Itoa(peer))
 }
 
-func (c *ChaosNode) daemon(n Node) daemon {
-	return daemon{dir: c.Layout.nodeDir(chaosNodeName, n), name: "node", procs: c.Layout.Procs}
+// daemon is the process n runs as.
+func (c *ChaosNode) daemon(n Node) Daemon {
+	return Daemon{Dir: c.Layout.NodeDir(chaosNodeName, n), Name: "node", Procs: c.Layout.Procs}
+}
+
+// node is n's process control: Kill, Pause, Resume, Process and Stop are
+// its (see NodeDaemon).
+func (c *ChaosNode) node(n Node) NodeDaemon {
+	return NodeDaemon{Node: n, Daemon: c.daemon(n), Mount: c.StorageMount(n)}
 }
 
 func (c *ChaosNode) localBinary() (string, error) {
@@ -91,14 +98,14 @@ func (c *ChaosNode) remoteBinary() (string, error) {
 }
 
 func (c *ChaosNode) Install(ctx context.Context, r control.Remote, n Node) error {
-	dirs := []string{c.Layout.nodeDir(chaosNodeName, n)}
+	dirs := []string{c.Layout.NodeDir(chaosNodeName, n)}
 	if c.Upload {
 		dirs = append(dirs, c.Layout.BinDir)
 	}
 	for i, d := range dirs {
 		dirs[i] = control.ShellQuote(d)
 	}
-	if err := run(ctx, r, "mkdir -p "+strings.Join(dirs, " ")); err != nil {
+	if err := Run(ctx, r, "mkdir -p "+strings.Join(dirs, " ")); err != nil {
 		return wrap(n, "install", err)
 	}
 	if err := c.StorageMount(n).Install(ctx, r); err != nil {
@@ -126,7 +133,7 @@ func (c *ChaosNode) argv(n Node) ([]string, error) {
 		peers[i] = p.Name + "=" + c.peerAddr(p)
 	}
 	t := c.timing()
-	dir := c.Layout.nodeDir(chaosNodeName, n)
+	dir := c.Layout.NodeDir(chaosNodeName, n)
 	argv := []string{bin, "node", "--id", n.Name, "--data-dir", path.Join(dir, "data"), "--log-dir", dir,
 		"--client-addr", c.ClientAddr(n), "--peer-addr", c.peerAddr(n), "--peers", strings.Join(peers, ","),
 		"--heartbeat-interval", t.Heartbeat.String(), "--election-timeout", t.ElectionTimeout.String()}
@@ -148,8 +155,8 @@ func (c *ChaosNode) Start(ctx context.Context, r control.Remote, n Node) error {
 		return err
 	}
 	d := c.daemon(n)
-	d.clock = StartClock(ctx, c.Faketime, c, r, n)
-	return wrap(n, "start chaos-node", d.start(ctx, r, argv))
+	d.Clock = StartClock(ctx, c.Faketime, c, r, n)
+	return wrap(n, "start chaos-node", d.Start(ctx, r, argv))
 }
 
 func (c *ChaosNode) Ready(ctx context.Context, n Node) error {
@@ -161,30 +168,26 @@ func (c *ChaosNode) Up(ctx context.Context, n Node) error {
 	return wrap(n, "chaos-node up", probeOnce(ctx, "http://"+c.ClientAddr(n)+nodeapi.Path(nodeapi.RouteStatus, ""), nil))
 }
 
+// Kill, Pause, Resume, Process and Stop are n's process control's (see
+// node).
 func (c *ChaosNode) Kill(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "kill", c.daemon(n).kill9(ctx, r))
+	return c.node(n).Kill(ctx, r)
 }
 
 func (c *ChaosNode) Pause(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "pause", c.daemon(n).signal(ctx, r, "STOP"))
+	return c.node(n).Pause(ctx, r)
 }
 
 func (c *ChaosNode) Resume(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "resume", c.daemon(n).signal(ctx, r, "CONT"))
+	return c.node(n).Resume(ctx, r)
 }
 
-// Process reports n's process (see ProcessFinder).
 func (c *ChaosNode) Process(ctx context.Context, r control.Remote, n Node) (Process, error) {
-	p, err := c.daemon(n).process(ctx, r)
-	return p, wrap(n, "process", err)
+	return c.node(n).Process(ctx, r)
 }
 
-// Stop stops n, then the fault file system under its data directory.
 func (c *ChaosNode) Stop(ctx context.Context, r control.Remote, n Node) error {
-	if err := c.daemon(n).stop(ctx, r, 5); err != nil {
-		return wrap(n, "stop", err)
-	}
-	return unmountStorage(ctx, r, c.StorageMount(n))
+	return c.node(n).Stop(ctx, r)
 }
 
 // Wipe removes n's data and its logs, so the next run's logs hold that run
@@ -194,12 +197,12 @@ func (c *ChaosNode) Wipe(ctx context.Context, r control.Remote, n Node) error {
 	if err := wipeStorage(ctx, r, c.StorageMount(n)); err != nil {
 		return err
 	}
-	dir := c.Layout.nodeDir(chaosNodeName, n)
-	return wrap(n, "wipe", run(ctx, r, "rm -rf "+quotePaths(dir, "data", "events.jsonl", "node.log")))
+	dir := c.Layout.NodeDir(chaosNodeName, n)
+	return wrap(n, "wipe", Run(ctx, r, "rm -rf "+quotePaths(dir, "data", "events.jsonl", "node.log")))
 }
 
 func (c *ChaosNode) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
-	nd := c.Layout.nodeDir(chaosNodeName, n)
+	nd := c.Layout.NodeDir(chaosNodeName, n)
 	files := append([]string{path.Join(nd, "node.log"), path.Join(nd, "events.jsonl")}, c.StorageMount(n).Logs()...)
-	return collect(ctx, r, n, dir, files...)
+	return Collect(ctx, r, n, dir, files...)
 }

@@ -16,10 +16,12 @@ import (
 const chaosNodeRecovery = 5 * time.Second
 
 // Capabilities are chaos-node's: its leader and states from GET /status,
-// its events.jsonl, the fault hooks when started with them, and its
-// timing.
+// its events.jsonl, the fault hooks when started with them, its timing,
+// its data directory, its membership, its fake clocks, its process and
+// its peer address.
 func (c *ChaosNode) Capabilities() Capabilities {
-	caps := Capabilities{Leader: c, States: c, Events: c, Timing: c.timing(), Storage: c}
+	caps := Capabilities{Leader: c, States: c, Events: c, Timing: c.timing(), Storage: c,
+		Membership: c, FakeClocks: c, Processes: c, Peers: c}
 	if c.FaultHooks {
 		addrs := map[string]string{}
 		for _, n := range c.Nodes {
@@ -33,7 +35,7 @@ func (c *ChaosNode) Capabilities() Capabilities {
 // StorageMount is n's data directory (--data-dir), served through the
 // fault file system when Storage is set.
 func (c *ChaosNode) StorageMount(n Node) StorageMount {
-	dir := c.Layout.nodeDir(chaosNodeName, n)
+	dir := c.Layout.NodeDir(chaosNodeName, n)
 	return NewStorageMount(n, dir, path.Join(dir, "data"), c.Storage)
 }
 
@@ -51,7 +53,7 @@ func (c *ChaosNode) timing() Timing {
 
 // EventLog is n's events.jsonl, in its log directory.
 func (c *ChaosNode) EventLog(n Node) string {
-	return path.Join(c.Layout.nodeDir(chaosNodeName, n), eventlog.FileName)
+	return path.Join(c.Layout.NodeDir(chaosNodeName, n), eventlog.FileName)
 }
 
 // chaosNodeStatusTimeout bounds one node's answer to GET /status: a node

@@ -109,15 +109,15 @@ func (c *ChaosNode) AddMember(ctx context.Context, via, n Node) error {
 
 // Rejoin removes n's data directory and starts it with --join.
 func (c *ChaosNode) Rejoin(ctx context.Context, r control.Remote, n Node) error {
-	dir := c.Layout.nodeDir(chaosNodeName, n)
-	if err := run(ctx, r, "rm -rf "+quotePaths(dir, "data")); err != nil {
+	dir := c.Layout.NodeDir(chaosNodeName, n)
+	if err := Run(ctx, r, "rm -rf "+quotePaths(dir, "data")); err != nil {
 		return wrap(n, "wipe data", err)
 	}
 	argv, err := c.argv(n)
 	if err != nil {
 		return err
 	}
-	return wrap(n, "start chaos-node --join", c.daemon(n).start(ctx, r, append(argv, "--join")))
+	return wrap(n, "start chaos-node --join", c.daemon(n).Start(ctx, r, append(argv, "--join")))
 }
 
 // Promote sends POST /members/{id}/promote once n has applied what the

@@ -12,6 +12,111 @@ import (
 	"chaos/fakeclock"
 )
 
+// Daemon is a process a system runs on a host, started in the background
+// and tracked by a pidfile, with its output in a log file. It is chaos's
+// one process control: every system's nodes, built in or described (see
+// NodeDaemon), the fault file system's server (StorageMount) and the
+// fault proxy run as one, and are started, killed, paused, resumed, found
+// and stopped through it alone. No process is signalled unless it is the
+// one Start started (see daemon.funcs).
+type Daemon struct {
+	// Dir is the node's directory: it holds Name.log, Name.started and,
+	// unless Pidfile is set, Name.pid.
+	Dir, Name string
+	// Pidfile, when set, is the system's own pidfile: the started command
+	// writes it (it may daemonize), and Start waits until it names a live
+	// process.
+	Pidfile string
+	// Group signals the daemon's process group rather than its pid alone,
+	// so that a command started through a shell takes its children along.
+	Group bool
+	// Procs, when not 0, is the process's GOMAXPROCS (Layout.Procs).
+	Procs int
+	// Clock, when set, is the fake clock the process starts under (see
+	// FakeClocker).
+	Clock *FakeClock
+}
+
+// daemon is d as the commands below build on it.
+func (d Daemon) daemon() daemon {
+	return daemon{dir: d.Dir, name: d.Name, ownPidfile: d.Pidfile, group: d.Group, procs: d.Procs, clock: d.Clock}
+}
+
+// LogFile is where the daemon's output goes.
+func (d Daemon) LogFile() string { return d.daemon().logfile() }
+
+// Start starts argv detached unless the daemon runs already, and returns
+// once its process runs (see DB.Start).
+func (d Daemon) Start(ctx context.Context, r control.Remote, argv []string) error {
+	return d.daemon().start(ctx, r, argv)
+}
+
+// Kill sends SIGKILL to the daemon if it runs, and waits (5 s at most)
+// until it is gone, so that a Start right after finds no live process.
+func (d Daemon) Kill(ctx context.Context, r control.Remote) error { return d.daemon().kill9(ctx, r) }
+
+// Pause sends SIGSTOP to the daemon if it runs.
+func (d Daemon) Pause(ctx context.Context, r control.Remote) error {
+	return d.daemon().signal(ctx, r, "STOP")
+}
+
+// Resume sends SIGCONT to the daemon if it runs.
+func (d Daemon) Resume(ctx context.Context, r control.Remote) error {
+	return d.daemon().signal(ctx, r, "CONT")
+}
+
+// Process reports the daemon's process (see ProcessFinder).
+func (d Daemon) Process(ctx context.Context, r control.Remote) (Process, error) {
+	return d.daemon().process(ctx, r)
+}
+
+// Stop ends the daemon as DB.Stop does: SIGTERM, and SIGKILL after a grace
+// period of five seconds.
+func (d Daemon) Stop(ctx context.Context, r control.Remote) error { return d.daemon().stop(ctx, r, 5) }
+
+// NodeDaemon is node Node of a system, run as Daemon on the data
+// directory Mount. Every system's Kill, Pause, Resume and Stop (DB) and
+// Process (ProcessFinder) are its node's NodeDaemon's: a system says
+// which daemon runs a node, nothing more. Errors name the node and the
+// step ("n1: kill: ...").
+type NodeDaemon struct {
+	Node   Node
+	Daemon Daemon
+	// Mount is the node's data directory, unmounted by Stop once the
+	// process is gone when it is served through the fault file system.
+	Mount StorageMount
+}
+
+// Kill is DB.Kill: SIGKILL, and a wait until the process is gone.
+func (p NodeDaemon) Kill(ctx context.Context, r control.Remote) error {
+	return wrap(p.Node, "kill", p.Daemon.Kill(ctx, r))
+}
+
+// Pause is DB.Pause: SIGSTOP.
+func (p NodeDaemon) Pause(ctx context.Context, r control.Remote) error {
+	return wrap(p.Node, "pause", p.Daemon.Pause(ctx, r))
+}
+
+// Resume is DB.Resume: SIGCONT.
+func (p NodeDaemon) Resume(ctx context.Context, r control.Remote) error {
+	return wrap(p.Node, "resume", p.Daemon.Resume(ctx, r))
+}
+
+// Process is ProcessFinder.Process: the node's process, if it runs.
+func (p NodeDaemon) Process(ctx context.Context, r control.Remote) (Process, error) {
+	proc, err := p.Daemon.Process(ctx, r)
+	return proc, wrap(p.Node, "process", err)
+}
+
+// Stop is DB.Stop: the node's process, then the fault file system under
+// its data directory.
+func (p NodeDaemon) Stop(ctx context.Context, r control.Remote) error {
+	if err := p.Daemon.Stop(ctx, r); err != nil {
+		return wrap(p.Node, "stop", err)
+	}
+	return unmountStorage(ctx, r, p.Mount)
+}
+
 // daemon is a process started in the background on a host and tracked by a
 // pidfile in its node directory, with its output in a log file there.
 type daemon struct {

@@ -41,8 +41,8 @@ type Layout struct {
 // directories private to each host.
 func DefaultLayout() Layout { return Layout{BinDir: "/opt/chaos", DataDir: "/var/lib/chaos"} }
 
-// nodeDir is where a system keeps node n's data, logs and pidfile.
-func (l Layout) nodeDir(system string, n Node) string { return path.Join(l.DataDir, system, n.Name) }
+// NodeDir is where system keeps node n's data, logs and pidfile.
+func (l Layout) NodeDir(system string, n Node) string { return path.Join(l.DataDir, system, n.Name) }
 
 // DB is one system under test. Every method acts on one node through its
 // Remote and is safe to call for different nodes concurrently.
@@ -79,9 +79,9 @@ type DB interface {
 	ClientAddr(n Node) string
 }
 
-// run runs cmd and turns a non-zero exit into an error carrying the first
+// Run runs cmd and turns a non-zero exit into an error carrying the first
 // line of its stderr (callers name the node and the step).
-func run(ctx context.Context, r control.Remote, cmd string) error {
+func Run(ctx context.Context, r control.Remote, cmd string) error {
 	res, err := r.Run(ctx, cmd)
 	if err != nil {
 		return err

@@ -60,8 +60,15 @@ func (e *Etcd) peerURL(n Node) string {
 	return "http://" + net.JoinHostPort(n.Addr, strconv.Itoa(peer))
 }
 
-func (e *Etcd) daemon(n Node) daemon {
-	return daemon{dir: e.Layout.nodeDir(etcdName, n), name: "etcd", procs: e.Layout.Procs}
+// daemon is the process n runs as.
+func (e *Etcd) daemon(n Node) Daemon {
+	return Daemon{Dir: e.Layout.NodeDir(etcdName, n), Name: "etcd", Procs: e.Layout.Procs}
+}
+
+// node is n's process control: Kill, Pause, Resume, Process and Stop are
+// its (see NodeDaemon).
+func (e *Etcd) node(n Node) NodeDaemon {
+	return NodeDaemon{Node: n, Daemon: e.daemon(n), Mount: e.StorageMount(n)}
 }
 
 func (e *Etcd) remoteBinary() string {
@@ -74,19 +81,19 @@ func (e *Etcd) remoteBinary() string {
 // StorageMount is n's --data-dir, served through the fault file system
 // when Storage is set.
 func (e *Etcd) StorageMount(n Node) StorageMount {
-	dir := e.Layout.nodeDir(etcdName, n)
+	dir := e.Layout.NodeDir(etcdName, n)
 	return NewStorageMount(n, dir, path.Join(dir, "data"), e.Storage)
 }
 
 func (e *Etcd) Install(ctx context.Context, r control.Remote, n Node) error {
-	if err := run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.nodeDir(etcdName, n))); err != nil {
+	if err := Run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.NodeDir(etcdName, n))); err != nil {
 		return wrap(n, "install", err)
 	}
 	if err := e.StorageMount(n).Install(ctx, r); err != nil {
 		return err
 	}
 	if e.Binary != "" {
-		if err := run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.BinDir)); err != nil {
+		if err := Run(ctx, r, "mkdir -p "+control.ShellQuote(e.Layout.BinDir)); err != nil {
 			return wrap(n, "install", err)
 		}
 		return wrap(n, "upload etcd", r.Upload(ctx, e.Binary, e.remoteBinary(), 0o755))
@@ -110,7 +117,7 @@ func (e *Etcd) argv(n Node) []string {
 		cluster[i] = m.Name + "=" + e.peerURL(m)
 	}
 	client := "http://" + e.ClientAddr(n)
-	return []string{e.remoteBinary(), "--name", n.Name, "--data-dir", path.Join(e.Layout.nodeDir(etcdName, n), "data"),
+	return []string{e.remoteBinary(), "--name", n.Name, "--data-dir", path.Join(e.Layout.NodeDir(etcdName, n), "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", e.peerURL(n), "--initial-advertise-peer-urls", e.peerURL(n),
 		"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-state", "new",
@@ -122,8 +129,8 @@ func (e *Etcd) Start(ctx context.Context, r control.Remote, n Node) error {
 		return err
 	}
 	d := e.daemon(n)
-	d.clock = StartClock(ctx, e.Faketime, e, r, n)
-	return wrap(n, "start etcd", d.start(ctx, r, e.argv(n)))
+	d.Clock = StartClock(ctx, e.Faketime, e, r, n)
+	return wrap(n, "start etcd", d.Start(ctx, r, e.argv(n)))
 }
 
 // Ready waits until the member reports itself healthy (it has a leader).
@@ -137,30 +144,26 @@ func (e *Etcd) Up(ctx context.Context, n Node) error {
 	return wrap(n, "etcd up", probeOnce(ctx, "http://"+e.ClientAddr(n)+"/version", nil))
 }
 
+// Kill, Pause, Resume, Process and Stop are n's process control's (see
+// node).
 func (e *Etcd) Kill(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "kill", e.daemon(n).kill9(ctx, r))
+	return e.node(n).Kill(ctx, r)
 }
 
 func (e *Etcd) Pause(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "pause", e.daemon(n).signal(ctx, r, "STOP"))
+	return e.node(n).Pause(ctx, r)
 }
 
 func (e *Etcd) Resume(ctx context.Context, r control.Remote, n Node) error {
-	return wrap(n, "resume", e.daemon(n).signal(ctx, r, "CONT"))
+	return e.node(n).Resume(ctx, r)
 }
 
-// Process reports n's process (see ProcessFinder).
 func (e *Etcd) Process(ctx context.Context, r control.Remote, n Node) (Process, error) {
-	p, err := e.daemon(n).process(ctx, r)
-	return p, wrap(n, "process", err)
+	return e.node(n).Process(ctx, r)
 }
 
-// Stop stops n, then the fault file system under its data directory.
 func (e *Etcd) Stop(ctx context.Context, r control.Remote, n Node) error {
-	if err := e.daemon(n).stop(ctx, r, 5); err != nil {
-		return wrap(n, "stop", err)
-	}
-	return unmountStorage(ctx, r, e.StorageMount(n))
+	return e.node(n).Stop(ctx, r)
 }
 
 // Wipe removes n's data and its log (and the fault file system's backing
@@ -169,10 +172,10 @@ func (e *Etcd) Wipe(ctx context.Context, r control.Remote, n Node) error {
 	if err := wipeStorage(ctx, r, e.StorageMount(n)); err != nil {
 		return err
 	}
-	dir := e.Layout.nodeDir(etcdName, n)
-	return wrap(n, "wipe", run(ctx, r, "rm -rf "+quotePaths(dir, "data", "etcd.log")))
+	dir := e.Layout.NodeDir(etcdName, n)
+	return wrap(n, "wipe", Run(ctx, r, "rm -rf "+quotePaths(dir, "data", "etcd.log")))
 }
 
 func (e *Etcd) CollectLogs(ctx context.Context, r control.Remote, n Node, dir string) error {
-	return collect(ctx, r, n, dir, append([]string{e.daemon(n).logfile()}, e.StorageMount(n).Logs()...)...)
+	return Collect(ctx, r, n, dir, append([]string{e.daemon(n).LogFile()}, e.StorageMount(n).Logs()...)...)
 }

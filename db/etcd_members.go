@@ -95,14 +95,14 @@ func (e *Etcd) AddMember(ctx context.Context, via, n Node) error {
 // cluster (--initial-cluster-state existing; its later restarts find their
 // data and ignore the initial flags).
 func (e *Etcd) Rejoin(ctx context.Context, r control.Remote, n Node) error {
-	if err := run(ctx, r, "rm -rf "+control.ShellQuote(path.Join(e.Layout.nodeDir(etcdName, n), "data"))); err != nil {
+	if err := Run(ctx, r, "rm -rf "+control.ShellQuote(path.Join(e.Layout.NodeDir(etcdName, n), "data"))); err != nil {
 		return wrap(n, "wipe data", err)
 	}
 	argv := e.argv(n)
 	if i := slices.Index(argv, "--initial-cluster-state"); i >= 0 {
 		argv[i+1] = "existing"
 	}
-	return wrap(n, "start etcd into the existing cluster", e.daemon(n).start(ctx, r, argv))
+	return wrap(n, "start etcd into the existing cluster", e.daemon(n).Start(ctx, r, argv))
 }
 
 // Promote promotes learner n (etcd member promote), which etcd refuses

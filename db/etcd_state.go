@@ -18,10 +18,11 @@ const (
 )
 
 // Capabilities are etcd's: its leader and states from the maintenance
-// status of its v3 JSON gateway, and its default timing. etcd keeps no
-// event log of chaos's format and has no fault hooks.
+// status of its v3 JSON gateway, its default timing, its data directory,
+// its membership, its fake clocks, its process and its peer address. etcd
+// keeps no event log of chaos's format and has no fault hooks.
 func (e *Etcd) Capabilities() Capabilities {
-	return Capabilities{Leader: e, States: e, Storage: e,
+	return Capabilities{Leader: e, States: e, Storage: e, Membership: e, FakeClocks: e, Processes: e, Peers: e,
 		Timing: Timing{Heartbeat: etcdHeartbeat, ElectionTimeout: etcdElection, Recovery: etcdRecovery}}
 }
 

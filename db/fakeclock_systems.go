@@ -16,7 +16,7 @@ var (
 	_ FakeClocker = (*Etcd)(nil)
 )
 
-func (c *ChaosNode) ClockFile(n Node) string { return ClockFileIn(c.Layout.nodeDir(chaosNodeName, n)) }
+func (c *ChaosNode) ClockFile(n Node) string { return ClockFileIn(c.Layout.NodeDir(chaosNodeName, n)) }
 
 // FakeClock: chaos-node reads its control file natively.
 func (c *ChaosNode) FakeClock(_ context.Context, _ control.Remote, n Node) (FakeClock, error) {
@@ -26,7 +26,7 @@ func (c *ChaosNode) FakeClock(_ context.Context, _ control.Remote, n Node) (Fake
 	return FakeClock{File: c.ClockFile(n), Mechanism: fakeclock.Native}, nil
 }
 
-func (e *Etcd) ClockFile(n Node) string { return ClockFileIn(e.Layout.nodeDir(etcdName, n)) }
+func (e *Etcd) ClockFile(n Node) string { return ClockFileIn(e.Layout.NodeDir(etcdName, n)) }
 
 // FakeClock inspects the etcd binary: the uploaded one (--binary), or
 // the host's.

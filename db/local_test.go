@@ -71,7 +71,7 @@ func TestChaosNodeLifecycleLocally(t *testing.T) {
 
 	for _, n := range nodes {
 		require.NoError(t, d.Stop(ctx, remotes[n.Name], n))
-		require.NoFileExists(t, filepath.Join(d.Layout.nodeDir(chaosNodeName, n), "node.pid"))
+		require.NoFileExists(t, filepath.Join(d.Layout.NodeDir(chaosNodeName, n), "node.pid"))
 	}
 	_, err = (&http.Client{Timeout: time.Second}).Get("http://" + d.ClientAddr(nodes[0]) + "/status")
 	require.Error(t, err, "n1 still answers after Stop")

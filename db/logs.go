@@ -11,9 +11,9 @@ import (
 	"chaos/control"
 )
 
-// collect downloads each remote file that exists into the local directory
+// Collect downloads each remote file that exists into the local directory
 // dir, keeping going past failures and reporting them all.
-func collect(ctx context.Context, r control.Remote, n Node, dir string, files ...string) error {
+func Collect(ctx context.Context, r control.Remote, n Node, dir string, files ...string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return wrap(n, "collect logs", err)
 	}

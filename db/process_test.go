@@ -44,12 +44,12 @@ func TestDaemonProcessSeesAPause(t *testing.T) {
 	require.Positive(t, p.Pid)
 	assert.False(t, p.Stopped)
 
-	require.NoError(t, d.Signal(ctx, r, "STOP"))
+	require.NoError(t, d.Pause(ctx, r))
 	require.Eventually(t, func() bool {
 		p, err := d.Process(ctx, r)
 		return err == nil && p.Stopped
 	}, 5*time.Second, 10*time.Millisecond, "state T after SIGSTOP")
-	require.NoError(t, d.Signal(ctx, r, "CONT"))
+	require.NoError(t, d.Resume(ctx, r))
 	require.Eventually(t, func() bool {
 		p, err := d.Process(ctx, r)
 		return err == nil && p.Pid > 0 && !p.Stopped

@@ -98,7 +98,7 @@ func (m StorageMount) Install(ctx context.Context, r control.Remote) error {
 		return nil
 	}
 	b, d := control.ShellQuote(m.Backing), control.ShellQuote(m.Data)
-	if err := run(ctx, r, fmt.Sprintf("mkdir -p %s %s && chmod 700 %s", b, d, b)); err != nil {
+	if err := Run(ctx, r, fmt.Sprintf("mkdir -p %s %s && chmod 700 %s", b, d, b)); err != nil {
 		return fmt.Errorf("%s: storage faults: install: %w", m.Node, err)
 	}
 	if !m.FS.Upload {
@@ -141,7 +141,7 @@ func (m StorageMount) Mount(ctx context.Context, r control.Remote) error {
 	if p.Pid != 0 {
 		return nil
 	}
-	if err := run(ctx, r, m.detachCmd()); err != nil {
+	if err := Run(ctx, r, m.detachCmd()); err != nil {
 		return fmt.Errorf("%s: storage faults: detach a dead mount at %s: %w", m.Node, m.Data, err)
 	}
 	h := m.Host()
@@ -163,7 +163,7 @@ func (m StorageMount) Unmount(ctx context.Context, r control.Remote) error {
 	if err := m.Daemon.Stop(ctx, r); err != nil {
 		errs = append(errs, fmt.Errorf("stop the fault file system: %w", err))
 	}
-	if err := run(ctx, r, m.detachCmd()); err != nil {
+	if err := Run(ctx, r, m.detachCmd()); err != nil {
 		errs = append(errs, fmt.Errorf("detach %s: %w", m.Data, err))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -214,7 +214,7 @@ func (m StorageMount) Wipe(ctx context.Context, r control.Remote) error {
 	if err := m.Unmount(ctx, r); err != nil {
 		return err
 	}
-	if err := run(ctx, r, m.wipeCmd()); err != nil {
+	if err := Run(ctx, r, m.wipeCmd()); err != nil {
 		return fmt.Errorf("%s: storage faults: wipe: %w", m.Node, err)
 	}
 	return nil

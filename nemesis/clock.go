@@ -122,7 +122,7 @@ func (k *Clock) Available(ctx context.Context, c *Cluster) error {
 	switch k.strategy() {
 	case ClockHook:
 		if c.DB != nil && c.Hooks == nil {
-			return fmt.Errorf("clock: %s has no fault hooks, and without them only the system strategy can skew its clock: "+
+			return fmt.Errorf("clock: %s has no fault hooks (no Hooks capability), and without them only the system strategy can skew its clock: "+
 				"it sets the hosts' real clocks, so it runs on real VMs only (never in local mode or on the testbed)", c.DB.Name())
 		}
 		for _, n := range c.Nodes {

@@ -80,8 +80,8 @@ func TestFaketimeSkewObservedByLibcServer(t *testing.T) {
 	require.NoError(t, d.Start(ctx, r, n))
 	t.Cleanup(func() { _ = d.Stop(context.Background(), r, n) })
 	require.Eventually(t, func() bool { return d.Up(ctx, n) == nil }, bedDeadline, bedPoll)
-	c := &Cluster{Nodes: []db.Node{n}, DB: d, SharedClock: true, Remotes: map[string]control.Remote{n.Name: r}}
-	fc, err := d.(db.FakeClocker).FakeClock(ctx, r, n)
+	c := NewCluster(d, []db.Node{n}, map[string]control.Remote{n.Name: r}, true)
+	fc, err := c.FakeClocks.FakeClock(ctx, r, n)
 	require.NoError(t, err)
 	assert.Equal(t, fakeclock.Libfaketime, fc.Mechanism, "python3 is a libc program")
 	addr := d.ClientAddr(n)

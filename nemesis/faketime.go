@@ -20,19 +20,19 @@ import (
 // share the controller's clock. A reset writes the true clock ("+0 x1");
 // Heal does so on every node whose file exists, whoever changed it.
 
-// errNoFakeClocker is why a system without db.FakeClocker has no faketime
-// strategy.
+// errNoFakeClocker is why a system without the FakeClocks capability has
+// no faketime strategy.
 func errNoFakeClocker(c *Cluster) error {
-	return fmt.Errorf("%s cannot start its nodes under a fake clock", c.DB.Name())
+	return fmt.Errorf("%s cannot start its nodes under a fake clock (no FakeClocks capability)", systemName(c))
 }
 
 // fakeAvailable says why the faketime strategy cannot run on c: the
 // system cannot fake clocks, or some node's clock cannot be faked (its
 // program, libfaketime on its host, the run's configuration).
 func fakeAvailable(ctx context.Context, c *Cluster) error {
-	fc, ok := c.DB.(db.FakeClocker)
-	if c.DB == nil || !ok {
-		return errors.New("the faketime strategy needs a system that can start its nodes under a fake clock")
+	fc := c.FakeClocks
+	if fc == nil {
+		return errors.New("the faketime strategy needs a system that can start its nodes under a fake clock (no FakeClocks capability)")
 	}
 	if len(c.Nodes) == 0 {
 		return errors.New("the cluster has no nodes")
@@ -51,8 +51,8 @@ func fakeAvailable(ctx context.Context, c *Cluster) error {
 
 // fakeClockOf is n's fake clock and the Remote of its host.
 func fakeClockOf(ctx context.Context, c *Cluster, n db.Node) (db.FakeClock, control.Remote, error) {
-	fc, ok := c.DB.(db.FakeClocker)
-	if c.DB == nil || !ok {
+	fc := c.FakeClocks
+	if fc == nil {
 		return db.FakeClock{}, nil, errNoFakeClocker(c)
 	}
 	r, err := nodeRemote(c, n)
@@ -135,8 +135,8 @@ func fakeResetCmd(name string) string {
 // fakeReset puts the true clock back in n's control file, if it has one.
 // It needs no fake clock in this run: Heal resets what a run before left.
 func fakeReset(ctx context.Context, c *Cluster, n db.Node) error {
-	fc, ok := c.DB.(db.FakeClocker)
-	if c.DB == nil || !ok {
+	fc := c.FakeClocks
+	if fc == nil {
 		return nil
 	}
 	r, err := nodeRemote(c, n)
@@ -153,8 +153,8 @@ func fakeReset(ctx context.Context, c *Cluster, n db.Node) error {
 // fakeLeftover names n's control file when it holds a clock other than
 // the true one ("fake clock +1.5 x1 in /var/lib/chaos/etcd/n1/faketimerc").
 func fakeLeftover(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
-	fc, ok := c.DB.(db.FakeClocker)
-	if c.DB == nil || !ok {
+	fc := c.FakeClocks
+	if fc == nil {
 		return nil, nil
 	}
 	r, err := nodeRemote(c, n)

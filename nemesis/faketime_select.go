@@ -1,10 +1,6 @@
 package nemesis
 
-import (
-	"context"
-
-	"chaos/db"
-)
+import "context"
 
 // PickClockStrategy is the clock strategy a run uses when none is asked
 // for: chaos-node's clock hook where every node has one, else a fake
@@ -22,7 +18,7 @@ func PickClockStrategy(ctx context.Context, c *Cluster) (ClockStrategy, error) {
 	if fakeErr == nil {
 		return ClockFaketime, nil
 	}
-	if _, ok := c.DB.(db.FakeClocker); ok {
+	if c.FakeClocks != nil {
 		return ClockFaketime, fakeErr
 	}
 	return ClockHook, hookErr

@@ -40,7 +40,7 @@ func (d *fakeClockDB) FakeClock(_ context.Context, _ control.Remote, n db.Node) 
 // clock, started at started (libfaketime's) or without a start (native).
 func fakeClockCluster(t *testing.T, mech string, started time.Time) (*Cluster, *fakeClockDB) {
 	d := &fakeClockDB{dir: t.TempDir(), mech: mech}
-	c := &Cluster{Nodes: fiveNodes[:3], DB: d, SharedClock: true, Remotes: map[string]control.Remote{}}
+	c := &Cluster{Nodes: fiveNodes[:3], DB: d, FakeClocks: d, SharedClock: true, Remotes: map[string]control.Remote{}}
 	for _, n := range c.Nodes {
 		c.Remotes[n.Name] = control.NewLocal(n.Name)
 		require.NoError(t, os.WriteFile(d.ClockFile(n), fakeclock.File{Started: started, Rate: 1}.Format(), 0o644))
@@ -166,12 +166,12 @@ func TestClockFaketimeAvailable(t *testing.T) {
 	d.refused = errors.New("/usr/bin/etcd: statically linked: libfaketime cannot reach its clock")
 	assert.EqualError(t, (&Clock{Strategy: ClockFaketime}).Available(ctx, c),
 		"clock: faketime: n1: /usr/bin/etcd: statically linked: libfaketime cannot reach its clock")
-	assert.EqualError(t, (&Lease{Clock: ClockFaketime}).Available(ctx, &Cluster{Nodes: c.Nodes, DB: d, Remotes: c.Remotes,
+	assert.EqualError(t, (&Lease{Clock: ClockFaketime}).Available(ctx, &Cluster{Nodes: c.Nodes, DB: d, FakeClocks: d, Remotes: c.Remotes,
 		Leader: func(context.Context) (string, error) { return "n1", nil }}),
 		"lease: clock: faketime: n1: /usr/bin/etcd: statically linked: libfaketime cannot reach its clock")
-	c.DB = noProcessDB{}
+	c.DB, c.FakeClocks = noProcessDB{}, nil
 	assert.EqualError(t, (&Clock{Strategy: ClockFaketime}).Available(ctx, c),
-		"clock: the faketime strategy needs a system that can start its nodes under a fake clock")
+		"clock: the faketime strategy needs a system that can start its nodes under a fake clock (no FakeClocks capability)")
 }
 
 // Auto picks the hook where every node has one, else faketime where it

@@ -47,11 +47,13 @@ func HealEach(ctx context.Context, c *Cluster, faults []Fault) []NodeHeal {
 	return out
 }
 
-// only is c restricted to node n, with its hooks. Its Leader, States and
+// only is c restricted to node n, with its hooks and every capability
+// that takes the node it acts on. Its Leader, States and
 // Events are nil: a heal has no use for them.
 func only(c *Cluster, n db.Node) *Cluster {
 	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock, FaultProxy: c.FaultProxy, Hooks: c.Hooks,
-		Timing: c.Timing, Storage: c.Storage, Remotes: map[string]control.Remote{}}
+		Timing: c.Timing, Storage: c.Storage, Membership: c.Membership, FakeClocks: c.FakeClocks, Processes: c.Processes,
+		Peers: c.Peers, Remotes: map[string]control.Remote{}}
 	if r, ok := c.Remotes[n.Name]; ok {
 		v.Remotes[n.Name] = r
 	}

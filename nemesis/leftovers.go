@@ -41,7 +41,7 @@ type leftoverFinder interface {
 // HealLeftovers removes from every node's host what an earlier run may
 // have left there, and says what it found. It is for the setup of a run,
 // before the nodes are deployed: it stops each node's process that still
-// runs (paused or not) when the system can name it (db.ProcessFinder), then
+// runs (paused or not) when the system can name it (the Processes capability), then
 // runs the Heal of every family (HealFaults) on each node, so that it
 // removes whatever `chaos heal` would. The node processes are stopped
 // first because the state chaos-node's fault hooks hold (clock skews, drop
@@ -126,7 +126,7 @@ func healNodeLeftovers(ctx context.Context, c *Cluster, n db.Node, faults []Faul
 			what = append(what, w...)
 		}
 	}
-	if _, ok := c.DB.(db.ProcessFinder); ok && procErr == nil {
+	if c.Processes != nil && procErr == nil {
 		if proc != "" {
 			if err := c.DB.Stop(ctx, v.Remotes[n.Name], n); err != nil {
 				return what, errors.Join(append(errs, err)...)
@@ -140,8 +140,8 @@ func healNodeLeftovers(ctx context.Context, c *Cluster, n db.Node, faults []Faul
 // leftoverProcess names n's process when one runs ("etcd process 4242,
 // paused"), or "" when none does or the system cannot say.
 func leftoverProcess(ctx context.Context, c *Cluster, n db.Node) (string, error) {
-	pf, ok := c.DB.(db.ProcessFinder)
-	if !ok {
+	pf := c.Processes
+	if pf == nil {
 		return "", nil
 	}
 	r, err := nodeRemote(c, n)

@@ -27,6 +27,9 @@ type leftoverDB struct {
 
 func (d *leftoverDB) Name() string { return "chaos-node" }
 
+// Capabilities: it names its processes, and nothing else.
+func (d *leftoverDB) Capabilities() db.Capabilities { return db.Capabilities{Processes: d} }
+
 func (d *leftoverDB) Process(_ context.Context, _ control.Remote, n db.Node) (db.Process, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -83,7 +86,7 @@ func TestHealLeftoversAfterACrash(t *testing.T) {
 	c.Hooks = newNetHooks(t, log, c.Nodes).hooks()
 	c.SharedClock = true
 	d := &leftoverDB{procs: map[string]db.Process{"n2": {Pid: 4242, Stopped: true}, "n3": {Pid: 4343}}}
-	c.DB = d
+	useSystem(c, d)
 
 	op, err := HealLeftovers(context.Background(), c, true)
 	require.NoError(t, err)
@@ -113,7 +116,7 @@ func TestHealLeftoversSystemClock(t *testing.T) {
 	log := &netLog{}
 	c := netCluster("10.77.0", 2)
 	hosts := netSeparateHosts(c, log, netProbeNetem)
-	c.DB = &leftoverDB{}
+	useSystem(c, &leftoverDB{})
 	marker := map[string]bool{"n2": true}
 	for name, h := range hosts {
 		h.answer = func(cmd string) (control.Result, bool) {
@@ -148,7 +151,7 @@ func TestHealLeftoversGoesPastAFailure(t *testing.T) {
 	crashed := crashedHost(log)
 	crashed.roots = map[string]string{"eth0": "qdisc htb c4a5: dev eth0 root refcnt 2"}
 	c.Remotes["n2"] = crashed.remote("n2")
-	c.DB = &leftoverDB{}
+	useSystem(c, &leftoverDB{})
 	c.SharedClock = true
 	op, err := HealLeftovers(context.Background(), c, false)
 	require.ErrorContains(t, err, "n1: partition: list iptables: n1: `iptables -w -S` exited 1: canned failure")
@@ -167,7 +170,7 @@ func TestHealLeftoversWithoutProcesses(t *testing.T) {
 	c := netCluster("10.77.0", 1)
 	netSeparateHosts(c, log, netProbeNetem)
 	c.Hooks = newNetHooks(t, log, c.Nodes).hooks()
-	c.DB = noProcessDB{}
+	useSystem(c, noProcessDB{})
 	c.SharedClock = true
 	op, err := HealLeftovers(context.Background(), c, false)
 	require.NoError(t, err)

@@ -47,11 +47,15 @@ const MemberFamily = "member"
 
 func (m *Member) Name() string { return MemberFamily }
 
-// Available needs a system whose membership changes (db.Membership) and
-// Remotes to kill and start with.
+// Available needs a system whose membership changes (the Membership
+// capability) and that says who leads (the Leader capability: Start picks
+// the leader half of the time), and Remotes to kill and start with.
 func (m *Member) Available(_ context.Context, c *Cluster) error {
-	if _, ok := c.DB.(db.Membership); !ok {
-		return fmt.Errorf("%s: %s cannot change its membership at run time", MemberFamily, c.DB.Name())
+	if c.Membership == nil {
+		return fmt.Errorf("%s: %w", MemberFamily, errNoMembership(c))
+	}
+	if c.Leader == nil {
+		return fmt.Errorf("%s: %w", MemberFamily, errNoLeader(c))
 	}
 	if len(c.Nodes) < 3 {
 		return fmt.Errorf("%s: needs 3 nodes or more (a member is out during the cycle), have %d", MemberFamily, len(c.Nodes))
@@ -86,7 +90,7 @@ func (m *Member) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, err
 // cycle removes victim, kills it and brings it back as a new voter,
 // recording each step's time in v.
 func (m *Member) cycle(ctx context.Context, c *Cluster, victim db.Node, v map[string]any) error {
-	ms := c.DB.(db.Membership)
+	ms := c.Membership
 	began := m.Pace.now()
 	since := func() int64 { return m.Pace.now().Sub(began).Milliseconds() }
 	var via string
@@ -118,7 +122,7 @@ func (m *Member) cycle(ctx context.Context, c *Cluster, victim db.Node, v map[st
 // first says n may run (as a removed member) and must be stopped. n's data
 // is wiped only once the leader lists it as a learner: never a voter's.
 func (m *Member) rejoin(ctx context.Context, c *Cluster, n db.Node, kill bool) error {
-	ms := c.DB.(db.Membership)
+	ms := c.Membership
 	if kill {
 		r, err := nodeRemote(c, n)
 		if err != nil {
@@ -144,7 +148,7 @@ func (m *Member) rejoin(ctx context.Context, c *Cluster, n db.Node, kill bool) e
 
 // promote makes n a voter once it has caught up.
 func (m *Member) promote(ctx context.Context, c *Cluster, n db.Node) error {
-	ms := c.DB.(db.Membership)
+	ms := c.Membership
 	return m.retry(ctx, c, "promote "+n.Name, func() error {
 		return m.ask(ctx, c, n, func(via db.Node) error {
 			if err := ms.Promote(ctx, via, n); err != nil {
@@ -244,7 +248,7 @@ func (m *Member) Heal(ctx context.Context, c *Cluster) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.value = nil
-	if _, ok := c.DB.(db.Membership); !ok {
+	if c.Membership == nil {
 		return nil
 	}
 	err := m.restore(ctx, c, c.Nodes)
@@ -260,7 +264,7 @@ func (m *Member) Heal(ctx context.Context, c *Cluster) error {
 // one where fewer than a majority answer fails at once, with
 // db.ErrNoQuorum, instead of waiting for a leader.
 func (m *Member) restore(ctx context.Context, c *Cluster, nodes []db.Node) error {
-	ms := c.DB.(db.Membership)
+	ms := c.Membership
 	if !slices.ContainsFunc(c.Nodes, func(n db.Node) bool { return c.DB.Up(ctx, n) == nil }) {
 		return nil
 	}
@@ -305,7 +309,7 @@ func (m *Member) rejoinLearner(ctx context.Context, c *Cluster, n db.Node) error
 	if err != nil {
 		return err
 	}
-	if err := c.DB.(db.Membership).Rejoin(ctx, r, n); err != nil {
+	if err := c.Membership.Rejoin(ctx, r, n); err != nil {
 		return err
 	}
 	return waitUp(ctx, c.DB, n, m.UpTimeout)

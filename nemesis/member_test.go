@@ -126,7 +126,7 @@ func (d *memberDB) Promote(_ context.Context, via, n db.Node) error {
 // memberFixture is a three-node cluster of d led by leader, with a fake
 // clock that advances only when the cycle waits.
 func memberFixture(d *memberDB, leader string) (*Cluster, *Member, *time.Duration) {
-	c := &Cluster{Nodes: threeNodes, DB: d, Remotes: map[string]control.Remote{},
+	c := &Cluster{Nodes: threeNodes, DB: d, Membership: d, Remotes: map[string]control.Remote{},
 		Leader: func(context.Context) (string, error) { return leader, nil }}
 	for _, n := range threeNodes {
 		c.Remotes[n.Name] = new(remotetest.Recorder).Remote(n.Name, seqAnswer(""))
@@ -255,7 +255,7 @@ func TestMemberHeal(t *testing.T) {
 	require.NoError(t, m.Heal(context.Background(), c))
 	require.Empty(t, dead.calls)
 
-	c.DB = &liveDB{DB: &db.ChaosNode{}}
+	c.DB, c.Membership = &liveDB{DB: &db.ChaosNode{}}, nil
 	require.NoError(t, m.Heal(context.Background(), c))
 }
 
@@ -291,11 +291,15 @@ func TestMemberHealNeverWipesAVoter(t *testing.T) {
 	require.NotContains(t, d.calls, "rejoin n3")
 }
 
-// Member needs a system with a membership and three nodes.
+// Member needs a system with a membership and a leader, and three nodes.
 func TestMemberAvailable(t *testing.T) {
 	c, m, _ := memberFixture(newMemberDB(), "n1")
-	c.DB = &liveDB{DB: &db.Etcd{}}
-	require.ErrorContains(t, m.Available(context.Background(), c), "member: etcd cannot change its membership at run time")
+	c.DB, c.Membership = &liveDB{DB: &db.Etcd{}}, nil
+	require.ErrorContains(t, m.Available(context.Background(), c),
+		"member: etcd cannot change its membership at run time (no Membership capability)")
+	c, m, _ = memberFixture(newMemberDB(), "n1")
+	c.Leader = nil
+	require.ErrorContains(t, m.Available(context.Background(), c), "member: chaos-node cannot tell its leader (no Leader capability")
 	c, m, _ = memberFixture(newMemberDB(), "n1")
 	c.Nodes = threeNodes[:2]
 	require.ErrorContains(t, m.Available(context.Background(), c), "needs 3 nodes or more")

@@ -61,6 +61,24 @@ type Cluster struct {
 	// for a system whose data directory chaos does not know. The storage
 	// families (see storage.go) need it served.
 	Storage db.Storage
+	// Membership changes the system's membership at run time
+	// (db.Capabilities.Membership); nil for a system that cannot. The
+	// member family needs it.
+	Membership db.Membership
+	// FakeClocks starts the nodes under fake clocks and names their
+	// control files (db.Capabilities.FakeClocks); nil for a system that
+	// cannot. The faketime clock strategy needs it; the heals reset the
+	// control files only where it is set.
+	FakeClocks db.FakeClocker
+	// Processes names the process that runs a node
+	// (db.Capabilities.Processes); nil for a system that cannot say. The
+	// heals use it to name and stop what an earlier run left; without it
+	// a node is taken to run.
+	Processes db.ProcessFinder
+	// Peers says where a node's peers reach it (db.Capabilities.Peers);
+	// nil for a system that does not say. The fault proxy intercepts the
+	// peer and client ports where it is set, every TCP port otherwise.
+	Peers db.PeerAddresser
 
 	// FaultProxy says where chaos's fault proxy runs on the hosts, for
 	// the packet fault's proxy mechanism (see proxy.go); nil leaves that

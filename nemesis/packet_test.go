@@ -75,7 +75,7 @@ func TestPacketForEtcdWithoutNetem(t *testing.T) {
 	log := &netLog{}
 	c := netCluster("10.77.0", 3)
 	netSeparateHosts(c, log, netProbeNoNetem)
-	c.DB = &db.Etcd{}
+	useSystem(c, &db.Etcd{})
 	p := &Packet{}
 	err := p.Available(ctx, c)
 	require.EqualError(t, err, "packet: these hosts cannot perform delay, reorder: "+

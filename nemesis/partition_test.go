@@ -123,7 +123,7 @@ func TestPartitionUnavailableSaysWhy(t *testing.T) {
 	for _, n := range c.Nodes {
 		c.Remotes[n.Name] = host.remote(n.Name)
 	}
-	c.DB = &db.Etcd{}
+	useSystem(c, &db.Etcd{})
 	err := (&Partition{}).Available(ctx, c)
 	require.EqualError(t, err, "partition: iptables is unusable (n1: iptables: exit 4: iptables v1.8.9 (nf_tables): "+
 		"Could not fetch rule set generation id: Permission denied (you must be root)) and there are no fault hooks "+

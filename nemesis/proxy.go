@@ -245,7 +245,7 @@ func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, l
 		}
 		cmds := proxyChain().ensureCmds()
 		for _, m := range peers {
-			ports := proxyPorts(c.DB, m)
+			ports := proxyPorts(c, m)
 			cmds = append(cmds, proxyRedirectCmds(ips[n.Name], ips[m.Name], ports, port)...)
 			cmds = append(cmds, proxyResetCmd(ips[n.Name], ips[m.Name], ports))
 		}

@@ -38,7 +38,7 @@ func TestPacketProxyForEtcd(t *testing.T) {
 	log := &netLog{}
 	c := netCluster("10.77.0", 3)
 	hosts := netSeparateHosts(c, log, netProbeNoNetem)
-	c.DB = &db.Etcd{}
+	useSystem(c, &db.Etcd{})
 	c.FaultProxy = netFaultProxy(t, true)
 	hosts["n2"].proxy.sum, _ = control.FileSHA256(c.FaultProxy.Binary) // n2 has it already
 	p := &Packet{Behavior: PacketBehavior{DelayMS: 75, JitterMS: 10, Duplicate: 0.01},
@@ -68,7 +68,7 @@ func TestPacketProxyLocalMode(t *testing.T) {
 	for _, n := range c.Nodes {
 		c.Remotes[n.Name] = host.remote(n.Name)
 	}
-	c.DB = &db.ChaosNode{}
+	useSystem(c, &db.ChaosNode{})
 	c.FaultProxy = netFaultProxy(t, false)
 	p := &Packet{Behavior: PacketBehavior{RateKbit: 800}, NoNetem: true,
 		Links: netLinks(PacketLinks{"n1": {"n2", "n3"}})}
@@ -108,7 +108,7 @@ func TestPacketProxyMechanismChoice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := netCluster("10.77.0", 3)
 			netSeparateHosts(c, &netLog{}, tc.probe)
-			c.DB = &db.Etcd{}
+			useSystem(c, &db.Etcd{})
 			if tc.hooks {
 				c.Hooks = &db.ChaosNodeHooks{Addrs: map[string]string{"n1": "h1", "n2": "h2", "n3": "h3"}}
 			}
@@ -131,7 +131,7 @@ func TestPacketProxyUnavailableSaysWhy(t *testing.T) {
 	c := netCluster("10.77.0", 3)
 	hosts := netSeparateHosts(c, &netLog{}, netProbeNoNetem)
 	hosts["n2"].probe = netProbeNoNetem + "redirect no exit 1: iptables: No chain/target/match by that name.\n"
-	c.DB = &db.Etcd{}
+	useSystem(c, &db.Etcd{})
 	c.FaultProxy = netFaultProxy(t, true)
 	p := &Packet{Behavior: PacketBehavior{DelayMS: 10}, Links: netLinks(PacketLinks{"n1": {"n2"}})}
 	err := p.Available(ctx, c)
@@ -151,7 +151,7 @@ func TestPacketProxyHealAfterACrash(t *testing.T) {
 	log := &netLog{}
 	c := netCluster("10.77.0", 2)
 	hosts := netSeparateHosts(c, log, netProbeNoNetem)
-	c.DB = &db.Etcd{}
+	useSystem(c, &db.Etcd{})
 	c.FaultProxy = netFaultProxy(t, true)
 	crashed := &Packet{Behavior: PacketBehavior{DelayMS: 50}, Links: netLinks(PacketLinks{"n1": {"n2"}})}
 	_, err := crashed.Start(ctx, c, netRand(1))
@@ -187,9 +187,9 @@ func TestProxyRulesCommands(t *testing.T) {
 	assert.Equal(t, "ss -K -tn src 10.77.0.11 dst 10.77.0.12 'fwmark != 0xc4a5/0xffffffff' >/dev/null", proxyResetCmd(from, to, nil))
 
 	n := db.Node{Name: "n1", Addr: "10.77.0.11"}
-	assert.Equal(t, []uint16{2380, 2379}, proxyPorts(&db.Etcd{}, n))
-	assert.Equal(t, []uint16{7001, 7000}, proxyPorts(&db.ChaosNode{}, n))
-	assert.Nil(t, proxyPorts(netNoPeerDB{}, n), "a system that does not say: every port")
+	assert.Equal(t, []uint16{2380, 2379}, proxyPorts(NewCluster(&db.Etcd{}, nil, nil, false), n))
+	assert.Equal(t, []uint16{7001, 7000}, proxyPorts(NewCluster(&db.ChaosNode{}, nil, nil, false), n))
+	assert.Nil(t, proxyPorts(NewCluster(netNoPeerDB{}, nil, nil, false), n), "a system that does not say: every port")
 }
 
 // netNoPeerDB is a system that does not name its peer address.
@@ -203,7 +203,7 @@ func TestElectionDelayAvailableThroughTheProxy(t *testing.T) {
 	ctx := context.Background()
 	c := netCluster("10.77.0", 3)
 	netSeparateHosts(c, &netLog{}, netProbeNoNetem)
-	c.DB = &db.Etcd{}
+	useSystem(c, &db.Etcd{})
 	c.Leader = func(context.Context) (string, error) { return "n1", nil }
 	require.ErrorContains(t, (&ElectionDelay{}).Available(ctx, c), "proxy: no place for it on the hosts")
 	c.FaultProxy = netFaultProxy(t, true)

@@ -21,20 +21,19 @@ func proxyChain() iptChain { return iptChain{table: "nat", from: "OUTPUT", name:
 
 // proxyPorts are the ports of n the proxy intercepts connections toward:
 // its peer port and its client port, in that order, for a system that
-// names its peer address (db.PeerAddresser); none, meaning every TCP
-// port, for one that does not (a described system without ports.peer),
-// whose peers may talk on any port.
-func proxyPorts(d db.DB, n db.Node) []uint16 {
-	pa, ok := d.(db.PeerAddresser)
-	if !ok {
+// names its peer address (c.Peers, the Peers capability); none, meaning
+// every TCP port, for one that does not (a described system without
+// ports.peer), whose peers may talk on any port.
+func proxyPorts(c *Cluster, n db.Node) []uint16 {
+	if c.Peers == nil {
 		return nil
 	}
-	peer, ok := pa.PeerAddr(n)
+	peer, ok := c.Peers.PeerAddr(n)
 	if !ok {
 		return nil
 	}
 	var ports []uint16
-	for _, addr := range []string{peer, d.ClientAddr(n)} {
+	for _, addr := range []string{peer, c.DB.ClientAddr(n)} {
 		_, p, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil

@@ -32,6 +32,11 @@ func errNoLeader(c *Cluster) error {
 	return fmt.Errorf("%s cannot tell its leader (no Leader capability; a described system has it with a leader: probe)", systemName(c))
 }
 
+// errNoMembership is why a fault that changes the membership cannot run.
+func errNoMembership(c *Cluster) error {
+	return fmt.Errorf("%s cannot change its membership at run time (no Membership capability)", systemName(c))
+}
+
 // errNoStates is why a fault that needs the nodes' states cannot run.
 func errNoStates(c *Cluster) error {
 	return fmt.Errorf("%s cannot report its nodes' states (no States capability; a described system has it with a state: probe)", systemName(c))

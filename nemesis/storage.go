@@ -177,11 +177,10 @@ func (storageHeal) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]stri
 // nodeRuns reports whether n's process runs, as far as the system can
 // tell; a system that cannot say is taken to run (its mount stays).
 func nodeRuns(ctx context.Context, c *Cluster, r control.Remote, n db.Node) bool {
-	pf, ok := c.DB.(db.ProcessFinder)
-	if !ok {
+	if c.Processes == nil {
 		return true
 	}
-	p, err := pf.Process(ctx, r, n)
+	p, err := c.Processes.Process(ctx, r, n)
 	return err != nil || p.Pid != 0
 }
 

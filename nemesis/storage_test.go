@@ -224,7 +224,7 @@ func TestStorageHealCommands(t *testing.T) {
 		}
 		return storageAnswers(call)
 	}
-	c := &Cluster{Nodes: fiveNodes[:2], DB: cn, Storage: cn, Remotes: map[string]control.Remote{
+	c := &Cluster{Nodes: fiveNodes[:2], DB: cn, Storage: cn, Processes: cn, Remotes: map[string]control.Remote{
 		"n1": rec.Remote("n1", running), "n2": rec.Remote("n2", nil)}}
 	var b strings.Builder
 	for _, n := range c.Nodes {
@@ -241,7 +241,7 @@ func TestStorageHealCommands(t *testing.T) {
 func TestStorageLeftovers(t *testing.T) {
 	cn := &db.ChaosNode{Layout: db.DefaultLayout(), Nodes: fiveNodes[:1]}
 	var rec remotetest.Recorder
-	c := &Cluster{Nodes: fiveNodes[:1], DB: cn, Storage: cn, Remotes: map[string]control.Remote{"n1": rec.Remote("n1", storageAnswers)}}
+	c := &Cluster{Nodes: fiveNodes[:1], DB: cn, Storage: cn, Processes: cn, Remotes: map[string]control.Remote{"n1": rec.Remote("n1", storageAnswers)}}
 	what, err := storageHeal{}.leftovers(context.Background(), c, fiveNodes[0])
 	require.NoError(t, err)
 	assert.Equal(t, []string{"fault file system process 4343, running", "fault file system mounted at /var/lib/chaos/chaos-node/n1/data"}, what)

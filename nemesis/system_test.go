@@ -24,6 +24,14 @@ type capDB struct {
 
 func (d capDB) Capabilities() db.Capabilities { return d.caps }
 
+// useSystem makes d c's system, with the capabilities d declares that
+// are not bound to the cluster's nodes (see NewCluster): the tests that
+// build a Cluster by hand set the others themselves.
+func useSystem(c *Cluster, d db.DB) {
+	caps := db.CapabilitiesOf(d)
+	c.DB, c.Membership, c.FakeClocks, c.Processes, c.Peers = d, caps.Membership, caps.FakeClocks, caps.Processes, caps.Peers
+}
+
 // fakeLeader names leader, whatever the nodes.
 type fakeLeader string
 
@@ -65,6 +73,11 @@ func TestNewClusterFromCapabilities(t *testing.T) {
 	assert.Nil(t, bare.States)
 	assert.Nil(t, bare.Events)
 	assert.Nil(t, bare.Hooks)
+	assert.Nil(t, bare.Membership)
+	assert.Nil(t, bare.FakeClocks)
+	assert.Nil(t, bare.Processes)
+	assert.Nil(t, bare.Peers)
+	assert.Nil(t, proxyPorts(bare, nodes[0]), "no Peers: every port")
 	assert.Nil(t, bare.Write, "the caller gives the clients")
 	assert.True(t, bare.SharedClock)
 	assert.Equal(t, db.DefaultTiming(), bare.Timing)
@@ -75,7 +88,8 @@ func TestNewClusterFromCapabilities(t *testing.T) {
 	hooks := &db.ChaosNodeHooks{Addrs: map[string]string{"n1": "10.0.0.1:7000"}}
 	full := NewCluster(capDB{DB: &db.Etcd{}, caps: db.Capabilities{Leader: fakeLeader("n3"),
 		States: fakeStates{"n1": {Role: RoleLeader, Term: 3}, "n9": {Term: 9}}, Events: fakeEventLogs(dir), Hooks: hooks,
-		Timing: db.Timing{Heartbeat: 20 * time.Millisecond}}}, nodes, remotes, false)
+		Timing: db.Timing{Heartbeat: 20 * time.Millisecond}, Membership: seamMembership{}, FakeClocks: seamClocks{},
+		Processes: seamProcesses{}, Peers: seamPeers{}}}, nodes, remotes, false)
 	ctx := context.Background()
 	leader, err := full.Leader(ctx)
 	require.NoError(t, err)
@@ -92,6 +106,11 @@ func TestNewClusterFromCapabilities(t *testing.T) {
 	_, err = full.Events(ctx, "n7")
 	assert.EqualError(t, err, `"n7" is not a node of the cluster`)
 	assert.Same(t, hooks, full.Hooks)
+	assert.Equal(t, seamMembership{}, full.Membership)
+	assert.Equal(t, seamClocks{}, full.FakeClocks)
+	assert.Equal(t, seamProcesses{}, full.Processes)
+	assert.Equal(t, seamPeers{}, full.Peers)
+	assert.Equal(t, []uint16{9001, 2379}, proxyPorts(full, db.Node{Name: "n1", Addr: "10.0.0.1"}), "the peer port, then the client port (etcd's, of capDB)")
 	assert.True(t, hooked(full, "n1"))
 	assert.False(t, hooked(full, "n2"))
 	assert.Equal(t, db.Timing{Heartbeat: 20 * time.Millisecond, ElectionTimeout: time.Second}, full.Timing,

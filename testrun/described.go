@@ -1,6 +1,8 @@
 package testrun
 
 import (
+	"strings"
+
 	"chaos/cluster"
 	"chaos/db"
 	"chaos/db/described"
@@ -29,6 +31,25 @@ func (o *Options) validateSystem() error {
 	}
 	if err := desc.CheckBugs(o.Bugs); err != nil {
 		return usagef("%v", err)
+	}
+	return nil
+}
+
+// registryError is why the registry's system --db names cannot run as
+// the options ask (local mode, planted bugs: its entry's LocalMode and
+// Bugs), or nil; nil for a description file, whose checks are
+// validateSystem's.
+func (o *Options) registryError() error {
+	s, ok := cluster.SystemNamed(o.DB)
+	switch {
+	case !ok:
+		return nil
+	case !s.LocalMode && len(o.Nodes) == 0:
+		return usagef("--db %s needs --nodes: local mode runs %s only", s.Name,
+			strings.Join(cluster.SystemNamesWhere(func(s cluster.System) bool { return s.LocalMode }), " or "))
+	case !s.Bugs && len(o.Bugs) > 0:
+		return usagef("--bug plants bugs in %s only, not in %s",
+			strings.Join(cluster.SystemNamesWhere(func(s cluster.System) bool { return s.Bugs }), " or "), s.Name)
 	}
 	return nil
 }

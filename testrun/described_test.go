@@ -94,3 +94,21 @@ func TestValidateResolvesTheRecoveryBound(t *testing.T) {
 		assert.Equal(t, c.advisory, o.recoveryAdvisory, "%s, --recovery %v", c.db, c.given)
 	}
 }
+
+// What a built-in system cannot do is its registry entry's facts
+// (cluster.System's LocalMode and Bugs), and the refusals name the
+// system: etcd runs on --nodes only and has no planted bugs.
+func TestValidateRegistryFacts(t *testing.T) {
+	o := describedOptions("etcd")
+	err := o.Validate()
+	require.ErrorIs(t, err, ErrUsage)
+	assert.EqualError(t, err, "bad option: --db etcd needs --nodes: local mode runs chaos-node only")
+
+	o = describedOptions("etcd")
+	o.Nodes, o.Bugs = []string{"10.0.0.11", "10.0.0.12", "10.0.0.13"}, []string{"stale-read"}
+	assert.EqualError(t, o.Validate(), "bad option: --bug plants bugs in chaos-node only, not in etcd")
+
+	o = describedOptions("chaos-node")
+	o.Bugs = []string{"stale-read"}
+	require.NoError(t, o.Validate(), "chaos-node runs in local mode, with planted bugs")
+}

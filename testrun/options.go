@@ -118,36 +118,8 @@ func (o *Options) Validate() error {
 	if err := o.validateSystem(); err != nil {
 		return err
 	}
-	switch {
-	case o.Workload != "register" && o.Workload != "set":
-		return usagef("--workload %q: want register or set", o.Workload)
-	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
-		return usagef("--read-consistency %q: want %s or %s", o.ReadConsistency, ReadLinearizable, ReadSerializable)
-	case !slices.Contains([]string{"", ClockAuto, string(nemesis.ClockHook), string(nemesis.ClockFaketime), string(nemesis.ClockSystem)}, o.ClockStrategy):
-		return usagef("--clock-strategy %q: want %s, %s, %s or %s", o.ClockStrategy, ClockAuto, nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem)
-	case o.Keys < 1:
-		return usagef("--keys %d: want at least 1", o.Keys)
-	case o.Rate < 0:
-		return usagef("--rate %v: want 0 (as fast as possible) or a positive rate", o.Rate)
-	case o.TimeLimit <= 0:
-		return usagef("--time-limit %v: want a positive duration such as 60s", o.TimeLimit)
-	case o.TestCount < 1:
-		return usagef("--test-count %d: want at least 1", o.TestCount)
-	case o.NemesisInterval <= 0:
-		return usagef("--nemesis-interval %v: want a positive duration such as 10s", o.NemesisInterval)
-	case o.CheckerTimeout < 0:
-		return usagef("--checker-timeout %v: want a positive duration, or 0 for no bound", o.CheckerTimeout)
-	case !checker.KnownAlgorithm(o.Checker):
-		return usagef("--checker %q: want %s or %s", o.Checker, checker.AlgorithmAuto, checker.AlgorithmSearch)
-	case o.Store == "":
-		return usagef("--store is empty: give a directory such as ./store")
-	case o.DB == "etcd" && len(o.Nodes) == 0:
-		return usagef("--db etcd needs --nodes: local mode runs chaos-node only")
-	case o.DB == "etcd" && len(o.Bugs) > 0:
-		return usagef("--bug plants bugs in chaos-node only, not in etcd")
-	case len(o.Nodes) == 0 && o.ClockStrategy == string(nemesis.ClockSystem) && slices.Contains(o.Nemesis, "clock"):
-		// Known before any host is looked at (and before local mode's lock).
-		return usagef("--clock-strategy system sets the hosts' real clock, and local mode's nodes share this machine's clock: refused; use --clock-strategy hook")
+	if err := o.validateValues(); err != nil {
+		return err
 	}
 	if err := o.validateCorrupt(); err != nil {
 		return err
@@ -194,6 +166,41 @@ func (o *Options) Validate() error {
 	}
 	if err := CheckName(o.Name); err != nil {
 		return usagef("--name %q %v", o.Name, err)
+	}
+	return nil
+}
+
+// validateValues checks the values of the flags one by one, and what the
+// registry's system --db names can do (registryError), in that order.
+func (o *Options) validateValues() error {
+	switch {
+	case o.Workload != "register" && o.Workload != "set":
+		return usagef("--workload %q: want register or set", o.Workload)
+	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
+		return usagef("--read-consistency %q: want %s or %s", o.ReadConsistency, ReadLinearizable, ReadSerializable)
+	case !slices.Contains([]string{"", ClockAuto, string(nemesis.ClockHook), string(nemesis.ClockFaketime), string(nemesis.ClockSystem)}, o.ClockStrategy):
+		return usagef("--clock-strategy %q: want %s, %s, %s or %s", o.ClockStrategy, ClockAuto, nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem)
+	case o.Keys < 1:
+		return usagef("--keys %d: want at least 1", o.Keys)
+	case o.Rate < 0:
+		return usagef("--rate %v: want 0 (as fast as possible) or a positive rate", o.Rate)
+	case o.TimeLimit <= 0:
+		return usagef("--time-limit %v: want a positive duration such as 60s", o.TimeLimit)
+	case o.TestCount < 1:
+		return usagef("--test-count %d: want at least 1", o.TestCount)
+	case o.NemesisInterval <= 0:
+		return usagef("--nemesis-interval %v: want a positive duration such as 10s", o.NemesisInterval)
+	case o.CheckerTimeout < 0:
+		return usagef("--checker-timeout %v: want a positive duration, or 0 for no bound", o.CheckerTimeout)
+	case !checker.KnownAlgorithm(o.Checker):
+		return usagef("--checker %q: want %s or %s", o.Checker, checker.AlgorithmAuto, checker.AlgorithmSearch)
+	case o.Store == "":
+		return usagef("--store is empty: give a directory such as ./store")
+	case o.registryError() != nil:
+		return o.registryError()
+	case len(o.Nodes) == 0 && o.ClockStrategy == string(nemesis.ClockSystem) && slices.Contains(o.Nemesis, "clock"):
+		// Known before any host is looked at (and before local mode's lock).
+		return usagef("--clock-strategy system sets the hosts' real clock, and local mode's nodes share this machine's clock: refused; use --clock-strategy hook")
 	}
 	return nil
 }

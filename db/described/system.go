@@ -110,12 +110,20 @@ func (s *System) Vars(n db.Node) Vars {
 	return v
 }
 
+// daemon is the process n runs as: `sh -c START`, signalled with its
+// process group, tracked by pidfile when the description names one.
 func (s *System) daemon(n db.Node) db.Daemon {
 	d := db.Daemon{Dir: s.nodeDir(n), Name: "daemon", Group: true, Procs: s.cfg.Layout.Procs}
 	if s.desc.Pidfile.IsSet() {
 		d.Pidfile = s.desc.Pidfile.Expand(s.Vars(n))
 	}
 	return d
+}
+
+// node is n's process control: Kill, Pause, Resume, Process and Stop are
+// its (see db.NodeDaemon).
+func (s *System) node(n db.Node) db.NodeDaemon {
+	return db.NodeDaemon{Node: n, Daemon: s.daemon(n), Mount: s.StorageMount(n)}
 }
 
 func wrap(n db.Node, what string, err error) error {
@@ -214,35 +222,29 @@ func (s *System) Start(ctx context.Context, r control.Remote, n db.Node) error {
 	return wrap(n, "start "+s.desc.Name, d.Start(ctx, r, []string{"sh", "-c", cmd}))
 }
 
+// Kill, Pause, Resume, Process and Stop are n's process control's (see
+// node).
 func (s *System) Kill(ctx context.Context, r control.Remote, n db.Node) error {
-	return wrap(n, "kill", s.daemon(n).Signal(ctx, r, "KILL"))
+	return s.node(n).Kill(ctx, r)
 }
 
 func (s *System) Pause(ctx context.Context, r control.Remote, n db.Node) error {
-	return wrap(n, "pause", s.daemon(n).Signal(ctx, r, "STOP"))
+	return s.node(n).Pause(ctx, r)
 }
 
 func (s *System) Resume(ctx context.Context, r control.Remote, n db.Node) error {
-	return wrap(n, "resume", s.daemon(n).Signal(ctx, r, "CONT"))
+	return s.node(n).Resume(ctx, r)
 }
 
 var _ db.ProcessFinder = (*System)(nil)
 
-// Process reports n's process (see db.ProcessFinder).
 func (s *System) Process(ctx context.Context, r control.Remote, n db.Node) (db.Process, error) {
-	p, err := s.daemon(n).Process(ctx, r)
-	return p, wrap(n, "process", err)
+	return s.node(n).Process(ctx, r)
 }
 
 // Stop stops n, then the fault file system under its data_dir.
 func (s *System) Stop(ctx context.Context, r control.Remote, n db.Node) error {
-	if err := s.daemon(n).Stop(ctx, r); err != nil {
-		return wrap(n, "stop", err)
-	}
-	if m := s.StorageMount(n); m.FS != nil {
-		return m.Unmount(ctx, r)
-	}
-	return nil
+	return s.node(n).Stop(ctx, r)
 }
 
 // Wipe runs wipe, or by default removes data_dir, log_dir and the start
