@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -239,7 +240,7 @@ func netBedStatisticLoss(ctx context.Context, t *testing.T, c *Cluster) {
 	netBedRun(ctx, t, c, to.Name, "iptables -w -A "+rule)
 	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(2, 2)))
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{PartLoss: MechIPTables}, op.Value.(*PacketValue).Mechanism)
+	require.Equal(t, map[string]string{PartLoss: MechIPTables}, op.Value.(*faultrec.Packet).Mechanism)
 	netBedRun(ctx, t, c, to.Name, "iptables -w -I "+rule)
 
 	const sent = 400
@@ -276,7 +277,7 @@ func netBedHookDelay(ctx context.Context, t *testing.T, c *Cluster) {
 	p := &Packet{Behavior: PacketBehavior{DelayMS: 200}, NoNetem: true, Links: netLinks(PacketLinks{leader: others})}
 	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(3, 3)))
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{PartDelay: MechHooks}, op.Value.(*PacketValue).Mechanism)
+	require.Equal(t, map[string]string{PartDelay: MechHooks}, op.Value.(*faultrec.Packet).Mechanism)
 	for i := range 3 {
 		took, err := netBedPut(ctx, c.DB, follower, fmt.Sprint("delayed", i))
 		require.NoError(t, err)

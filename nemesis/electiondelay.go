@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"fmt"
 	"math"
@@ -50,7 +51,7 @@ type ElectionDelay struct {
 }
 
 // ElectionDelayFamily is the election-delay family's name.
-const ElectionDelayFamily = "election-delay"
+const ElectionDelayFamily = faultrec.NameElectionDelay
 
 func (e *ElectionDelay) Name() string { return ElectionDelayFamily }
 

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"strings"
 	"testing"
@@ -132,7 +133,7 @@ func TestFigure8WithoutHooks(t *testing.T) {
 	assert.Equal(t, noHooks, v["slow_clocks"])
 	assert.NotContains(t, v, "split_appends")
 	assert.Equal(t, MechIPTables, v["cut"].(map[string]any)["mechanism"])
-	assert.Equal(t, map[string]string{PartDelay: MechNetem}, v["links"].(*PacketValue).Mechanism)
+	assert.Equal(t, map[string]string{PartDelay: MechNetem}, v["links"].(*faultrec.Packet).Mechanism)
 	assert.Equal(t, 3, v["lone_writes"])
 	assert.Equal(t, "n1", v["final_leader"])
 	log := fx.log.take()

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"cmp"
 	"context"
 	"math/rand/v2"
@@ -81,7 +82,7 @@ type Figure8 struct {
 }
 
 // Figure8Family is the figure8 family's name.
-const Figure8Family = "figure8"
+const Figure8Family = faultrec.NameFigure8
 
 func (f *Figure8) Name() string { return Figure8Family }
 

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -34,7 +35,7 @@ type LeaderCycle struct {
 }
 
 // LeaderCycleFamily is the leader-cycle family's name.
-const LeaderCycleFamily = "leader-cycle"
+const LeaderCycleFamily = faultrec.NameLeaderCycle
 
 func (l *LeaderCycle) Name() string { return LeaderCycleFamily }
 

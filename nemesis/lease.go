@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"chaos/faultrec"
 )
 
 // Lease is the lease family: the leader's clock is slowed (its raft ticker
@@ -46,7 +48,7 @@ type Lease struct {
 }
 
 // LeaseFamily is the lease family's name.
-const LeaseFamily = "lease"
+const LeaseFamily = faultrec.NameLease
 
 func (l *Lease) Name() string { return LeaseFamily }
 

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ type Member struct {
 }
 
 // MemberFamily is the member family's name.
-const MemberFamily = "member"
+const MemberFamily = faultrec.NameMember
 
 func (m *Member) Name() string { return MemberFamily }
 

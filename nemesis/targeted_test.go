@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"strings"
 	"testing"
@@ -370,7 +371,7 @@ func TestTargetBehindPicksTheShortestLog(t *testing.T) {
 	k := &Kill{Targets: []Target{TargetBehind}}
 	op, err := k.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"n4"}, op.Value.(processValue).Nodes)
+	assert.Equal(t, []string{"n4"}, op.Value.(faultrec.Process).Nodes)
 	_, err = k.Stop(ctx, fx.c)
 	require.NoError(t, err)
 	fx.c.States = nil

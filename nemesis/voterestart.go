@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -66,7 +67,7 @@ type VoteRestart struct {
 }
 
 // VoteRestartFamily is the vote-restart family's name.
-const VoteRestartFamily = "vote-restart"
+const VoteRestartFamily = faultrec.NameVoteRestart
 
 func (f *VoteRestart) Name() string { return VoteRestartFamily }
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"chaos/nemesis"
+	"chaos/faultrec"
 )
 
 // clockValue is the value of clock-bump ops (docs/FORMATS.md).
@@ -65,7 +65,7 @@ func clocks(nodes []string) string {
 // describePacket words a packet fault: the degraded links, then what
 // happens on them: "n1 → n2, n3: 10% loss, 20–80 ms delay".
 func describePacket(value json.RawMessage, flt Fault) Fault {
-	var v nemesis.PacketValue
+	var v faultrec.Packet
 	_ = json.Unmarshal(value, &v)
 	var links []string
 	for _, s := range slices.Sorted(maps.Keys(v.Targets)) {
@@ -84,7 +84,7 @@ func describePacket(value json.RawMessage, flt Fault) Fault {
 }
 
 // behaviorWords says what a packet fault does to each packet.
-func behaviorWords(b nemesis.PacketBehavior) string {
+func behaviorWords(b faultrec.PacketBehavior) string {
 	var parts []string
 	if b.Loss > 0 {
 		parts = append(parts, percent(b.Loss)+" loss")
