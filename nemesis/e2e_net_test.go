@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/faultrec"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )
@@ -180,9 +180,9 @@ func netBedIsolateLeader(ctx context.Context, t *testing.T, c *Cluster) {
 	p := &Partition{Topologies: []Topology{IsolateLeader}}
 	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(1, 1)))
 	require.NoError(t, err)
-	v := op.Value.(map[string]any)
-	require.Equal(t, MechIPTables, v["mechanism"])
-	require.Len(t, v[old], 2, "the leader %s drops both others: %v", old, v)
+	v := op.Value.(faultrec.Partition)
+	require.Equal(t, MechIPTables, v.Mechanism)
+	require.Len(t, v.Grudge[old], 2, "the leader %s drops both others: %v", old, v)
 
 	require.Eventually(t, func() bool {
 		sts := bedStatuses(ctx, c.DB, c.Nodes)
