@@ -11,6 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"chaos/faultrec"
 	"chaos/history"
 )
 
@@ -95,15 +96,12 @@ func visualizationFile(key string) string {
 }
 
 // faultEnd returns the f of the nemesis op that ends the fault f starts, or
-// "" when f starts no fault.
+// "" when f starts no fault: a family's stop op for its start op, as the
+// fault records' table names them (kill ... start), and stop-X for any
+// other start-X.
 func faultEnd(f string) string {
-	switch f {
-	case history.FKill:
-		return history.FStart
-	case history.FPause:
-		return history.FResume
-	case history.FClockBump:
-		return history.FClockReset
+	if fam, _, ok := faultrec.OpFamily(f); ok && f == fam.StartOp {
+		return fam.StopOp
 	}
 	if rest, ok := strings.CutPrefix(f, "start-"); ok {
 		return "stop-" + rest

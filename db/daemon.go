@@ -35,11 +35,16 @@ type Daemon struct {
 	// Clock, when set, is the fake clock the process starts under (see
 	// FakeClocker).
 	Clock *FakeClock
+	// Private makes Start create a missing Dir mode 0700 (mkdir -m 0700),
+	// for a daemon that keeps there what only its user may reach (a
+	// control socket); a Dir already there keeps its mode, which the
+	// daemon itself must check.
+	Private bool
 }
 
 // daemon is d as the commands below build on it.
 func (d Daemon) daemon() daemon {
-	return daemon{dir: d.Dir, name: d.Name, ownPidfile: d.Pidfile, group: d.Group, procs: d.Procs, clock: d.Clock}
+	return daemon{dir: d.Dir, name: d.Name, ownPidfile: d.Pidfile, group: d.Group, procs: d.Procs, clock: d.Clock, private: d.Private}
 }
 
 // LogFile is where the daemon's output goes.

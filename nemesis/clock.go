@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -80,29 +81,6 @@ type Clock struct {
 
 	mu     sync.Mutex
 	active []db.Node
-}
-
-// clockValue is the value of clock-bump and clock-reset ops.
-type clockValue struct {
-	Nodes     []string           `json:"nodes"`
-	Mode      Target             `json:"mode,omitempty"`
-	Mechanism ClockStrategy      `json:"mechanism"`
-	Kind      string             `json:"kind,omitempty"`
-	OffsetsMS map[string]int64   `json:"offsets_ms,omitempty"` // bump: each node's jump
-	DeltaMS   int64              `json:"delta_ms,omitempty"`   // strobe: +delta, -delta, ...
-	PeriodMS  int64              `json:"period_ms,omitempty"`  // strobe: between two jumps
-	Count     int                `json:"count,omitempty"`      // strobe: number of jumps
-	Rates     map[string]float64 `json:"rates,omitempty"`      // rate: each node's clock rate
-	// Effect (hook only) is "observed" when every node's hook reported the
-	// clock the fault asked for; Unchanged lists those that did not.
-	Effect    string   `json:"effect,omitempty"`
-	Unchanged []string `json:"unchanged,omitempty"`
-	// Readers (faketime only) says who reads each node's control file:
-	// "libfaketime" or "native" (chaos-node).
-	Readers map[string]string `json:"readers,omitempty"`
-	// Fallback says why the target asked for gave way to one node: the
-	// system cannot report the role it needs (see selectTargets).
-	Fallback string `json:"fallback,omitempty"`
 }
 
 func (k *Clock) Name() string { return "clock" }
@@ -189,7 +167,7 @@ func (k *Clock) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	if len(nodes) == 0 {
 		return Op{}, nil
 	}
-	op := Op{F: history.FClockReset, Value: clockValue{Nodes: names(nodes), Mechanism: k.strategy()}}
+	op := Op{F: history.FClockReset, Value: faultrec.Clock{Nodes: names(nodes), Mechanism: string(k.strategy())}}
 	return op, wrapFamily("clock", eachNode(nodes, func(n db.Node) error { return k.reset(ctx, c, n) }))
 }
 
@@ -248,10 +226,10 @@ func (k *Clock) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string,
 }
 
 // plan draws the fault: its kind, then the offsets, strobe or rates.
-func (k *Clock) plan(nodes []db.Node, mode Target, rng *rand.Rand) clockValue {
-	v := clockValue{Nodes: names(nodes), Mode: mode, Mechanism: k.strategy()}
+func (k *Clock) plan(nodes []db.Node, mode Target, rng *rand.Rand) faultrec.Clock {
+	v := faultrec.Clock{Nodes: names(nodes), Mode: string(mode), Mechanism: string(k.strategy())}
 	kinds := []string{clockBump, clockStrobe, clockRate}
-	if v.Mechanism == ClockSystem {
+	if ClockStrategy(v.Mechanism) == ClockSystem {
 		kinds = kinds[:2] // a system clock has no rate to set
 	}
 	switch v.Kind = kinds[rng.IntN(len(kinds))]; v.Kind {
@@ -288,8 +266,8 @@ func (k *Clock) offsetMS(rng *rand.Rand) int64 {
 	return ms
 }
 
-// jumps are the successive clock changes of v on node n, in ms.
-func (v *clockValue) jumps(n string) []int64 {
+// clockJumps are the successive clock changes of v on node n, in ms.
+func clockJumps(v *faultrec.Clock, n string) []int64 {
 	switch v.Kind {
 	case clockBump:
 		return []int64{v.OffsetsMS[n]}
@@ -307,12 +285,12 @@ func (v *clockValue) jumps(n string) []int64 {
 }
 
 // apply carries v out on every node and, with hooks, fills in its effect.
-func (k *Clock) apply(ctx context.Context, c *Cluster, nodes []db.Node, v *clockValue) error {
-	if v.Mechanism == ClockFaketime {
+func (k *Clock) apply(ctx context.Context, c *Cluster, nodes []db.Node, v *faultrec.Clock) error {
+	if ClockStrategy(v.Mechanism) == ClockFaketime {
 		v.Readers = fakeReaders(ctx, c, nodes)
 	}
 	changed, err := mapNodes(nodes, func(n db.Node) (bool, error) { return k.applyNode(ctx, c, n, v) })
-	if err != nil || v.Mechanism != ClockHook {
+	if err != nil || ClockStrategy(v.Mechanism) != ClockHook {
 		return err
 	}
 	v.Effect = EffectObserved
@@ -327,21 +305,21 @@ func (k *Clock) apply(ctx context.Context, c *Cluster, nodes []db.Node, v *clock
 
 // applyNode carries v out on n; with hooks, changed says whether the
 // node's last answer shows the clock v asked for.
-func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *clockValue) (changed bool, err error) {
-	if v.Mechanism == ClockFaketime {
+func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *faultrec.Clock) (changed bool, err error) {
+	if ClockStrategy(v.Mechanism) == ClockFaketime {
 		return false, k.fakeApply(ctx, c, n, v)
 	}
 	if v.Kind == clockRate {
 		st, err := k.hook(ctx, c, n, &db.ClockSkew{Rate: v.Rates[n.Name]})
 		return err == nil && st.Rate == v.Rates[n.Name], err
 	}
-	if v.Mechanism == ClockSystem {
+	if ClockStrategy(v.Mechanism) == ClockSystem {
 		if err := k.system(ctx, c, n, k.disableNTPCmd()); err != nil {
 			return false, err
 		}
 	}
 	var total int64
-	for i, ms := range v.jumps(n.Name) {
+	for i, ms := range clockJumps(v, n.Name) {
 		if i > 0 {
 			if err := k.wait(ctx, time.Duration(v.PeriodMS)*time.Millisecond); err != nil {
 				return false, fmt.Errorf("%s: strobe: %w", n.Name, err)

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,7 +176,7 @@ func TestClockHookEffectNotObserved(t *testing.T) {
 	k := &Clock{Targets: []Target{TargetAll}, Wait: (&waitLog{}).wait}
 	op, err := k.Start(context.Background(), c, seeded(seedFor(t, k, c, clockRate)))
 	require.NoError(t, err)
-	v := op.Value.(clockValue)
+	v := op.Value.(faultrec.Clock)
 	assert.Equal(t, EffectNotObserved, v.Effect)
 	assert.Equal(t, []string{"n2"}, v.Unchanged)
 }
@@ -352,7 +353,7 @@ func TestClockSystemScriptsAgainstFakeTools(t *testing.T) {
 
 	op, err := k.Start(ctx, c, seeded(seedFor(t, k, c, clockBump)))
 	require.NoError(t, err)
-	off := op.Value.(clockValue).OffsetsMS[n.Name]
+	off := op.Value.(faultrec.Clock).OffsetsMS[n.Name]
 	at := now.Add(time.Duration(off) * time.Millisecond)
 	assert.Equal(t, fmt.Sprintf("timedatectl set-ntp false\nsystemctl stop chrony\ndate -s @%d.%09d\n", at.Unix(), at.Nanosecond()), readLog())
 	marker, err := os.ReadFile(filepath.Join(state, "clock-ntp-stopped"))
@@ -403,7 +404,7 @@ func TestClockOffsetsScaleWithTheSystemsElectionTimeout(t *testing.T) {
 			k := &Clock{Targets: []Target{TargetAll}, Wait: (&waitLog{}).wait}
 			op, err := k.Start(ctx, c, seeded(seed))
 			require.NoError(t, err)
-			v := op.Value.(clockValue)
+			v := op.Value.(faultrec.Clock)
 			for _, ms := range v.OffsetsMS {
 				largest = max(largest, ms, -ms)
 			}

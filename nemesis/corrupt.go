@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,13 +49,6 @@ type Corrupt struct {
 
 	state   processState
 	damaged damagedSet
-}
-
-// corruptValue is the value of start-corrupt: the nodes, and what was
-// damaged on each.
-type corruptValue struct {
-	processValue
-	Files map[string]corrupt.Result `json:"files,omitempty"`
 }
 
 // corruptPlan is what Start damages on one node, drawn before it acts.
@@ -105,7 +99,7 @@ func (k *Corrupt) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, er
 		files, hows := orAll(k.Files, corrupt.Targets()), orAll(k.Hows, corrupt.Hows())
 		plans[n.Name] = corruptPlan{target: files[rng.IntN(len(files))], how: hows[rng.IntN(len(hows))], seed: rng.Uint64()}
 	}
-	v := corruptValue{processValue: processValue{Nodes: names(nodes), Mode: mode}, Files: map[string]corrupt.Result{}}
+	v := faultrec.Corrupt{Process: faultrec.Process{Nodes: names(nodes), Mode: string(mode)}, Files: map[string]faultrec.CorruptFile{}}
 	s.active = nodes
 	var mu sync.Mutex
 	err := actOn(ctx, c, nodes, func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
@@ -113,7 +107,7 @@ func (k *Corrupt) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, er
 		if err == nil {
 			mu.Lock()
 			defer mu.Unlock()
-			v.Files[n.Name] = res
+			v.Files[n.Name] = faultrec.CorruptFile(res)
 		}
 		return err
 	})

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"chaos/faultrec"
 )
 
 // targetChain is the iptables chain of the targeted faults' cuts, apart
@@ -213,8 +215,8 @@ func (n *netCut) setIPTables(ctx context.Context, c *Cluster, old, g Grudge) err
 }
 
 // value is the cut as op values record it: the grudge (nodes that drop
-// nothing left out) and "mechanism".
-func (n *netCut) value() map[string]any {
+// nothing left out) and the mechanism.
+func (n *netCut) value() faultrec.Partition {
 	return partitionValue(n.active, n.mech)
 }
 

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -35,15 +36,6 @@ type DiskErrors struct {
 	active []db.Node
 }
 
-// diskErrorsValue is the value of start-disk-full and start-eio, and of
-// their stops (with restarted, the nodes Stop started again).
-type diskErrorsValue struct {
-	Nodes     []string `json:"nodes"`
-	Kind      string   `json:"kind,omitempty"`
-	On        string   `json:"on,omitempty"`
-	Restarted []string `json:"restarted,omitempty"`
-}
-
 // Name is disk-full for ENOSPC, eio for EIO.
 func (e *DiskErrors) Name() string {
 	if e.Kind == faultfs.KindEIO {
@@ -75,7 +67,7 @@ func (e *DiskErrors) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op,
 	}
 	on := e.on()
 	nodes := sample(c.Nodes, 1, rng)
-	v := diskErrorsValue{Nodes: names(nodes), Kind: e.Kind, On: on[rng.IntN(len(on))]}
+	v := faultrec.DiskErrors{Nodes: names(nodes), Kind: e.Kind, On: on[rng.IntN(len(on))]}
 	op := Op{F: "start-" + e.Name(), Value: v}
 	m, r, err := e.mount(c, nodes[0])
 	if err != nil {
@@ -142,8 +134,8 @@ func (e *DiskErrors) Heal(ctx context.Context, c *Cluster) error {
 
 // clear ends the errors on nodes, then restarts those that do not
 // answer.
-func (e *DiskErrors) clear(ctx context.Context, c *Cluster, nodes []db.Node) (diskErrorsValue, error) {
-	v := diskErrorsValue{Nodes: names(nodes)}
+func (e *DiskErrors) clear(ctx context.Context, c *Cluster, nodes []db.Node) (faultrec.DiskErrors, error) {
+	v := faultrec.DiskErrors{Nodes: names(nodes)}
 	var mu sync.Mutex
 	err := eachNode(nodes, func(n db.Node) error {
 		m, r, err := e.mount(c, n)

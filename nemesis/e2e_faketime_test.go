@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"math"
 	"os"
@@ -92,7 +93,7 @@ func TestFaketimeSkewObservedByLibcServer(t *testing.T) {
 	require.NoError(t, k.Available(ctx, c))
 	op, err := k.Start(ctx, c, seeded(seedFor(t, k, c, clockBump)))
 	require.NoError(t, err)
-	bump := time.Duration(op.Value.(clockValue).OffsetsMS[n.Name]) * time.Millisecond
+	bump := time.Duration(op.Value.(faultrec.Clock).OffsetsMS[n.Name]) * time.Millisecond
 	t.Logf("bump %v: observed %v", bump, awaitSkew(ctx, t, addr, bump))
 	_, err = k.Stop(ctx, c)
 	require.NoError(t, err)

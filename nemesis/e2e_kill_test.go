@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"fmt"
 	"net"
@@ -67,7 +68,7 @@ func TestKillPauseClockOnTestbed(t *testing.T) {
 	kill := &Kill{Targets: []Target{TargetLeader}}
 	op, err := kill.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
-	v := op.Value.(processValue)
+	v := op.Value.(faultrec.Process)
 	require.Equal(t, EffectObserved, v.Effect, "%+v", v)
 	old := node(v.Nodes[0])
 	require.Eventually(t, func() bool {
@@ -98,8 +99,8 @@ func TestKillPauseClockOnTestbed(t *testing.T) {
 	pause := &Pause{Targets: []Target{TargetOne}}
 	op, err = pause.Start(ctx, &followers, seeded(2))
 	require.NoError(t, err)
-	paused := node(op.Value.(processValue).Nodes[0])
-	assert.Equal(t, EffectObserved, op.Value.(processValue).Effect)
+	paused := node(op.Value.(faultrec.Process).Nodes[0])
+	assert.Equal(t, EffectObserved, op.Value.(faultrec.Process).Effect)
 	var status bedStatus
 	require.Error(t, bedGetJSON(ctx, url(paused, "/status"), time.Second, &status), "a paused node does not answer within 1s")
 	assert.Contains(t, bedProcState(ctx, t, c.Remotes[paused.Name], paused), "stopped")
@@ -139,7 +140,7 @@ func leaveFaults(ctx context.Context, t *testing.T, c, followers *Cluster) {
 	assert.Equal(t, bedClock{Rate: 0.5}, faults.Clock, "GET /faults shows the rate")
 	op, err := (&Pause{Targets: []Target{TargetOne}}).Start(ctx, followers, seeded(3))
 	require.NoError(t, err)
-	n := op.Value.(processValue).Nodes[0]
+	n := op.Value.(faultrec.Process).Nodes[0]
 	require.Contains(t, bedProcState(ctx, t, c.Remotes[n], db.Node{Name: n}), "stopped")
 }
 

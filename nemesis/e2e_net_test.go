@@ -18,6 +18,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/faultrec"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )
@@ -179,9 +180,9 @@ func netBedIsolateLeader(ctx context.Context, t *testing.T, c *Cluster) {
 	p := &Partition{Topologies: []Topology{IsolateLeader}}
 	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(1, 1)))
 	require.NoError(t, err)
-	v := op.Value.(map[string]any)
-	require.Equal(t, MechIPTables, v["mechanism"])
-	require.Len(t, v[old], 2, "the leader %s drops both others: %v", old, v)
+	v := op.Value.(faultrec.Partition)
+	require.Equal(t, MechIPTables, v.Mechanism)
+	require.Len(t, v.Grudge[old], 2, "the leader %s drops both others: %v", old, v)
 
 	require.Eventually(t, func() bool {
 		sts := bedStatuses(ctx, c.DB, c.Nodes)
@@ -239,7 +240,7 @@ func netBedStatisticLoss(ctx context.Context, t *testing.T, c *Cluster) {
 	netBedRun(ctx, t, c, to.Name, "iptables -w -A "+rule)
 	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(2, 2)))
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{PartLoss: MechIPTables}, op.Value.(*PacketValue).Mechanism)
+	require.Equal(t, map[string]string{PartLoss: MechIPTables}, op.Value.(*faultrec.Packet).Mechanism)
 	netBedRun(ctx, t, c, to.Name, "iptables -w -I "+rule)
 
 	const sent = 400
@@ -276,7 +277,7 @@ func netBedHookDelay(ctx context.Context, t *testing.T, c *Cluster) {
 	p := &Packet{Behavior: PacketBehavior{DelayMS: 200}, NoNetem: true, Links: netLinks(PacketLinks{leader: others})}
 	op, err := p.Start(ctx, c, rand.New(rand.NewPCG(3, 3)))
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{PartDelay: MechHooks}, op.Value.(*PacketValue).Mechanism)
+	require.Equal(t, map[string]string{PartDelay: MechHooks}, op.Value.(*faultrec.Packet).Mechanism)
 	for i := range 3 {
 		took, err := netBedPut(ctx, c.DB, follower, fmt.Sprint("delayed", i))
 		require.NoError(t, err)

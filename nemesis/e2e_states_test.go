@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/faultrec"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )
@@ -38,12 +39,12 @@ func TestVoteRestartFromStatesOnTestbed(t *testing.T) {
 		ctx := bedStep(t, time.Minute)
 		op, err := f.Start(ctx, c, seeded(uint64(attempt)))
 		require.NoError(t, err, "attempt %d", attempt)
-		v := op.Value.(map[string]any)
+		v := op.Value.(faultrec.Targeted)
 		t.Logf("attempt %d: %v", attempt, v)
-		assert.Equal(t, votesFromStates, v["votes_from"])
+		assert.Equal(t, votesFromStates, v.VotesFrom)
 		_, err = f.Stop(ctx, c)
 		require.NoError(t, err)
-		second, _ = v["second_votes"].([]string)
+		second = v.SecondVotes
 	}
 	require.NotEmpty(t, second, "no attempt saw the voter vote again")
 }

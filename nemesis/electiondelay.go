@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"chaos/faultrec"
 )
 
 // ElectionDelay is the election-delay family: every message between the
@@ -50,7 +52,7 @@ type ElectionDelay struct {
 }
 
 // ElectionDelayFamily is the election-delay family's name.
-const ElectionDelayFamily = "election-delay"
+const ElectionDelayFamily = faultrec.NameElectionDelay
 
 func (e *ElectionDelay) Name() string { return ElectionDelayFamily }
 
@@ -83,7 +85,7 @@ func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (
 		return Op{}, err
 	}
 	b := e.behavior(c, 1.5+0.5*rng.Float64())
-	v["leader"], v["delay_ms"], v["jitter_ms"] = leader, b.DelayMS, b.JitterMS
+	v.Leader, v.DelayMS, v.JitterMS = leader, new(b.DelayMS), new(b.JitterMS)
 	if err := s.degrade(ctx, view, b, amongLinks(partitionNames(view.Nodes))); err != nil {
 		return s.op(err)
 	}
@@ -92,32 +94,30 @@ func (e *ElectionDelay) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (
 
 // rounds cuts the leader off, waits for the next and rejoins it, Rounds
 // times at most, and records each round under "rounds".
-func (e *ElectionDelay) rounds(ctx context.Context, view *Cluster, v map[string]any, leader string) error {
+func (e *ElectionDelay) rounds(ctx context.Context, view *Cluster, v *faultrec.Targeted, leader string) error {
 	s, up := &e.seq, partitionNames(view.Nodes)
 	n := e.Rounds
 	if n <= 0 {
 		n = 3
 	}
-	var rounds []map[string]any
 	for range n {
 		term := topTerm(ctx, view)
-		round := map[string]any{"isolated": leader, "term": term}
-		rounds = append(rounds, round)
-		v["rounds"] = rounds
+		v.Rounds = append(v.Rounds, faultrec.Round{Isolated: leader, Term: term})
+		round := &v.Rounds[len(v.Rounds)-1]
 		if err := s.cut.set(ctx, view, grudgeIsolate(up, leader)); err != nil {
 			return err
 		}
 		began := e.Pace.now()
 		next, top, err := e.awaitNext(ctx, view, leader, term)
-		round["waited_ms"], round["terms"] = e.Pace.now().Sub(began).Milliseconds(), top-term
+		round.WaitedMS, round.Terms = new(e.Pace.now().Sub(began).Milliseconds()), new(top-term)
 		if err != nil {
 			return err
 		}
 		if next == "" {
-			v["outcome"] = "no new leader within twenty election timeouts"
+			v.Outcome = "no new leader within twenty election timeouts"
 			return nil
 		}
-		round["next_leader"] = next
+		round.NextLeader = next
 		if err := s.cut.stop(ctx, view); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -180,12 +181,12 @@ func fakeLeftover(ctx context.Context, c *Cluster, n db.Node) ([]string, error) 
 // fakeApply carries the clock fault v out on n by rewriting its control
 // file: a rate, or the jumps of a bump or strobe (waiting the strobe's
 // period between two), and records who reads the file.
-func (k *Clock) fakeApply(ctx context.Context, c *Cluster, n db.Node, v *clockValue) error {
+func (k *Clock) fakeApply(ctx context.Context, c *Cluster, n db.Node, v *faultrec.Clock) error {
 	if v.Kind == clockRate {
 		_, err := fakeRate(ctx, c, n, v.Rates[n.Name])
 		return err
 	}
-	for i, ms := range v.jumps(n.Name) {
+	for i, ms := range clockJumps(v, n.Name) {
 		if i > 0 {
 			if err := k.wait(ctx, time.Duration(v.PeriodMS)*time.Millisecond); err != nil {
 				return fmt.Errorf("%s: strobe: %w", n.Name, err)

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"os"
@@ -69,8 +70,8 @@ func TestClockFaketimeFiles(t *testing.T) {
 		require.NoError(t, k.Available(ctx, c))
 		op, err := k.Start(ctx, c, seeded(seedFor(t, k, c, kind)))
 		require.NoError(t, err, kind)
-		v := op.Value.(clockValue)
-		assert.Equal(t, ClockFaketime, v.Mechanism)
+		v := op.Value.(faultrec.Clock)
+		assert.Equal(t, string(ClockFaketime), v.Mechanism)
 		assert.Equal(t, map[string]string{"n1": "native", "n2": "native", "n3": "native"}, v.Readers)
 		for _, n := range []string{"n1", "n2", "n3"} {
 			want := map[string]fakeclock.Spec{
@@ -94,7 +95,7 @@ func TestClockFaketimeFiles(t *testing.T) {
 
 // strobeEnd is where a strobe of v leaves the clock: +delta after an odd
 // count of jumps, the true clock after an even one.
-func strobeEnd(v clockValue) time.Duration {
+func strobeEnd(v faultrec.Clock) time.Duration {
 	if v.Count%2 == 1 {
 		return time.Duration(v.DeltaMS) * time.Millisecond
 	}
@@ -203,8 +204,8 @@ func TestClockOfTheLeaderWithoutLeaderCapability(t *testing.T) {
 	k := &Clock{Strategy: ClockFaketime, Targets: []Target{TargetLeader}, Election: 300 * time.Millisecond, Wait: (&waitLog{}).wait}
 	op, err := k.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
-	v := op.Value.(clockValue)
-	assert.Equal(t, TargetOne, v.Mode)
+	v := op.Value.(faultrec.Clock)
+	assert.Equal(t, string(TargetOne), v.Mode)
 	assert.Len(t, v.Nodes, 1)
 	assert.Contains(t, v.Fallback, "leader: ")
 	assert.Contains(t, v.Fallback, "one node instead")

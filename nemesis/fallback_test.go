@@ -11,6 +11,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/faultrec"
 	"chaos/golden"
 )
 
@@ -69,13 +70,13 @@ func TestVoteRestartFromStates(t *testing.T) {
 	op, err := f.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	b.WriteString(fx.transcript("start: n3 leads term 4; the states show a vote, then n3 leading its term", op, err))
-	v := op.Value.(map[string]any)
-	assert.Equal(t, votesFromStates, v["votes_from"])
-	assert.Equal(t, voter, v["voter"])
-	assert.Equal(t, candidate, v["voted_for"])
-	assert.Equal(t, uint64(5), v["vote_term"])
-	assert.Equal(t, []string{"n3"}, v["second_votes"])
-	assert.NotContains(t, v, "outcome")
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, votesFromStates, v.VotesFrom)
+	assert.Equal(t, voter, v.Voter)
+	assert.Equal(t, candidate, v.VotedFor)
+	assert.Equal(t, new(uint64(5)), v.VoteTerm)
+	assert.Equal(t, []string{"n3"}, v.SecondVotes)
+	assert.Empty(t, v.Outcome)
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
@@ -86,7 +87,7 @@ func TestVoteRestartFromStates(t *testing.T) {
 	statesVoteScript(t, fx, false)
 	op, err = (&VoteRestart{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	assert.Equal(t, "no second vote seen", op.Value.(map[string]any)["outcome"], "a correct voter")
+	assert.Equal(t, "no second vote seen", op.Value.(faultrec.Targeted).Outcome, "a correct voter")
 }
 
 // The states show a vote by the vote a node names, by the leader it
@@ -127,14 +128,14 @@ func TestFigure8WithoutHooks(t *testing.T) {
 	require.NoError(t, f.Available(ctx, fx.c))
 	op, err := f.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	v := op.Value.(map[string]any)
-	assert.Equal(t, noHooks, v["append_limit"])
-	assert.Equal(t, noHooks, v["slow_clocks"])
-	assert.NotContains(t, v, "split_appends")
-	assert.Equal(t, MechIPTables, v["cut"].(map[string]any)["mechanism"])
-	assert.Equal(t, map[string]string{PartDelay: MechNetem}, v["links"].(*PacketValue).Mechanism)
-	assert.Equal(t, 3, v["lone_writes"])
-	assert.Equal(t, "n1", v["final_leader"])
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, noHooks, v.AppendLimit)
+	assert.Equal(t, noHooks, v.SlowClocks)
+	assert.Nil(t, v.SplitAppends)
+	assert.Equal(t, MechIPTables, v.Cut.Mechanism)
+	assert.Equal(t, map[string]string{PartDelay: MechNetem}, v.Links.Mechanism)
+	assert.Equal(t, &faultrec.CountOr{Count: 3}, v.LoneWrites)
+	assert.Equal(t, "n1", v.FinalLeader)
 	log := fx.log.take()
 	assert.NotContains(t, log, " hook ")
 	assert.Equal(t, 3, strings.Count(log, "n3: client write chaos-figure8=0"))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"chaos/db"
+	"chaos/faultrec"
 )
 
 // Figure8 is the figure8 family: the sequence of Figure 8 of the Raft
@@ -81,7 +82,7 @@ type Figure8 struct {
 }
 
 // Figure8Family is the figure8 family's name.
-const Figure8Family = "figure8"
+const Figure8Family = faultrec.NameFigure8
 
 func (f *Figure8) Name() string { return Figure8Family }
 
@@ -117,7 +118,7 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	}
 	all := partitionNames(c.Nodes)
 	rest := others(c, leader)
-	v["leader"], v["term"] = leader, term
+	v.Leader, v.Term = leader, new(term)
 	if err := s.splitAppends(ctx, c); err != nil {
 		return s.op(err)
 	}
@@ -151,9 +152,9 @@ const figure8Key = "chaos-figure8"
 // their answers up after loneWriteWait; "lone_writes" records how many it
 // sent. Without a client (Cluster.Write nil) it sends none, and
 // "lone_writes" says so: the clients' own writes may still land there.
-func (f *Figure8) appendAlone(ctx context.Context, c *Cluster, v map[string]any, leader string) {
+func (f *Figure8) appendAlone(ctx context.Context, c *Cluster, v *faultrec.Targeted, leader string) {
 	if c.Write == nil {
-		v["lone_writes"] = "unavailable: no client"
+		v.LoneWrites = &faultrec.CountOr{Reason: "unavailable: no client"}
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, loneWriteWait)
@@ -164,11 +165,11 @@ func (f *Figure8) appendAlone(ctx context.Context, c *Cluster, v map[string]any,
 		wg.Go(func() { _ = c.Write(ctx, leader, figure8Key, 0) })
 	}
 	wg.Wait()
-	v["lone_writes"] = loneWrites
+	v.LoneWrites = &faultrec.CountOr{Count: loneWrites}
 }
 
 // play runs steps 2 and 3 once the leader is cut off.
-func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader string, term uint64, rest []string) error {
+func (f *Figure8) play(ctx context.Context, c *Cluster, v *faultrec.Targeted, leader string, term uint64, rest []string) error {
 	// The elections of steps 3 and 4 first wait out the bystanders' memory
 	// of the last leader on their slow clocks (ten election timeouts at
 	// favourRate), then a few rounds of the favoured node's campaigns.
@@ -193,7 +194,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		second, secondTerm = leaderAmong(st, rest, term)
 		return second != "", nil
 	}); err != nil || second == "" {
-		v["outcome"] = "no second leader"
+		v.Outcome = "no second leader"
 		return err
 	}
 	index := loneIndex(st, second, rest)
@@ -202,10 +203,10 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		// of t' comes right after it, whatever the others hold.
 		index = max(index, last+1)
 	}
-	v["second_leader"], v["second_term"], v["index"] = second, secondTerm, index
-	v["lone_entries"] = uint64(0)
+	v.SecondLeader, v.SecondTerm, v.Index = second, new(secondTerm), new(index)
+	v.LoneEntries = new(uint64(0))
 	if last := st[leader].LogEnd(); last >= index {
-		v["lone_entries"] = last - index + 1
+		v.LoneEntries = new(last - index + 1)
 	}
 	bystanders := slices.DeleteFunc(slices.Clone(rest), func(n string) bool { return n == second })
 	rejoined := append([]string{leader}, bystanders...)
@@ -226,13 +227,13 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		}
 		return reelected > 0 && ls.Commit >= index, nil
 	}); err != nil || reelected == 0 {
-		v["outcome"] = "the first leader was not elected again"
+		v.Outcome = "the first leader was not elected again"
 		return err
 	}
-	v["reelected_term"], v["commit"] = reelected, st[leader].Commit
+	v.ReelectedTerm, v.Commit = new(reelected), new(st[leader].Commit)
 	voters, away := finalSides(st, second, bystanders, len(c.Nodes))
 	if len(away) > 0 {
-		v["cut_with_leader"] = away
+		v.CutWithLeader = away
 	}
 	if err := s.cut.set(ctx, c, sides(voters, append([]string{leader}, away...))); err != nil {
 		return err
@@ -249,7 +250,7 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v map[string]any, leader
 		return final != "", nil
 	})
 	if final != "" {
-		v["final_leader"] = final
+		v.FinalLeader = final
 	}
 	return err
 }
@@ -285,9 +286,9 @@ const favourRate = 0.1
 // slow sets the clocks of nodes to favourRate through their clock hooks,
 // for the sequence's end to reset; without hooks, "slow_clocks" in v
 // says it could not.
-func (f *Figure8) slow(ctx context.Context, c *Cluster, v map[string]any, nodes []string) error {
+func (f *Figure8) slow(ctx context.Context, c *Cluster, v *faultrec.Targeted, nodes []string) error {
 	if c.Hooks == nil {
-		v["slow_clocks"] = noHooks
+		v.SlowClocks = noHooks
 		return nil
 	}
 	for _, n := range nodes {

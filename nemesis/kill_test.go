@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,8 +131,8 @@ func TestKillOfTheLeaderWithoutLeaderCapability(t *testing.T) {
 	k := &Kill{Targets: []Target{TargetLeader}}
 	op, err := k.Start(context.Background(), c, seeded(1))
 	require.NoError(t, err)
-	v := op.Value.(processValue)
-	assert.Equal(t, TargetOne, v.Mode)
+	v := op.Value.(faultrec.Process)
+	assert.Equal(t, string(TargetOne), v.Mode)
 	assert.Equal(t, "leader: chaos-node cannot tell its leader (no Leader capability; a described system has it with a leader: probe); "+
 		"one node instead", v.Fallback)
 	require.Len(t, v.Nodes, 1)
@@ -184,7 +185,7 @@ func TestKillHealRestartsWhatStopCouldNot(t *testing.T) {
 	k := &Kill{Targets: []Target{TargetOne}, UpTimeout: time.Millisecond}
 	op, err := k.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
-	node := op.Value.(processValue).Nodes[0]
+	node := op.Value.(faultrec.Process).Nodes[0]
 	d.sticky = map[string]bool{node: true} // silent after the restart
 	_, err = k.Stop(ctx, c)
 	require.EqualError(t, err, "kill: "+node+": not answering")

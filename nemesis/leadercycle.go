@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"chaos/faultrec"
 )
 
 // LeaderCycle is the leader-cycle family, the leaders crashing in cycles
@@ -34,7 +36,7 @@ type LeaderCycle struct {
 }
 
 // LeaderCycleFamily is the leader-cycle family's name.
-const LeaderCycleFamily = "leader-cycle"
+const LeaderCycleFamily = faultrec.NameLeaderCycle
 
 func (l *LeaderCycle) Name() string { return LeaderCycleFamily }
 
@@ -65,13 +67,13 @@ func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, 
 	if err != nil {
 		return Op{}, err
 	}
-	v["isolated"] = old
+	v.Isolated = old
 	if err := s.cut.set(ctx, view, grudgeIsolate(partitionNames(view.Nodes), old)); err != nil {
 		return s.op(err)
 	}
 	began := l.Pace.now()
 	next, err := l.awaitLeaderOtherThan(ctx, c, old)
-	v["waited_ms"] = l.Pace.now().Sub(began).Milliseconds()
+	v.WaitedMS = new(l.Pace.now().Sub(began).Milliseconds())
 	if err != nil {
 		return s.op(err)
 	}
@@ -79,16 +81,16 @@ func (l *LeaderCycle) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, 
 		return s.op(err)
 	}
 	if next == "" {
-		v["outcome"] = "no new leader"
+		v.Outcome = "no new leader"
 		return s.op(nil)
 	}
-	v["new_leader"], v["killed"] = next, next
+	v.NewLeader, v.Killed = next, next
 	if err := s.kill(ctx, c, next); err != nil {
 		return s.op(err)
 	}
 	after, err := l.awaitLeaderOtherThan(ctx, c, next)
 	if after != "" {
-		v["next_leader"] = after
+		v.NextLeader = after
 	}
 	return s.op(errors.Join(err, s.restartNode(ctx, c, next)))
 }

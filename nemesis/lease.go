@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"chaos/faultrec"
 )
 
 // Lease is the lease family: the leader's clock is slowed (its raft ticker
@@ -46,7 +48,7 @@ type Lease struct {
 }
 
 // LeaseFamily is the lease family's name.
-const LeaseFamily = "lease"
+const LeaseFamily = faultrec.NameLease
 
 func (l *Lease) Name() string { return LeaseFamily }
 
@@ -86,15 +88,15 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 		rates = []float64{0.05, 0.1}
 	}
 	rate := rates[rng.IntN(len(rates))]
-	v["leader"], v["rate"], v["clock"] = leader, rate, l.clock()
+	v.Leader, v.Rate, v.Clock = leader, new(rate), string(l.clock())
 	var got float64
 	if l.clock() == ClockFaketime {
 		got, err = s.setFakeRate(ctx, c, leader, rate)
 	} else {
 		got, err = s.setRate(ctx, c, leader, rate)
-		v["effect"] = EffectObserved
+		v.Effect = EffectObserved
 		if got != rate {
-			v["effect"] = EffectNotObserved
+			v.Effect = EffectNotObserved
 		}
 	}
 	if err != nil {
@@ -109,7 +111,7 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 // hold waits until another node leads, then for as long as the cut-off
 // leader's lease lasts on its slow clock (an election timeout of it, at
 // most leaseHold of them in true time): the window of its stale reads.
-func (l *Lease) hold(ctx context.Context, c *Cluster, v map[string]any, leader string, rate float64) error {
+func (l *Lease) hold(ctx context.Context, c *Cluster, v *faultrec.Targeted, leader string, rate float64) error {
 	election := electionOf(c, l.Election)
 	began := l.Pace.now()
 	next := ""
@@ -123,12 +125,12 @@ func (l *Lease) hold(ctx context.Context, c *Cluster, v map[string]any, leader s
 		return err
 	}
 	if next == "" {
-		v["outcome"] = "no new leader"
+		v.Outcome = "no new leader"
 		return nil
 	}
-	v["new_leader"] = next
+	v.NewLeader = next
 	err = l.Pace.wait(ctx, min(time.Duration(float64(election)/rate), leaseHold*election))
-	v["held_ms"] = l.Pace.now().Sub(began).Milliseconds()
+	v.HeldMS = new(l.Pace.now().Sub(began).Milliseconds())
 	return err
 }
 

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -16,18 +17,6 @@ import (
 // The chains are reused by name, so a new run that does not remove them
 // first runs with the old DROP rules in place. HealLeftovers is what a
 // run's setup does about it, once, before the load.
-
-// LeftoversValue is the value of the heal op a run's setup records when it
-// removed what an earlier run left (docs/FORMATS.md, "Nemesis
-// operations").
-type LeftoversValue struct {
-	// Leftovers says, by node name, what was found on the node's host and
-	// removed, each in a few words: "chaos-node process 4242, paused",
-	// "iptables chain CHAOS-PARTITION (4 rules)", "tc root qdisc c4a5: on
-	// eth0", "system clock set by chaos, NTP off (stopped: chrony)".
-	// Nodes where nothing was found are absent.
-	Leftovers map[string][]string `json:"leftovers"`
-}
 
 // leftoverFinder is a Fault whose Heal leaves a trace on a host that can
 // be listed before it is removed.
@@ -72,7 +61,7 @@ func HealLeftovers(ctx context.Context, c *Cluster, sharedHost bool) (Op, error)
 		})
 	}
 	wg.Wait()
-	v := LeftoversValue{Leftovers: map[string][]string{}}
+	v := faultrec.Heal{Leftovers: map[string][]string{}}
 	for i, n := range c.Nodes {
 		if len(found[i]) > 0 {
 			v.Leftovers[n.Name] = found[i]

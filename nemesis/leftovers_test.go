@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"encoding/json"
 	"strings"
@@ -135,7 +136,7 @@ func TestHealLeftoversSystemClock(t *testing.T) {
 	}
 	op, err := HealLeftovers(context.Background(), c, false)
 	require.NoError(t, err)
-	assert.Equal(t, LeftoversValue{Leftovers: map[string][]string{"n2": {"system clock set by chaos, NTP off (stopped: chrony)"}}}, op.Value)
+	assert.Equal(t, faultrec.Heal{Leftovers: map[string][]string{"n2": {"system clock set by chaos, NTP off (stopped: chrony)"}}}, op.Value)
 	out := log.take()
 	assert.Contains(t, out, "n1: reset the clock")
 	assert.Contains(t, out, "n2: reset the clock")
@@ -157,7 +158,7 @@ func TestHealLeftoversGoesPastAFailure(t *testing.T) {
 	require.ErrorContains(t, err, "n1: partition: list iptables: n1: `iptables -w -S` exited 1: canned failure")
 	require.ErrorContains(t, err, "n1: packet: list iptables: ")
 	require.ErrorContains(t, err, "heal partition: n1: partition: heal CHAOS-PARTITION, CHAOS-TARGET: ", "n1 was healed all the same")
-	assert.Equal(t, LeftoversValue{Leftovers: map[string][]string{"n2": {"iptables chain CHAOS-PARTITION (2 rules)",
+	assert.Equal(t, faultrec.Heal{Leftovers: map[string][]string{"n2": {"iptables chain CHAOS-PARTITION (2 rules)",
 		"tc root qdisc c4a5: on eth0", "iptables chain CHAOS-PACKET (1 rule)"}}}, op.Value)
 	assert.Equal(t, []string{"DOCKER"}, crashed.chains)
 }

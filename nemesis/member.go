@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"chaos/db"
+	"chaos/faultrec"
 )
 
 // Member is the member family: a membership change cycle, as Jepsen's etcd
@@ -38,12 +39,12 @@ type Member struct {
 	Pace Pace
 
 	mu    sync.Mutex
-	value map[string]any // the active fault's op value; nil when none
-	out   []db.Node      // nodes a cut-short cycle left outside the voters
+	value *faultrec.Member // the active fault's op value; nil when none
+	out   []db.Node        // nodes a cut-short cycle left outside the voters
 }
 
 // MemberFamily is the member family's name.
-const MemberFamily = "member"
+const MemberFamily = faultrec.NameMember
 
 func (m *Member) Name() string { return MemberFamily }
 
@@ -77,19 +78,19 @@ func (m *Member) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, err
 			victim = n
 		}
 	}
-	v := map[string]any{"node": victim.Name, "was_leader": err == nil && victim.Name == leader}
+	v := &faultrec.Member{Node: victim.Name, WasLeader: err == nil && victim.Name == leader}
 	m.value = v
 	m.out = append(m.out, victim)
 	err = m.cycle(ctx, c, victim, v)
 	if err == nil {
 		m.out = slices.DeleteFunc(m.out, func(n db.Node) bool { return n == victim })
 	}
-	return Op{F: "start-member", Value: v}, wrapFamily(MemberFamily, err)
+	return Op{F: "start-member", Value: *v}, wrapFamily(MemberFamily, err)
 }
 
 // cycle removes victim, kills it and brings it back as a new voter,
 // recording each step's time in v.
-func (m *Member) cycle(ctx context.Context, c *Cluster, victim db.Node, v map[string]any) error {
+func (m *Member) cycle(ctx context.Context, c *Cluster, victim db.Node, v *faultrec.Member) error {
 	ms := c.Membership
 	began := m.Pace.now()
 	since := func() int64 { return m.Pace.now().Sub(began).Milliseconds() }
@@ -106,15 +107,15 @@ func (m *Member) cycle(ctx context.Context, c *Cluster, victim db.Node, v map[st
 	if err != nil {
 		return err
 	}
-	v["removed_via"], v["removed_ms"] = via, since()
+	v.RemovedVia, v.RemovedMS = via, new(since())
 	if err := m.rejoin(ctx, c, victim, true); err != nil {
 		return err
 	}
-	v["rejoined_ms"] = since()
+	v.RejoinedMS = new(since())
 	if err := m.promote(ctx, c, victim); err != nil {
 		return err
 	}
-	v["promoted_ms"] = since()
+	v.PromotedMS = new(since())
 	return nil
 }
 
@@ -231,7 +232,7 @@ func (m *Member) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	if m.value == nil {
 		return Op{}, nil
 	}
-	op := Op{F: "stop-member", Value: m.value}
+	op := Op{F: "stop-member", Value: *m.value}
 	m.value = nil
 	return op, wrapFamily(MemberFamily, m.restore(ctx, c, m.out))
 }

@@ -16,6 +16,7 @@ import (
 	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
+	"chaos/faultrec"
 )
 
 // memberDB is a system with a membership: it keeps the voters, the
@@ -150,8 +151,8 @@ func TestMemberCycle(t *testing.T) {
 	op, err := m.Start(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
 	require.NoError(t, err)
 	require.Equal(t, "start-member", op.F)
-	v := op.Value.(map[string]any)
-	victim := v["node"].(string)
+	v := op.Value.(faultrec.Member)
+	victim := v.Node
 	via := "n1"
 	if victim == "n1" {
 		via = "n2"
@@ -167,10 +168,10 @@ func TestMemberCycle(t *testing.T) {
 	}, d.calls)
 	require.ElementsMatch(t, []string{"n1", "n2", "n3"}, d.voters)
 	require.Empty(t, d.learners)
-	require.Equal(t, otherThan(victim, via), v["removed_via"])
+	require.Equal(t, otherThan(victim, via), v.RemovedVia)
 	require.Equal(t, 100*time.Millisecond, *elapsed,
 		"an attempt asks every other member: the refused removal is retried at once through the next, the promotion refused by both waits an election timeout")
-	require.Contains(t, v, "promoted_ms")
+	require.NotNil(t, v.PromotedMS)
 
 	stop, err := m.Stop(context.Background(), c)
 	require.NoError(t, err)
@@ -199,13 +200,13 @@ func TestMemberCycleOnTheLeader(t *testing.T) {
 		leaderDraw := probe.IntN(2) == 0
 		op, err := m.Start(context.Background(), c, rng)
 		require.NoError(t, err)
-		v := op.Value.(map[string]any)
+		v := op.Value.(faultrec.Member)
 		want := pick
 		if leaderDraw {
 			want = "n2"
 		}
-		require.Equal(t, want, v["node"], "seed %d", seed)
-		require.Equal(t, want == "n2", v["was_leader"], "seed %d", seed)
+		require.Equal(t, want, v.Node, "seed %d", seed)
+		require.Equal(t, want == "n2", v.WasLeader, "seed %d", seed)
 		_, _ = m.Stop(context.Background(), c)
 	}
 }
@@ -219,8 +220,7 @@ func TestMemberStopFinishesACycleCutShort(t *testing.T) {
 	op, err := m.Start(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
 	require.ErrorContains(t, err, "member: ")
 	require.ErrorContains(t, err, "rejoin refused")
-	victim := op.Value.(map[string]any)["node"].(string)
-	require.NotContains(t, op.Value, "error", "the schedule records the error around the value")
+	victim := op.Value.(faultrec.Member).Node
 	require.Equal(t, []string{victim}, d.learners, "added back, never started")
 
 	stop, err := m.Stop(context.Background(), c)
@@ -272,7 +272,7 @@ func TestMemberHealWithoutAQuorum(t *testing.T) {
 	require.Empty(t, d.calls)
 	require.Zero(t, *elapsed, "no wait for a leader")
 
-	m.value, m.out = map[string]any{"node": "n3"}, []db.Node{threeNodes[2]}
+	m.value, m.out = &faultrec.Member{Node: "n3"}, []db.Node{threeNodes[2]}
 	_, err := m.Stop(context.Background(), c)
 	require.ErrorIs(t, err, db.ErrNoQuorum)
 	require.ErrorContains(t, err, "member: the membership: ")

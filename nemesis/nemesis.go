@@ -102,7 +102,10 @@ func (c *Cluster) cutTable() *cutTable {
 
 // Op is a fault transition as the history records it: F is the nemesis
 // op name of docs/FORMATS.md (start-partition, kill, clock-bump, ...) and Value
-// its targets and the mechanism used.
+// its targets and the mechanism used. The families of the registry give
+// Value a fault record of package faultrec (faultrec.Decode's type for F),
+// which readers of the history decode with the same type; Value stays any
+// so that a Fault of another package may record an op of its own.
 type Op struct {
 	F     string
 	Value any

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -99,17 +100,6 @@ func (b PacketBehavior) Parts() []string {
 // touched, never the clients' or the controller's.
 type PacketLinks map[string][]string
 
-// PacketValue is the value of start-packet and stop-packet ops.
-type PacketValue struct {
-	Targets  PacketLinks    `json:"targets"`
-	Behavior PacketBehavior `json:"behavior"`
-	// Mechanism says which mechanism performed each part (MechNetem,
-	// MechIPTables, MechHTB, MechHooks or MechProxy), by part.
-	Mechanism map[string]string `json:"mechanism"`
-	// Unavailable lists the parts of Behavior no mechanism could perform.
-	Unavailable []string `json:"unavailable,omitempty"`
-}
-
 // PacketUnavailableError lists the parts of a packet fault the hosts cannot
 // perform, and why, mechanism by mechanism.
 type PacketUnavailableError struct {
@@ -162,7 +152,7 @@ type Packet struct {
 	proxy proxyState // guarded by mu
 
 	mu     sync.Mutex
-	active *PacketValue
+	active *faultrec.Packet
 }
 
 // Name is "packet".
@@ -199,7 +189,7 @@ func (p *Packet) Available(ctx context.Context, c *Cluster) error {
 }
 
 // Start degrades the links Links chooses, performs every part some
-// mechanism can, and returns start-packet with a *PacketValue. It fails
+// mechanism can, and returns start-packet with a *faultrec.Packet. It fails
 // when a packet fault is active already or no part can be performed.
 // When a node refuses its part, Start heals what it did and returns the
 // error.
@@ -228,7 +218,7 @@ func (p *Packet) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, err
 	if err := p.apply(ctx, c, b, links, plan.mech); err != nil {
 		return Op{}, errors.Join(err, p.heal(ctx, c, plan.mech))
 	}
-	p.active = &PacketValue{Targets: links, Behavior: b, Mechanism: plan.mech, Unavailable: plan.unavailable}
+	p.active = &faultrec.Packet{Targets: links, Behavior: faultrec.PacketBehavior(b), Mechanism: plan.mech, Unavailable: plan.unavailable}
 	return Op{F: history.FStartPacket, Value: p.active}, nil
 }
 
@@ -243,7 +233,7 @@ func (p *Packet) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	value := p.active
 	var used map[string]string
 	if value == nil {
-		value = &PacketValue{Targets: PacketLinks{}, Mechanism: map[string]string{}}
+		value = &faultrec.Packet{Targets: PacketLinks{}, Mechanism: map[string]string{}}
 	} else {
 		used = value.Mechanism
 	}

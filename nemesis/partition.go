@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"chaos/db"
+	"chaos/faultrec"
 	"chaos/history"
 )
 
@@ -122,7 +123,7 @@ func (p *Partition) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, 
 func (p *Partition) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	value, mech := map[string]any{}, ""
+	value, mech := faultrec.Partition{}, ""
 	if p.active != nil {
 		value, mech = partitionValue(p.active.grudge, p.active.mechanism), p.active.mechanism
 	}
@@ -260,12 +261,12 @@ func (p *Partition) applyHooks(ctx context.Context, c *Cluster, g Grudge) error 
 }
 
 // partitionValue is the op value: the grudge (nodes that drop nothing left
-// out) and "mechanism".
-func partitionValue(g Grudge, mech string) map[string]any {
-	v := map[string]any{"mechanism": mech}
+// out) and the mechanism.
+func partitionValue(g Grudge, mech string) faultrec.Partition {
+	v := faultrec.Partition{Mechanism: mech, Grudge: map[string][]string{}}
 	for n, peers := range g {
 		if len(peers) > 0 {
-			v[n] = slices.Clone(peers)
+			v.Grudge[n] = slices.Clone(peers)
 		}
 	}
 	return v

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/faultrec"
 	"chaos/golden"
 )
 
@@ -57,12 +58,7 @@ func TestPartitionLocalModeRulesShareOneHost(t *testing.T) {
 	require.NoError(t, err)
 	out := log.take() + netOpLine(t, op)
 
-	g := Grudge{}
-	for k, v := range op.Value.(map[string]any) {
-		if k != "mechanism" {
-			g[k] = v.([]string)
-		}
-	}
+	g := Grudge(op.Value.(faultrec.Partition).Grudge)
 	addr := map[string]string{}
 	for _, n := range c.Nodes {
 		addr[n.Addr+"/32"] = n.Name
@@ -222,15 +218,15 @@ func TestIsolateLeaderWithoutLeaderIsolatesSomeNode(t *testing.T) {
 	p := &Partition{Topologies: []Topology{IsolateLeader}}
 	op, err := p.Start(ctx, c, netRand(9))
 	require.NoError(t, err)
-	v := op.Value.(map[string]any)
+	v := op.Value.(faultrec.Partition)
 	isolated := 0
-	for k, peers := range v {
-		if k != "mechanism" && len(peers.([]string)) == 4 {
+	for _, peers := range v.Grudge {
+		if len(peers) == 4 {
 			isolated++
 		}
 	}
 	assert.Equal(t, 1, isolated, "%v", v)
-	assert.Len(t, v, 6, "the isolated node, four that drop it, and the mechanism")
+	assert.Len(t, v.Grudge, 5, "the isolated node, and four that drop it")
 }
 
 func TestHookHealIgnoresDownNodesAndDisabledHooks(t *testing.T) {

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"strings"
 	"testing"
@@ -91,7 +92,7 @@ func TestPauseDoesNotWaitForANodeSilentBefore(t *testing.T) {
 	p := &Pause{Targets: []Target{TargetAll}, UpTimeout: time.Hour}
 	op, err := p.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"n2"}, op.Value.(processValue).Silent)
+	assert.Equal(t, []string{"n2"}, op.Value.(faultrec.Process).Silent)
 	for _, f := range fakes {
 		f.Take()
 	}

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/faultfs"
+	"chaos/faultrec"
 )
 
 // PowerLoss is the power-loss family: the chosen nodes lose power. Each is
@@ -38,14 +40,6 @@ type PowerLoss struct {
 	state processState
 }
 
-// powerLossValue is the value of start-power-loss: kill's, and what each
-// node's file system dropped.
-type powerLossValue struct {
-	processValue
-	// Dropped is, by node, what was not durable and is gone.
-	Dropped map[string]faultfs.Status `json:"dropped,omitempty"`
-}
-
 func (p *PowerLoss) Name() string { return PowerLossFamily }
 
 // Available reports why the nodes cannot lose power here: their data
@@ -59,7 +53,7 @@ func (p *PowerLoss) Available(ctx context.Context, c *Cluster) error {
 // their file systems hold that is not durable.
 func (p *PowerLoss) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
 	var mu sync.Mutex
-	dropped := map[string]faultfs.Status{}
+	dropped := map[string]faultrec.DiskStatus{}
 	act := func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
 		m, err := storageMount(c, n)
 		if err != nil {
@@ -74,13 +68,13 @@ func (p *PowerLoss) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, 
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		dropped[n.Name] = res.Dropped
+		dropped[n.Name] = diskStatus(res.Dropped)
 		return nil
 	}
 	op, err := p.state.start(ctx, c, rng, injection{family: PowerLossFamily, f: "start-" + PowerLossFamily,
 		targets: p.Targets, probe: p.Probe, act: act})
-	if v, ok := op.Value.(processValue); ok {
-		op.Value = powerLossValue{processValue: v, Dropped: dropped}
+	if v, ok := op.Value.(faultrec.Process); ok {
+		op.Value = faultrec.PowerLoss{Process: v, Dropped: dropped}
 	}
 	return op, err
 }
@@ -133,4 +127,17 @@ func healDown(ctx context.Context, c *Cluster, s *processState, family string, u
 	failed, err := actOnEach(ctx, c, nodes, again)
 	s.failed = failed
 	return wrapFamily(family, err)
+}
+
+// diskStatus is a fault file system's status as a fault record holds it.
+func diskStatus(s faultfs.Status) faultrec.DiskStatus {
+	out := faultrec.DiskStatus{PendingFiles: s.PendingFiles, UndoBytes: s.UndoBytes, PendingNames: s.PendingNames}
+	if s.Errors != nil {
+		out.Errors = &faultrec.DiskErrorMode{Kind: s.Errors.Kind, On: s.Errors.On}
+		if s.Errors.Until != nil {
+			// As encoding/json writes a time.
+			out.Errors.Until = json.RawMessage(`"` + s.Errors.Until.Format(time.RFC3339Nano) + `"`)
+		}
+	}
+	return out
 }

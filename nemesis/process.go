@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -14,21 +15,6 @@ import (
 // The process faults, kill and pause, share what follows: they act on
 // processes through db.DB, one node at a time, and remember the nodes they
 // acted on until a Stop or a Heal undoes it.
-
-// processValue is the value of kill, start, pause and resume ops.
-type processValue struct {
-	Nodes []string `json:"nodes"`
-	Mode  Target   `json:"mode,omitempty"`
-	// Fallback says why the target drawn gave way to Mode (see
-	// selectTargets).
-	Fallback string `json:"fallback,omitempty"`
-	Effect   string `json:"effect,omitempty"`
-	// Silent are targets that did not answer before the fault; Answering,
-	// targets that still answered after it. Either makes the effect "not
-	// observed".
-	Silent    []string `json:"silent_before,omitempty"`
-	Answering []string `json:"answering_after,omitempty"`
-}
 
 // injection is one step of a process fault: the op it records and what it
 // does to each node.
@@ -75,7 +61,7 @@ func (s *processState) start(ctx context.Context, c *Cluster, rng *rand.Rand, in
 	}
 	nodes := sel.nodes
 	probe := in.probe.withDefaults()
-	v := processValue{Nodes: names(nodes), Mode: sel.mode, Fallback: sel.fallback}
+	v := faultrec.Process{Nodes: names(nodes), Mode: string(sel.mode), Fallback: sel.fallback}
 	v.Silent = filterNodes(nodes, func(n db.Node) bool { return !probe.answers(ctx, c.DB, n) })
 	s.active, s.silent = nodes, v.Silent
 	if err := actOn(ctx, c, nodes, in.act); err != nil {
@@ -100,7 +86,7 @@ func (s *processState) stop(ctx context.Context, c *Cluster, in injection) (Op, 
 	if len(nodes) == 0 {
 		return Op{}, nil
 	}
-	op := Op{F: in.f, Value: processValue{Nodes: names(nodes)}}
+	op := Op{F: in.f, Value: faultrec.Process{Nodes: names(nodes)}}
 	act := in.act
 	if in.settle != nil {
 		act = func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {

@@ -7,12 +7,16 @@ import (
 	"strings"
 
 	"chaos/faultfs"
+	"chaos/faultrec"
 )
 
 // Family describes one fault family of the registry.
 type Family struct {
-	// Name is the family's name, as --nemesis takes it.
-	Name string
+	// Family is what readers of a history know of the family (its Name, as
+	// --nemesis takes it, its op names, its target and its colour): the
+	// fault records' table (faultrec.Families), which this registry
+	// declares each family with (see record).
+	faultrec.Family
 	// Doc says in a few words what the family does and how, for --help.
 	Doc string
 	// New makes a fault of the family with its defaults.
@@ -50,37 +54,45 @@ type Family struct {
 // families; a name not in it is no family.
 func Families() []Family {
 	return []Family{
-		{Name: "kill", Doc: "SIGKILL one, a minority, a majority, all, or the leader; restart later",
+		{Family: record(faultrec.NameKill), Doc: "SIGKILL one, a minority, a majority, all, or the leader; restart later",
 			New: func() Fault { return &Kill{} }, Weight: 1, healRank: 5},
-		{Name: "pause", Doc: "SIGSTOP the same targets; SIGCONT later",
+		{Family: record(faultrec.NamePause), Doc: "SIGSTOP the same targets; SIGCONT later",
 			New: func() Fault { return &Pause{} }, Weight: 1, healRank: 0},
-		{Name: "partition", Doc: "cut nodes off from each other (iptables, or chaos-node's drop list)",
+		{Family: record(faultrec.NamePartition), Doc: "cut nodes off from each other (iptables, or chaos-node's drop list)",
 			New: func() Fault { return &Partition{} }, Weight: 1, healRank: 1},
-		{Name: "clock", Doc: "bump, strobe or skew nodes' clocks (chaos-node's clock hook, or a fake clock: libfaketime)",
+		{Family: record(faultrec.NameClock), Doc: "bump, strobe or skew nodes' clocks (chaos-node's clock hook, or a fake clock: libfaketime)",
 			New: func() Fault { return &Clock{} }, Weight: 1, healRank: 3, healers: clockHealers},
-		{Name: "packet", Doc: "loss, delay, reordering and duplication on links (tc netem, iptables, hooks or the fault proxy)",
+		{Family: record(faultrec.NamePacket), Doc: "loss, delay, reordering and duplication on links (tc netem, iptables, hooks or the fault proxy)",
 			New: func() Fault { return &Packet{} }, Weight: 1, healRank: 2},
-		{Name: LeaseFamily, Doc: "slow the leader's clock, then cut the leader off (leader leases; clock hook or fake clock)",
+		{Family: record(LeaseFamily), Doc: "slow the leader's clock, then cut the leader off (leader leases; clock hook or fake clock)",
 			New: func() Fault { return &Lease{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
-		{Name: VoteRestartFamily, Doc: "crash a node right after its vote, restart it, let the old leader ask again (needs node states)",
+		{Family: record(VoteRestartFamily), Doc: "crash a node right after its vote, restart it, let the old leader ask again (needs node states)",
 			New: func() Fault { return &VoteRestart{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
-		{Name: Figure8Family, Doc: "Raft's Figure 8: old leader alone, new leader alone, old leader re-elected (needs node states)",
+		{Family: record(Figure8Family), Doc: "Raft's Figure 8: old leader alone, new leader alone, old leader re-elected (needs node states)",
 			New: func() Fault { return &Figure8{} }, Weight: 8, healRank: 3, Targeted: true, healers: figure8Healers},
-		{Name: ElectionDelayFamily, Doc: "delay every link by 1.5-2 heartbeats, cut the leader off, up to 3 times: elections race",
+		{Family: record(ElectionDelayFamily), Doc: "delay every link by 1.5-2 heartbeats, cut the leader off, up to 3 times: elections race",
 			New: func() Fault { return &ElectionDelay{} }, Weight: 4, healRank: 3, Targeted: true, healers: healedByBase},
-		{Name: LeaderCycleFamily, Doc: "cut the leader off, wait for the next leader, heal, kill it, restart it after the next",
+		{Family: record(LeaderCycleFamily), Doc: "cut the leader off, wait for the next leader, heal, kill it, restart it after the next",
 			New: func() Fault { return &LeaderCycle{} }, Weight: 2, healRank: 3, Targeted: true, healers: healedByBase},
-		{Name: PowerLossFamily, Doc: "SIGKILL one, a minority, a majority, all, or the leader, drop what was not fsynced; restart later (storage faults)",
+		{Family: record(PowerLossFamily), Doc: "SIGKILL one, a minority, a majority, all, or the leader, drop what was not fsynced; restart later (storage faults)",
 			New: func() Fault { return &PowerLoss{} }, Weight: 2, healRank: 4, Storage: true, healers: storageHealers},
-		{Name: CorruptFamily, Doc: "while one node or a minority is down, flip a bit, zero a range or truncate a data file; restart later (storage faults)",
+		{Family: record(CorruptFamily), Doc: "while one node or a minority is down, flip a bit, zero a range or truncate a data file; restart later (storage faults)",
 			New: func() Fault { return &Corrupt{} }, Weight: 1, healRank: 4, Storage: true, healers: healedByStorage},
-		{Name: DiskFullFamily, Doc: "writes, fsyncs or both fail with ENOSPC on one node; cleared later (storage faults)",
+		{Family: record(DiskFullFamily), Doc: "writes, fsyncs or both fail with ENOSPC on one node; cleared later (storage faults)",
 			New: func() Fault { return &DiskErrors{Kind: faultfs.KindENOSPC} }, Weight: 1, healRank: 4, Storage: true, healers: healedByStorage},
-		{Name: EIOFamily, Doc: "writes, fsyncs or both fail with EIO on one node; cleared later (storage faults)",
+		{Family: record(EIOFamily), Doc: "writes, fsyncs or both fail with EIO on one node; cleared later (storage faults)",
 			New: func() Fault { return &DiskErrors{Kind: faultfs.KindEIO} }, Weight: 1, healRank: 4, Storage: true, healers: healedByStorage},
-		{Name: MemberFamily, Doc: "remove a member (the leader half of the time), add it back wiped, promote it (opt-in)",
+		{Family: record(MemberFamily), Doc: "remove a member (the leader half of the time), add it back wiped, promote it (opt-in)",
 			New: func() Fault { return &Member{} }, Weight: 2, healRank: 3, Targeted: true, OptIn: true},
 	}
+}
+
+// record is the fault records' entry of the family called name; the zero
+// Family for a name the table does not hold, which TestRegistryRecords
+// forbids.
+func record(name string) faultrec.Family {
+	f, _ := faultrec.Lookup(name)
+	return f
 }
 
 // FamilyWeight is the Weight of the family called name, 1 for a name the

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/faultrec"
 )
 
 // Every family of the registry is built under its own name, documented,
@@ -86,4 +88,19 @@ func TestRegistryWeights(t *testing.T) {
 			assert.Greater(t, FamilyWeight(Figure8Family), FamilyWeight(name), "figure8 gets the first turns most often")
 		}
 	}
+}
+
+// Every family of the registry is declared with its entry in the fault
+// records' table, and the table holds no family the registry does not:
+// the readers of a history (runreport, raftcheck) know the families
+// through that table.
+func TestRegistryRecords(t *testing.T) {
+	var table []faultrec.Family
+	for _, fam := range Families() {
+		rec, ok := faultrec.Lookup(fam.Name)
+		require.True(t, ok, "%s is not in faultrec.Families", fam.Name)
+		assert.Equal(t, rec, fam.Family, fam.Name)
+		table = append(table, fam.Family)
+	}
+	assert.Equal(t, faultrec.Families(), table)
 }

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"chaos/faultrec"
 	"chaos/history"
 )
 
@@ -281,9 +283,14 @@ func (s *scheduleRun) record(f Fault, phase string, op Op, err error) {
 		return
 	}
 	s.log().Warn("nemesis: fault failed", "family", f.Name(), "phase", phase, "err", err)
-	value := map[string]any{"error": err.Error()}
+	value := faultrec.Failure{Error: err.Error()}
 	if op.F != "" {
-		value["op"], value["value"] = op.F, op.Value
+		raw, merr := json.Marshal(op.Value)
+		if merr != nil {
+			// What the fault did cannot be written: the error says so.
+			value.Error += fmt.Sprintf(" (its %s value cannot be written: %v)", op.F, merr)
+		}
+		value.Op, value.Value = op.F, raw
 	}
 	s.nemesis(phase+"-"+f.Name(), value)
 }

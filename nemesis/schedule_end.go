@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"chaos/faultrec"
 	"chaos/history"
 )
 
@@ -39,9 +40,9 @@ func (s *scheduleRun) finish(ctx context.Context) error {
 		s.log().Info("nemesis: healed", "family", f.Name(), "took", time.Since(began), "err", errs[i])
 	}
 	err := errors.Join(errs...)
-	value := map[string]any{"faults": families}
+	value := faultrec.Heal{Faults: families}
 	if err != nil {
-		value["error"] = err.Error()
+		value.Error = err.Error()
 		s.log().Error("nemesis: heal failed; nodes may be left faulty", "err", err)
 	}
 	s.nemesis(history.FHeal, value)

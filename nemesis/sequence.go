@@ -12,6 +12,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/faultrec"
 )
 
 // The targeted faults share what follows: each runs a short sequence of
@@ -31,7 +32,7 @@ type sequence struct {
 
 	once   sync.Once
 	mu     sync.Mutex
-	value  map[string]any // the op value of the active fault, nil when none
+	value  *faultrec.Targeted // the op value of the active fault, nil when none
 	cut    netCut
 	links  Packet    // the degraded links' fault, kept for its probe of the hosts
 	slowed bool      // links is active
@@ -50,11 +51,11 @@ func (s *sequence) setup(family string, upTimeout time.Duration) *sequence {
 // begin starts a fault of the family: it fails when one is active
 // already, and otherwise returns the new op value, which the steps fill
 // in. The caller holds mu.
-func (s *sequence) begin() (map[string]any, error) {
+func (s *sequence) begin() (*faultrec.Targeted, error) {
 	if s.value != nil {
 		return nil, fmt.Errorf("%s: a fault is active already; stop it first", s.family)
 	}
-	s.value = map[string]any{}
+	s.value = &faultrec.Targeted{}
 	s.cut.owner = s.family
 	return s.value, nil
 }
@@ -63,9 +64,9 @@ func (s *sequence) begin() (map[string]any, error) {
 // "cut", and err wrapped in the family.
 func (s *sequence) op(err error) (Op, error) {
 	if s.cut.mech != "" {
-		s.value["cut"] = s.cut.value()
+		s.value.Cut = new(s.cut.value())
 	}
-	return Op{F: "start-" + s.family, Value: s.value}, wrapFamily(s.family, err)
+	return Op{F: "start-" + s.family, Value: *s.value}, wrapFamily(s.family, err)
 }
 
 // finish ends a sequence that leaves nothing in place: it records the cut
@@ -89,7 +90,7 @@ func (s *sequence) stop(ctx context.Context, c *Cluster) (Op, error) {
 	if s.value == nil {
 		return Op{}, nil
 	}
-	op := Op{F: "stop-" + s.family, Value: s.value}
+	op := Op{F: "stop-" + s.family, Value: *s.value}
 	s.value = nil
 	return op, wrapFamily(s.family, s.undo(ctx, c, false))
 }
@@ -190,7 +191,9 @@ func (s *sequence) degrade(ctx context.Context, c *Cluster, b PacketBehavior, li
 		return err
 	}
 	s.slowed = true
-	s.value["links"] = op.Value
+	if links, ok := op.Value.(*faultrec.Packet); ok {
+		s.value.Links = links
+	}
 	return nil
 }
 
@@ -232,7 +235,7 @@ const noHooks = "unavailable: no fault hooks"
 // "append_limit" says so.
 func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
 	if c.Hooks == nil {
-		s.value["append_limit"] = noHooks
+		s.value.AppendLimit = noHooks
 		return nil
 	}
 	for _, n := range partitionNames(c.Nodes) {
@@ -244,7 +247,7 @@ func (s *sequence) splitAppends(ctx context.Context, c *Cluster) error {
 			return err
 		}
 	}
-	s.value["split_appends"] = slices.Clone(s.splits)
+	s.value.SplitAppends = slices.Clone(s.splits)
 	return nil
 }
 

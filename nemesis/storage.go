@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -21,10 +22,10 @@ import (
 
 // The storage families' names.
 const (
-	PowerLossFamily = "power-loss"
-	CorruptFamily   = "corrupt"
-	DiskFullFamily  = "disk-full"
-	EIOFamily       = "eio"
+	PowerLossFamily = faultrec.NamePowerLoss
+	CorruptFamily   = faultrec.NameCorrupt
+	DiskFullFamily  = faultrec.NameDiskFull
+	EIOFamily       = faultrec.NameEIO
 )
 
 // StorageFamilies are the names of the storage families, in the

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/faultrec"
 	"context"
 	"errors"
 	"strings"
@@ -78,10 +79,10 @@ func TestPowerLossLeaderFallsBack(t *testing.T) {
 	p := &PowerLoss{Targets: []Target{TargetLeader}}
 	op, err := p.Start(context.Background(), c, seeded(1))
 	require.NoError(t, err)
-	v := op.Value.(powerLossValue)
-	assert.Equal(t, TargetOne, v.Mode)
+	v := op.Value.(faultrec.PowerLoss)
+	assert.Equal(t, string(TargetOne), v.Mode)
 	assert.Contains(t, v.Fallback, "leader: chaos-node cannot tell its leader")
-	assert.Equal(t, map[string]faultfs.Status{v.Nodes[0]: {PendingFiles: 2, UndoBytes: 4096, PendingNames: 1}}, v.Dropped)
+	assert.Equal(t, map[string]faultrec.DiskStatus{v.Nodes[0]: {PendingFiles: 2, UndoBytes: 4096, PendingNames: 1}}, v.Dropped)
 }
 
 // A file system that refuses the power loss (files still open) leaves the
@@ -132,7 +133,7 @@ func TestCorruptNeverReachesAMajority(t *testing.T) {
 	k := &Corrupt{Targets: []Target{TargetOne}, UpTimeout: time.Millisecond}
 	op, err := k.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
-	first := op.Value.(corruptValue).Nodes
+	first := op.Value.(faultrec.Corrupt).Nodes
 	require.Len(t, first, 1)
 	d.sticky = map[string]bool{first[0]: true} // stays down: it refuses its storage
 	_, err = k.Stop(ctx, c)
@@ -141,7 +142,7 @@ func TestCorruptNeverReachesAMajority(t *testing.T) {
 	k.Targets = []Target{TargetMinority}
 	op, err = k.Start(ctx, c, seeded(2))
 	require.NoError(t, err)
-	second := op.Value.(corruptValue).Nodes
+	second := op.Value.(faultrec.Corrupt).Nodes
 	require.Len(t, second, 1, "a minority of five is two, one of which is down already")
 	assert.NotEqual(t, first, second)
 	d.sticky[second[0]] = true
@@ -175,7 +176,7 @@ func TestDiskErrorsCommands(t *testing.T) {
 	eio := &DiskErrors{Kind: faultfs.KindEIO, On: []string{faultfs.OnFsyncs}}
 	op, err := eio.Start(ctx, c, seeded(1))
 	step(op, err)
-	victim := op.Value.(diskErrorsValue).Nodes[0]
+	victim := op.Value.(faultrec.DiskErrors).Nodes[0]
 	d.silent[victim] = true // the node died of a failed fsync
 	step(eio.Stop(ctx, c))
 	assert.NoError(t, d.Up(ctx, db.Node{Name: victim}), "restarted")
@@ -317,7 +318,7 @@ func TestCorruptCountsDamagedNodesUntilCaughtUp(t *testing.T) {
 	k := &Corrupt{Targets: []Target{TargetMinority}, UpTimeout: time.Millisecond}
 	op, err := k.Start(ctx, c, seeded(1))
 	require.NoError(t, err)
-	damaged := op.Value.(corruptValue).Nodes
+	damaged := op.Value.(faultrec.Corrupt).Nodes
 	require.Len(t, damaged, 2)
 	_, err = k.Stop(ctx, c)
 	require.NoError(t, err)
@@ -331,7 +332,7 @@ func TestCorruptCountsDamagedNodesUntilCaughtUp(t *testing.T) {
 	states[damaged[0]] = db.NodeState{Commit: 100, LastIndex: 100}
 	op, err = k.Start(ctx, c, seeded(3))
 	require.NoError(t, err)
-	again := op.Value.(corruptValue).Nodes
+	again := op.Value.(faultrec.Corrupt).Nodes
 	require.Len(t, again, 1, "one of the two caught up")
 	assert.NotContains(t, again, damaged[1], "the one still behind is spared")
 }

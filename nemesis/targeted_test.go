@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/faultrec"
 	"chaos/golden"
 )
 
@@ -40,10 +41,10 @@ func TestTargetedLease(t *testing.T) {
 	op, err := l.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	b.WriteString(fx.transcript("start: n3 leads, n1 from 700ms", op, err))
-	v := op.Value.(map[string]any)
-	assert.Equal(t, "n3", v["leader"])
-	assert.Equal(t, "n1", v["new_leader"])
-	assert.Equal(t, int64(700+4000), v["held_ms"], "a 500ms lease at rate 0.1 or 0.05 lasts 5 s or more: held for leaseHold")
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, "n3", v.Leader)
+	assert.Equal(t, "n1", v.NewLeader)
+	assert.Equal(t, new(int64(700+4000)), v.HeldMS, "a 500ms lease at rate 0.1 or 0.05 lasts 5 s or more: held for leaseHold")
 	_, err = l.Start(ctx, fx.c, seeded(1))
 	require.EqualError(t, err, "lease: a fault is active already; stop it first")
 	op, err = l.Stop(ctx, fx.c)
@@ -77,9 +78,9 @@ func TestTargetedLeaderCycle(t *testing.T) {
 	op, err := l.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	b.WriteString(fx.transcript("start: n3 leads, then n1 from 600ms, n4 from 1s", op, err))
-	v := op.Value.(map[string]any)
-	assert.Equal(t, map[string]any{"isolated": "n3", "new_leader": "n1", "killed": "n1", "next_leader": "n4",
-		"waited_ms": int64(600)}, v)
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, faultrec.Targeted{Isolated: "n3", NewLeader: "n1", Killed: "n1", NextLeader: "n4",
+		WaitedMS: new(int64(600))}, v)
 	require.NoError(t, fx.d.Up(ctx, fiveNodes[0]), "n1 is up again")
 	op, err = l.Stop(ctx, fx.c)
 	requireHealed(t, err)
@@ -89,7 +90,7 @@ func TestTargetedLeaderCycle(t *testing.T) {
 	op, err = l.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	b.WriteString(fx.transcript("start: n4 leads and goes on leading", op, err))
-	assert.Equal(t, "no new leader", op.Value.(map[string]any)["outcome"])
+	assert.Equal(t, "no new leader", op.Value.(faultrec.Targeted).Outcome)
 	op, err = l.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
@@ -156,12 +157,12 @@ func TestTargetedVoteRestart(t *testing.T) {
 	op, err := f.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	b.WriteString(fx.transcript("start: n3 leads term 4; a voter forgets its vote", op, err))
-	v := op.Value.(map[string]any)
-	assert.Equal(t, voter, v["voter"])
-	assert.Equal(t, candidate, v["voted_for"])
-	assert.Equal(t, uint64(5), v["vote_term"])
-	assert.Equal(t, []string{"n3"}, v["second_votes"])
-	assert.NotContains(t, v, "outcome")
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, voter, v.Voter)
+	assert.Equal(t, candidate, v.VotedFor)
+	assert.Equal(t, new(uint64(5)), v.VoteTerm)
+	assert.Equal(t, []string{"n3"}, v.SecondVotes)
+	assert.Empty(t, v.Outcome)
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
@@ -177,9 +178,9 @@ func TestTargetedVoteRestartCorrectVoter(t *testing.T) {
 	f := &VoteRestart{Pace: fx.pace()}
 	op, err := f.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	v := op.Value.(map[string]any)
-	assert.Equal(t, []string{}, v["second_votes"])
-	assert.Equal(t, "no second vote seen", v["outcome"])
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, []string{}, v.SecondVotes)
+	assert.Equal(t, "no second vote seen", v.Outcome)
 	_, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 }
@@ -191,7 +192,7 @@ func TestTargetedVoteRestartNoVote(t *testing.T) {
 	f := &VoteRestart{Pace: fx.pace()}
 	op, err := f.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	assert.Equal(t, "no vote seen", op.Value.(map[string]any)["outcome"])
+	assert.Equal(t, "no vote seen", op.Value.(faultrec.Targeted).Outcome)
 	assert.NotContains(t, fx.log.take(), "kill")
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
@@ -222,15 +223,15 @@ func TestTargetedElectionDelay(t *testing.T) {
 	op, err := e.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	b.WriteString(fx.transcript("start: n3 leads, n1 from 400ms, n4 from 1.2s, then n4 goes on leading", op, err))
-	v := op.Value.(map[string]any)
-	assert.Equal(t, "n3", v["leader"])
-	assert.InDelta(t, 87.5, v["delay_ms"], 12.5, "1.5 to 2 heartbeats of 50ms")
-	assert.Equal(t, []map[string]any{
-		{"isolated": "n3", "term": uint64(4), "terms": uint64(1), "waited_ms": int64(400), "next_leader": "n1"},
-		{"isolated": "n1", "term": uint64(5), "terms": uint64(2), "waited_ms": int64(800), "next_leader": "n4"},
-		{"isolated": "n4", "term": uint64(7), "terms": uint64(0), "waited_ms": int64(10000)},
-	}, v["rounds"])
-	assert.Equal(t, "no new leader within twenty election timeouts", v["outcome"])
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, "n3", v.Leader)
+	assert.InDelta(t, 87.5, *v.DelayMS, 12.5, "1.5 to 2 heartbeats of 50ms")
+	assert.Equal(t, []faultrec.Round{
+		{Isolated: "n3", Term: 4, Terms: new(uint64(1)), WaitedMS: new(int64(400)), NextLeader: "n1"},
+		{Isolated: "n1", Term: 5, Terms: new(uint64(2)), WaitedMS: new(int64(800)), NextLeader: "n4"},
+		{Isolated: "n4", Term: 7, Terms: new(uint64(0)), WaitedMS: new(int64(10000))},
+	}, v.Rounds)
+	assert.Equal(t, "no new leader within twenty election timeouts", v.Outcome)
 	op, err = e.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
@@ -266,14 +267,14 @@ func TestTargetedFigure8(t *testing.T) {
 	op, err := f.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
 	b.WriteString(fx.transcript("start: n3 leads term 4 with 5 entries of its own", op, err))
-	v := op.Value.(map[string]any)
-	assert.Equal(t, "n1", v["second_leader"])
-	assert.Equal(t, uint64(91), v["index"])
-	assert.Equal(t, uint64(5), v["lone_entries"])
-	assert.Equal(t, uint64(6), v["reelected_term"])
-	assert.Equal(t, "n1", v["final_leader"])
-	assert.Equal(t, []string{"n5"}, v["cut_with_leader"], "n1 needs n2's and n4's votes, not a third bystander's")
-	assert.NotContains(t, v, "outcome")
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, "n1", v.SecondLeader)
+	assert.Equal(t, new(uint64(91)), v.Index)
+	assert.Equal(t, new(uint64(5)), v.LoneEntries)
+	assert.Equal(t, new(uint64(6)), v.ReelectedTerm)
+	assert.Equal(t, "n1", v.FinalLeader)
+	assert.Equal(t, []string{"n5"}, v.CutWithLeader, "n1 needs n2's and n4's votes, not a third bystander's")
+	assert.Empty(t, v.Outcome)
 	op, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 	b.WriteString(fx.transcript("stop", op, err))
@@ -370,7 +371,7 @@ func TestTargetBehindPicksTheShortestLog(t *testing.T) {
 	k := &Kill{Targets: []Target{TargetBehind}}
 	op, err := k.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"n4"}, op.Value.(processValue).Nodes)
+	assert.Equal(t, []string{"n4"}, op.Value.(faultrec.Process).Nodes)
 	_, err = k.Stop(ctx, fx.c)
 	require.NoError(t, err)
 	fx.c.States = nil
@@ -418,12 +419,12 @@ func TestTargetedVoteRestartRetriesAfterASplit(t *testing.T) {
 	f := &VoteRestart{Pace: fx.pace()}
 	op, err := f.Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	v := op.Value.(map[string]any)
-	assert.Equal(t, []uint64{7}, v["split_terms"])
-	assert.Equal(t, uint64(7), v["term"])
-	assert.Equal(t, uint64(8), v["vote_term"])
-	assert.Equal(t, second[0], v["voter"])
-	assert.Equal(t, "no second vote seen", v["outcome"])
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, []uint64{7}, v.SplitTerms)
+	assert.Equal(t, new(uint64(7)), v.Term)
+	assert.Equal(t, new(uint64(8)), v.VoteTerm)
+	assert.Equal(t, second[0], v.Voter)
+	assert.Equal(t, "no second vote seen", v.Outcome)
 	_, err = f.Stop(ctx, fx.c)
 	requireHealed(t, err)
 }
@@ -475,8 +476,8 @@ func TestTargetedFaultsWithANodeDown(t *testing.T) {
 
 	op, err = (&Lease{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"mechanism": "hooks", "n1": []string{"n3"}, "n2": []string{"n3"},
-		"n3": []string{"n1", "n2", "n4"}, "n4": []string{"n3"}}, op.Value.(map[string]any)["cut"])
+	assert.Equal(t, &faultrec.Partition{Mechanism: "hooks", Grudge: map[string][]string{"n1": {"n3"}, "n2": {"n3"},
+		"n3": {"n1", "n2", "n4"}, "n4": {"n3"}}}, op.Value.(faultrec.Targeted).Cut)
 	out := fx.log.take()
 	assert.NotContains(t, out, `n5: hook POST /faults/partition {"drop":["n3"]}`, "n5 is left out of the cut")
 	assert.Contains(t, out, `n5: hook POST /faults/partition {"drop":[]}`, "the heal resets every node that may answer")

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"chaos/faultrec"
 )
 
 // VoteRestart is the vote-restart family: a node is crashed right after it
@@ -66,7 +68,7 @@ type VoteRestart struct {
 }
 
 // VoteRestartFamily is the vote-restart family's name.
-const VoteRestartFamily = "vote-restart"
+const VoteRestartFamily = faultrec.NameVoteRestart
 
 func (f *VoteRestart) Name() string { return VoteRestartFamily }
 
@@ -99,7 +101,7 @@ func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op
 	if err != nil {
 		return Op{}, err
 	}
-	v["votes_from"] = votesFrom(c)
+	v.VotesFrom = votesFrom(c)
 	var splits []uint64
 	for attempt := 1; ; attempt++ {
 		cut, vote, err := f.election(ctx, c, v, rng)
@@ -110,14 +112,14 @@ func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op
 			// The majority's first round split: the leader's side, a term
 			// behind, cannot campaign into this one. Heal, and again.
 			splits = append(splits, vote.Term)
-			v["split_terms"] = splits
+			v.SplitTerms = splits
 			if ok, err := f.settle(ctx, c, vote.Term); err != nil || !ok {
-				v["outcome"] = "no leader after a split election"
+				v.Outcome = "no leader after a split election"
 				return s.op(err)
 			}
 			continue
 		}
-		v["voter"], v["voted_for"], v["vote_term"] = vote.Node, vote.For, vote.Term
+		v.Voter, v.VotedFor, v.VoteTerm = vote.Node, vote.For, new(vote.Term)
 		return s.finish(ctx, c, f.crashVoter(ctx, c, v, cut.minority, cut.majority, *vote))
 	}
 }
@@ -135,15 +137,15 @@ type voteSides struct {
 // election slows the links of a majority without the leader, cuts it off
 // from the leader's side, and waits for a node of the majority to vote for
 // another; a nil vote (and "outcome" in v) when none did in time.
-func (f *VoteRestart) election(ctx context.Context, c *Cluster, v map[string]any, rng *rand.Rand) (voteSides, *voteSeen, error) {
+func (f *VoteRestart) election(ctx context.Context, c *Cluster, v *faultrec.Targeted, rng *rand.Rand) (voteSides, *voteSeen, error) {
 	s := &f.seq
 	leader, term, err := leaderAndTerm(ctx, c, f.Pace, f.Election)
 	if err != nil {
-		v["outcome"] = "no leader"
+		v.Outcome = "no leader"
 		return voteSides{}, nil, err
 	}
 	minority, majority := splitAround(c, leader, rng)
-	v["leader"], v["term"], v["minority"], v["majority"] = leader, term, minority, majority
+	v.Leader, v.Term, v.Minority, v.Majority = leader, new(term), minority, majority
 	// The links slow down first: the majority's election must not begin
 	// before they are.
 	if err := s.degrade(ctx, c, PacketBehavior{DelayMS: sequenceDelayMS(c, f.DelayMS)}, amongLinks(majority)); err != nil {
@@ -154,7 +156,7 @@ func (f *VoteRestart) election(ctx context.Context, c *Cluster, v map[string]any
 	}
 	vote, found, err := f.awaitVote(ctx, c, majority, term)
 	if err != nil || !found {
-		v["outcome"] = "no vote seen"
+		v.Outcome = "no vote seen"
 		return voteSides{}, nil, err
 	}
 	return voteSides{term: term, minority: minority, majority: majority}, &vote, nil
@@ -179,14 +181,14 @@ func (f *VoteRestart) settle(ctx context.Context, c *Cluster, term uint64) (bool
 
 // crashVoter kills the voter, moves it to the minority's side, restarts
 // it, and watches whether it votes again in the term of its vote.
-func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]any, minority, majority []string, vote voteSeen) error {
+func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v *faultrec.Targeted, minority, majority []string, vote voteSeen) error {
 	s := &f.seq
 	if err := s.kill(ctx, c, vote.Node); err != nil {
 		return err
 	}
 	moved := append(slices.Clone(minority), vote.Node)
 	rest := slices.DeleteFunc(slices.Clone(majority), func(n string) bool { return n == vote.Node })
-	v["moved"] = moved
+	v.Moved = moved
 	if err := s.cut.set(ctx, c, sides(moved, rest), vote.Node); err != nil {
 		return err
 	}
@@ -208,9 +210,9 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v map[string]a
 		second = votes
 		return len(second) > 0, nil
 	})
-	v["second_votes"] = second
+	v.SecondVotes = second
 	if len(second) == 0 {
-		v["outcome"] = "no second vote seen"
+		v.Outcome = "no second vote seen"
 	}
 	return err
 }

@@ -1,9 +1,9 @@
 package raftcheck
 
 import (
-	"encoding/json"
 	"strings"
 
+	"chaos/faultrec"
 	"chaos/history"
 )
 
@@ -13,13 +13,21 @@ import (
 // pause may outlive the kill stopped after it), and the final stops of a
 // run come one after the other.
 
-// faultEnds names, for each op that ends a fault, the op that began it.
-var faultEnds = map[string]string{
-	history.FStart:         history.FKill,
-	history.FResume:        history.FPause,
-	history.FStopPartition: history.FStartPartition,
-	history.FClockReset:    history.FClockBump,
-	history.FStopPacket:    history.FStartPacket,
+// faultBegun is the op that began the fault an op f ends, for the ops
+// that end a fault of the families whose stop op is not "stop-<family>"
+// (kill's start, pause's resume, clock's clock-reset) and of partition and
+// packet, as the fault records' table names them; ok is false for any
+// other op. (The other families' "stop-<family>" are not paired here: like
+// an op chaos does not know, they begin a fault that the heal ends.)
+func faultBegun(f string) (begin string, ok bool) {
+	fam, phase, known := faultrec.OpFamily(f)
+	switch {
+	case !known || phase != faultrec.Ends || f != fam.StopOp:
+		return "", false
+	case fam.Target == faultrec.TargetProcesses, fam.Target == faultrec.TargetLinks, fam.Target == faultrec.TargetClocks:
+		return fam.StartOp, true
+	}
+	return "", false
 }
 
 // faultEffect is what one nemesis op does to the set of active faults.
@@ -40,11 +48,8 @@ func effectOf(op history.Op) faultEffect {
 	if op.F == history.FHeal {
 		return faultEffect{all: true}
 	}
-	var v struct {
-		Error *string `json:"error"`
-		Op    string  `json:"op"`
-	}
-	if json.Unmarshal(op.Value, &v) == nil && v.Error != nil {
+	rec, err := faultrec.Decode(op.F, op.Value)
+	if v, ok := rec.(faultrec.Failure); ok && err == nil {
 		phase, family, _ := strings.Cut(op.F, "-")
 		switch {
 		case phase == "stop":
@@ -54,7 +59,7 @@ func effectOf(op history.Op) faultEffect {
 		}
 		return faultEffect{}
 	}
-	if begin, ok := faultEnds[op.F]; ok {
+	if begin, ok := faultBegun(op.F); ok {
 		return faultEffect{key: begin, ends: true}
 	}
 	return faultEffect{key: op.F, begins: true}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"chaos/history"
+	"chaos/faultrec"
 )
 
 // Which stretches of a run a correct cluster should have a leader in: a
@@ -36,80 +36,27 @@ func newClusterState() *clusterState {
 		unknown: map[string]bool{}}
 }
 
-// nemesisValue is the part of a nemesis op's value this file reads.
-type nemesisValue struct {
-	Nodes   []string            `json:"nodes"`
-	Targets map[string][]string `json:"targets"` // start-packet
-	Error   *string             `json:"error"`   // a failed transition
-	Op      string              `json:"op"`      // what a failed start did
-	Value   json.RawMessage     `json:"value"`   // its value
-}
-
 // apply changes the state by one nemesis op (docs/FORMATS.md, "Nemesis
-// operations"). A failed stop leaves its fault in place (the heal ends
-// it); a failed start counts only when it names the op it did. An op of a
-// family this file does not know hits every node until its stop.
+// operations"), its value decoded as its fault record (package faultrec).
+// A failed stop leaves its fault in place (the heal ends it); a failed
+// start counts only when it names the op it did. An op of a family this
+// file does not know, or whose value does not say what it hit, hits every
+// node until its stop.
 func (s *clusterState) apply(f string, value json.RawMessage) {
-	var v nemesisValue
-	parsed := json.Unmarshal(value, &v) == nil
-	if parsed && v.Error != nil {
-		if strings.HasPrefix(f, "start-") && v.Op != "" {
-			s.apply(v.Op, v.Value)
+	rec, err := faultrec.Decode(f, value)
+	if fail, ok := rec.(faultrec.Failure); ok && err == nil {
+		if strings.HasPrefix(f, "start-") && fail.Op != "" {
+			s.apply(fail.Op, fail.Value)
 		}
 		return
 	}
-	switch f {
-	case history.FHeal:
+	if f == faultrec.OpHeal {
 		*s = *newClusterState()
-	case history.FKill, history.FPause, history.FClockBump:
-		set := s.nodeSet(f)
-		if !parsed || len(v.Nodes) == 0 {
-			s.unknown[f] = true
-		}
-		for _, n := range v.Nodes {
-			set[n] = true
-		}
-	case history.FStart, history.FResume, history.FClockReset:
-		begin := faultEnds[f]
-		set := s.nodeSet(begin)
-		if !parsed || len(v.Nodes) == 0 {
-			clear(set)
-		}
-		for _, n := range v.Nodes {
-			delete(set, n)
-		}
-		delete(s.unknown, begin)
-	case history.FStartPartition:
-		s.grudge = grudgeOf(value)
-		if s.grudge == nil {
-			s.unknown[f] = true
-		}
-	case history.FStopPartition:
-		s.grudge = nil
-		delete(s.unknown, history.FStartPartition)
-	case history.FStartPacket:
-		s.degraded = v.Targets
-		if !parsed || v.Targets == nil {
-			s.unknown[f] = true
-		}
-	case history.FStopPacket:
-		s.degraded = nil
-		delete(s.unknown, history.FStartPacket)
-	case startPowerLoss, startCorrupt:
-		// Their nodes are down (killed; their files damaged or cut back)
-		// until the stop starts them again.
-		if !parsed || len(v.Nodes) == 0 {
-			s.unknown[f] = true
-		}
-		for _, n := range v.Nodes {
-			s.killed[n] = true
-		}
-	case stopPowerLoss, stopCorrupt:
-		for _, n := range v.Nodes {
-			delete(s.killed, n)
-		}
-		delete(s.unknown, "start-"+strings.TrimPrefix(f, "stop-"))
-	default:
+		return
+	}
+	fam, _, _ := faultrec.OpFamily(f)
+	switch {
+	case !appliedFamily(fam.Name) || (f != fam.StartOp && f != fam.StopOp):
 		// Another family's "start-<family>" lasts until its
 		// "stop-<family>" (or the heal).
 		if family, ok := strings.CutPrefix(f, "stop-"); ok {
@@ -117,66 +64,112 @@ func (s *clusterState) apply(f string, value json.RawMessage) {
 			return
 		}
 		s.unknown[f] = true
+	case f == fam.StartOp:
+		s.begin(fam, rec, err)
+	default:
+		s.end(fam, rec, err)
 	}
 }
 
-// The ops of the storage families that take nodes down (package nemesis:
-// power-loss and corrupt), named here as the history holds them.
-const (
-	startPowerLoss = "start-power-loss"
-	stopPowerLoss  = "stop-power-loss"
-	startCorrupt   = "start-corrupt"
-	stopCorrupt    = "stop-corrupt"
-)
-
-// knownFamily reports whether apply knows what an op named f does: the
-// ops of the kill, pause, partition, clock, packet, power-loss and corrupt
-// families, their failed transitions ("start-kill"...), and the heal.
-func knownFamily(f string) bool {
-	switch f {
-	case history.FHeal, history.FKill, history.FStart, history.FPause, history.FResume, history.FClockBump,
-		history.FClockReset, history.FStartPartition, history.FStopPartition, history.FStartPacket, history.FStopPacket,
-		startPowerLoss, stopPowerLoss, startCorrupt, stopCorrupt:
+// appliedFamily reports whether apply knows what the faults of the family
+// called name do to the nodes and links: kill, pause, partition, clock,
+// packet, and the storage families that take nodes down (power-loss and
+// corrupt: killed, their files damaged or cut back, until the stop starts
+// them again).
+func appliedFamily(name string) bool {
+	switch name {
+	case faultrec.NameKill, faultrec.NamePause, faultrec.NamePartition, faultrec.NameClock, faultrec.NamePacket,
+		faultrec.NamePowerLoss, faultrec.NameCorrupt:
 		return true
-	}
-	for _, family := range []string{"kill", "pause", "partition", "clock", "packet"} {
-		if f == "start-"+family || f == "stop-"+family {
-			return true
-		}
 	}
 	return false
 }
 
-// nodeSet returns the set a node fault begun by f fills.
-func (s *clusterState) nodeSet(f string) map[string]bool {
-	switch f {
-	case history.FKill:
+// begin applies the start op of an applied family, its record rec (err
+// when its value did not decode).
+func (s *clusterState) begin(fam faultrec.Family, rec faultrec.Value, err error) {
+	switch fam.Name {
+	case faultrec.NamePartition:
+		p, ok := rec.(faultrec.Partition)
+		s.grudge = p.Grudge
+		if err != nil || !ok || p.Grudge == nil {
+			s.grudge = nil
+			s.unknown[fam.StartOp] = true
+		}
+	case faultrec.NamePacket:
+		p, ok := rec.(faultrec.Packet)
+		s.degraded = p.Targets
+		if err != nil || !ok || p.Targets == nil {
+			s.unknown[fam.StartOp] = true
+		}
+	default:
+		nodes := recordNodes(rec)
+		if err != nil || len(nodes) == 0 {
+			s.unknown[fam.StartOp] = true
+		}
+		set := s.nodeSet(fam)
+		for _, n := range nodes {
+			set[n] = true
+		}
+	}
+}
+
+// end applies the stop op of an applied family: its nodes are back (all of
+// the family's, when its value does not name them), its links restored.
+func (s *clusterState) end(fam faultrec.Family, rec faultrec.Value, err error) {
+	delete(s.unknown, fam.StartOp)
+	switch fam.Name {
+	case faultrec.NamePartition:
+		s.grudge = nil
+	case faultrec.NamePacket:
+		s.degraded = nil
+	default:
+		nodes, set := recordNodes(rec), s.nodeSet(fam)
+		if (err != nil || len(nodes) == 0) && fam.Target != faultrec.TargetStorage {
+			clear(set)
+		}
+		for _, n := range nodes {
+			delete(set, n)
+		}
+	}
+}
+
+// recordNodes are the nodes a fault record of a node fault names.
+func recordNodes(rec faultrec.Value) []string {
+	switch v := rec.(type) {
+	case faultrec.Process:
+		return v.Nodes
+	case faultrec.Clock:
+		return v.Nodes
+	case faultrec.PowerLoss:
+		return v.Nodes
+	case faultrec.Corrupt:
+		return v.Nodes
+	}
+	return nil
+}
+
+// knownFamily reports whether apply knows what an op named f does: the
+// start and stop ops of the applied families (appliedFamily), their failed
+// transitions ("start-kill"...), and the heal.
+func knownFamily(f string) bool {
+	if f == faultrec.OpHeal {
+		return true
+	}
+	fam, _, ok := faultrec.OpFamily(f)
+	return ok && appliedFamily(fam.Name)
+}
+
+// nodeSet returns the set a node fault of the family fam fills: the
+// storage families' nodes are down, as kill's.
+func (s *clusterState) nodeSet(fam faultrec.Family) map[string]bool {
+	switch {
+	case fam.Name == faultrec.NameKill, fam.Target == faultrec.TargetStorage:
 		return s.killed
-	case history.FPause:
+	case fam.Name == faultrec.NamePause:
 		return s.paused
 	}
 	return s.skewed
-}
-
-// grudgeOf reads a start-partition value: every key but "mechanism" is a
-// node, holding the peers it drops. nil when the value is not that shape.
-func grudgeOf(value json.RawMessage) map[string][]string {
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(value, &raw) != nil {
-		return nil
-	}
-	g := map[string][]string{}
-	for k, v := range raw {
-		if k == "mechanism" {
-			continue
-		}
-		var peers []string
-		if json.Unmarshal(v, &peers) != nil {
-			return nil
-		}
-		g[k] = peers
-	}
-	return g
 }
 
 // cut reports whether the link between a and b is partitioned or

@@ -4,18 +4,17 @@ import (
 	"fmt"
 	"strings"
 
+	"chaos/faultrec"
 	"chaos/svgplot"
 )
 
-// familyFill is the colour of each fault family's band; other families
-// take otherFills in turn.
-var (
-	familyFill = map[string]string{
-		"kill": "#ef9a9a", "pause": "#ce93d8", "partition": "#90caf9", "clock": "#ffcc80",
-		"packet": "#a5d6a7", "heal": "#b0bec5",
-	}
-	otherFills = []string{"#80cbc4", "#f48fb1", "#c5e1a5", "#fff59d", "#bcaaa4", "#9fa8da"}
-)
+// otherFill is the colour of the i-th band of a family without a colour
+// of its own in the fault records' table (faultrec.Family.Colour): such
+// families take a few colours in turn.
+func otherFill(i int) string {
+	fills := [...]string{"#80cbc4", "#f48fb1", "#c5e1a5", "#fff59d", "#bcaaa4", "#9fa8da"}
+	return fills[i%len(fills)]
+}
 
 // faultRows are the fault bands: a row per family, in the order the
 // families first appear and heals last, each fault a span labelled with
@@ -29,7 +28,7 @@ func faultRows(fs []Fault) []svgplot.Row {
 			if heal == nil {
 				heal = &svgplot.Row{Name: "heal", Class: "band heal"}
 			}
-			heal.Spans = append(heal.Spans, faultSpan(f, familyFill["heal"]))
+			heal.Spans = append(heal.Spans, faultSpan(f, faultrec.HealColour))
 			continue
 		}
 		i, ok := index[f.Family]
@@ -48,10 +47,10 @@ func faultRows(fs []Fault) []svgplot.Row {
 
 // fillOf is the colour of family's band, the i-th row.
 func fillOf(family string, i int) string {
-	if c, ok := familyFill[family]; ok {
-		return c
+	if fam, ok := faultrec.Lookup(family); ok && fam.Colour != "" {
+		return fam.Colour
 	}
-	return otherFills[i%len(otherFills)]
+	return otherFill(i)
 }
 
 // faultSpan is a fault's band span: its targets as the label, and all

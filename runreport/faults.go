@@ -1,12 +1,13 @@
 package runreport
 
 import (
-	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"chaos/faultrec"
 	"chaos/history"
 )
 
@@ -31,28 +32,12 @@ type Fault struct {
 	Error                string // why the fault (or its end) failed
 }
 
-// beginOf names, for each op that ends a fault, the op that began it;
-// families is the family of each op that begins one.
-var (
-	beginOf = map[string]string{
-		history.FStart: history.FKill, history.FResume: history.FPause,
-		history.FStopPartition: history.FStartPartition, history.FClockReset: history.FClockBump,
-		history.FStopPacket: history.FStartPacket,
-	}
-	familyOf = map[string]string{
-		history.FKill: "kill", history.FPause: "pause", history.FStartPartition: "partition",
-		history.FClockBump: "clock", history.FStartPacket: "packet", history.FHeal: "heal",
-	}
-)
-
-// family is the family of a nemesis op f: the known ones by name,
-// start-X and stop-X as X, anything else as itself.
+// family is the family of a nemesis op f: a family of the fault records'
+// table (faultrec.OpFamily) by its ops, any other start-X and stop-X as
+// X, anything else (the heal included) as itself.
 func family(f string) string {
-	if b, ok := beginOf[f]; ok {
-		f = b
-	}
-	if fam, ok := familyOf[f]; ok {
-		return fam
+	if fam, _, ok := faultrec.OpFamily(f); ok {
+		return fam.Name
 	}
 	if rest, ok := strings.CutPrefix(f, "start-"); ok {
 		return rest
@@ -61,14 +46,6 @@ func family(f string) string {
 		return rest
 	}
 	return f
-}
-
-// failure is the value of a nemesis op that failed (docs/FORMATS.md):
-// what went wrong, and what the op had done before, when anything.
-type failure struct {
-	Error *string         `json:"error"`
-	Op    string          `json:"op"`
-	Value json.RawMessage `json:"value"`
 }
 
 // faults pairs the nemesis ops of h into faults, by the rules the
@@ -90,8 +67,7 @@ func faults(h history.History, end time.Duration) []Fault {
 			continue
 		}
 		fam, at := family(op.F), time.Duration(op.Time)
-		var fail failure
-		failed := json.Unmarshal(op.Value, &fail) == nil && fail.Error != nil
+		fail, failed := failureOf(op)
 		f := Fault{Family: fam, Start: at, End: end, Open: true, StartIndex: op.Index, EndIndex: -1}
 		switch {
 		case op.F == history.FHeal:
@@ -100,14 +76,14 @@ func faults(h history.History, end time.Duration) []Fault {
 			}
 			f = describeHeal(op, f)
 		case failed && strings.HasPrefix(op.F, "stop-"):
-			f.Instant, f.Error = true, *fail.Error
+			f.Instant, f.Error = true, fail.Error
 			f.Targets = "could not stop"
 		case failed && fail.Op != "":
 			f = describe(fail.Op, fail.Value, f)
-			f.Error = *fail.Error
+			f.Error = fail.Error
 			open[fam] = append(open[fam], len(out))
 		case failed:
-			f.Instant, f.Error, f.Targets = true, *fail.Error, "could not start"
+			f.Instant, f.Error, f.Targets = true, fail.Error, "could not start"
 		case isEnd(op.F):
 			closeAll(fam, op)
 			continue
@@ -127,26 +103,42 @@ func faults(h history.History, end time.Duration) []Fault {
 	return out
 }
 
+// failureOf is the value of op when op is a failed transition (a
+// "start-X" or "stop-X" whose value holds an "error"; see
+// faultrec.Failure).
+func failureOf(op history.Op) (faultrec.Failure, bool) {
+	if !strings.HasPrefix(op.F, "start-") && !strings.HasPrefix(op.F, "stop-") {
+		return faultrec.Failure{}, false
+	}
+	v, err := faultrec.Decode(op.F, op.Value)
+	fail, ok := v.(faultrec.Failure)
+	return fail, err == nil && ok
+}
+
 // isEnd reports whether a nemesis op f ends the faults of its family.
-func isEnd(f string) bool { return beginOf[f] != "" || strings.HasPrefix(f, "stop-") }
+func isEnd(f string) bool {
+	_, phase, _ := faultrec.OpFamily(f)
+	return phase == faultrec.Ends || strings.HasPrefix(f, "stop-")
+}
 
 // isPaired reports whether a nemesis op f begins a fault that a later op
-// ends: the known families and every start-X.
+// ends: the families' start ops and every start-X.
 func isPaired(f string) bool {
-	_, known := familyOf[f]
-	return (known && f != history.FHeal) || strings.HasPrefix(f, "start-")
+	_, phase, _ := faultrec.OpFamily(f)
+	return phase == faultrec.Begins || strings.HasPrefix(f, "start-")
 }
 
 // describeHeal is the instant of a heal: which families it healed, or,
 // for the heal of a run's setup, what an earlier run had left.
 func describeHeal(op history.Op, f Fault) Fault {
-	var v struct {
-		Faults    []string            `json:"faults"`
-		Leftovers map[string][]string `json:"leftovers"`
-		Error     string              `json:"error"`
+	f.Instant = true
+	rec, err := faultrec.Decode(op.F, op.Value)
+	if err != nil {
+		f.Targets = fmt.Sprintf("undecodable %s value: %v", op.F, err)
+		return f
 	}
-	_ = json.Unmarshal(op.Value, &v)
-	f.Instant, f.Error = true, v.Error
+	v, _ := rec.(faultrec.Heal) // Decode's type for a heal
+	f.Error = v.Error
 	f.Targets = "healed everything"
 	switch {
 	case len(v.Leftovers) > 0:

@@ -2,50 +2,67 @@ package runreport
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	"chaos/history"
-	"chaos/nemesis"
+	"chaos/faultrec"
 )
 
 // describe fills in a fault's targets, mechanism and effect, in words,
-// from the value of the op f that began it.
+// from the value of the op f that began it, decoded as its fault record
+// (package faultrec). A value that does not decode is shown as such, with
+// why, in place of the targets; an op of no family known to faultrec is
+// described from whatever its value holds (describeOther).
 func describe(f string, value json.RawMessage, flt Fault) Fault {
-	switch f {
-	case history.FKill:
-		return describeProcess(value, "killed", "SIGKILL", flt)
-	case history.FPause:
-		return describeProcess(value, "paused", "SIGSTOP", flt)
-	case history.FStartPartition:
-		var fields map[string]json.RawMessage
-		_ = json.Unmarshal(value, &fields)
-		flt.Targets = cutWords(grudgeOf(fields))
-		flt.Mechanism = stringField(fields, "mechanism")
+	rec, err := faultrec.Decode(f, value)
+	if errors.Is(err, faultrec.ErrUnknownOp) {
+		return describeOther(value, flt)
+	}
+	if err != nil {
+		flt.Targets = fmt.Sprintf("undecodable %s value: %v", f, err)
 		return flt
-	case history.FClockBump:
-		return describeClock(value, flt)
-	case history.FStartPacket:
-		return describePacket(value, flt)
+	}
+	switch v := rec.(type) {
+	case faultrec.Process:
+		if f == faultrec.OpPause {
+			return describeProcess(v, "paused", "SIGSTOP", flt)
+		}
+		return describeProcess(v, "killed", "SIGKILL", flt)
+	case faultrec.Partition:
+		flt.Targets = cutWords(v.Grudge)
+		flt.Mechanism = v.Mechanism
+		return flt
+	case faultrec.Clock:
+		return describeClock(v, flt)
+	case faultrec.Packet:
+		return describePacket(v, flt)
+	case faultrec.Targeted:
+		return describeTargeted(v, value, flt)
+	case faultrec.PowerLoss:
+		return describeNodes(v.Nodes, v.Effect, flt)
+	case faultrec.Corrupt:
+		return describeNodes(v.Nodes, v.Effect, flt)
+	case faultrec.DiskErrors:
+		return describeNodes(v.Nodes, "", flt)
 	}
 	return describeOther(value, flt)
 }
 
-// processValue is the value of kill and pause ops (docs/FORMATS.md).
-type processValue struct {
-	Nodes     []string `json:"nodes"`
-	Mode      string   `json:"mode"`
-	Effect    string   `json:"effect"`
-	Silent    []string `json:"silent_before"`
-	Answering []string `json:"answering_after"`
+// describeNodes words a storage fault: "nodes n1, n2", and its effect.
+func describeNodes(nodes []string, effect string, flt Fault) Fault {
+	flt.Targets = "nodes " + nodeList(nodes)
+	if len(nodes) == 0 {
+		flt.Targets = "no node"
+	}
+	flt.Effect = effect
+	return flt
 }
 
 // describeProcess words a kill or a pause: "n1, n3 killed".
-func describeProcess(value json.RawMessage, verb, mechanism string, flt Fault) Fault {
-	var v processValue
-	_ = json.Unmarshal(value, &v)
+func describeProcess(v faultrec.Process, verb, mechanism string, flt Fault) Fault {
 	flt.Nodes = v.Nodes
 	flt.Targets = nodeList(v.Nodes) + " " + verb
 	if v.Mode != "" {
@@ -70,26 +87,12 @@ func nodeList(nodes []string) string {
 	return strings.Join(nodes, ", ")
 }
 
-// grudgeOf takes the node fields of a partition's value: each node and
-// the peers whose traffic it drops. Other fields (mechanism) are not
-// lists of names and are left out.
-func grudgeOf(fields map[string]json.RawMessage) nemesis.Grudge {
-	g := nemesis.Grudge{}
-	for k, raw := range fields {
-		var peers []string
-		if json.Unmarshal(raw, &peers) == nil && peers != nil {
-			g[k] = peers
-		}
-	}
-	return g
-}
-
 // cutWords says who is cut off from whom: nodes with the same drop list
 // are grouped ("n1, n2 cut off from n3, n4, n5"); a group whose every
 // link another statement already names is left out, so a clean split is
 // said once, the smaller side first. A one-way drop (a node drops a peer
 // that still hears it) is "deaf to".
-func cutWords(g nemesis.Grudge) string {
+func cutWords(g map[string][]string) string {
 	groups := map[string][]string{} // drop list → nodes dropping exactly it
 	for n, peers := range g {
 		if len(peers) > 0 {
@@ -145,7 +148,9 @@ func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 // stringField is fields[k] when it is a string, else "".
 func stringField(fields map[string]json.RawMessage, k string) string {
 	var s string
-	_ = json.Unmarshal(fields[k], &s)
+	if json.Unmarshal(fields[k], &s) != nil {
+		return "" // absent, or not a string: no words for it
+	}
 	return s
 }
 
@@ -158,8 +163,29 @@ func trimJSON(v json.RawMessage) string {
 	return s
 }
 
-// describeOther words an op chaos has no words for: a targeted fault's
-// leader, cut and nodes when its value has them, else the value itself.
+// describeTargeted words a targeted fault: its leader and its cut, else
+// its value as it is; the effect and the outcome.
+func describeTargeted(v faultrec.Targeted, value json.RawMessage, flt Fault) Fault {
+	var parts []string
+	if v.Leader != "" {
+		parts = append(parts, "leader "+v.Leader)
+	}
+	if v.Cut != nil {
+		parts = append(parts, cutWords(v.Cut.Grudge))
+		flt.Mechanism = v.Cut.Mechanism
+	}
+	if len(parts) == 0 {
+		parts = append(parts, trimJSON(value))
+	}
+	flt.Targets = strings.Join(parts, "; ")
+	flt.Effect = strings.TrimPrefix(strings.TrimSuffix(v.Effect+"; "+v.Outcome, "; "), "; ")
+	return flt
+}
+
+// describeOther words an op chaos has no record type for (a family of a
+// later chaos, an op of another tool): its leader, nodes, cut, effect,
+// outcome and mechanism when its value is an object that has them, else
+// the value itself.
 func describeOther(value json.RawMessage, flt Fault) Fault {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(value, &fields) != nil {
@@ -176,10 +202,10 @@ func describeOther(value json.RawMessage, flt Fault) Fault {
 	if json.Unmarshal(fields["nodes"], &nodes) == nil && len(nodes) > 0 {
 		parts = append(parts, "nodes "+nodeList(nodes))
 	}
-	var cut map[string]json.RawMessage
-	if json.Unmarshal(fields["cut"], &cut) == nil && len(cut) > 0 {
-		parts = append(parts, cutWords(grudgeOf(cut)))
-		flt.Mechanism = stringField(cut, "mechanism")
+	var cut faultrec.Partition
+	if json.Unmarshal(fields["cut"], &cut) == nil && (cut.Mechanism != "" || len(cut.Grudge) > 0) {
+		parts = append(parts, cutWords(cut.Grudge))
+		flt.Mechanism = cut.Mechanism
 	}
 	if len(parts) == 0 {
 		parts = append(parts, trimJSON(value))

@@ -1,34 +1,17 @@
 package runreport
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	"chaos/nemesis"
+	"chaos/faultrec"
 )
-
-// clockValue is the value of clock-bump ops (docs/FORMATS.md).
-type clockValue struct {
-	Nodes     []string           `json:"nodes"`
-	Mechanism string             `json:"mechanism"`
-	Kind      string             `json:"kind"`
-	OffsetsMS map[string]int64   `json:"offsets_ms"`
-	DeltaMS   int64              `json:"delta_ms"`
-	PeriodMS  int64              `json:"period_ms"`
-	Count     int                `json:"count"`
-	Rates     map[string]float64 `json:"rates"`
-	Effect    string             `json:"effect"`
-	Unchanged []string           `json:"unchanged"`
-}
 
 // describeClock words a clock fault: "clock jumped: n2 +500 ms",
 // "n1, n2 clocks strobed ±200 ms every 10 ms, 50 times", "n1 clock at 2× speed".
-func describeClock(value json.RawMessage, flt Fault) Fault {
-	var v clockValue
-	_ = json.Unmarshal(value, &v)
+func describeClock(v faultrec.Clock, flt Fault) Fault {
 	switch {
 	case v.Kind == "strobe":
 		flt.Targets = fmt.Sprintf("%s %s strobed ±%d ms every %d ms, %d times", nodeList(v.Nodes), clocks(v.Nodes), v.DeltaMS, v.PeriodMS, v.Count)
@@ -64,9 +47,7 @@ func clocks(nodes []string) string {
 
 // describePacket words a packet fault: the degraded links, then what
 // happens on them: "n1 → n2, n3: 10% loss, 20–80 ms delay".
-func describePacket(value json.RawMessage, flt Fault) Fault {
-	var v nemesis.PacketValue
-	_ = json.Unmarshal(value, &v)
+func describePacket(v faultrec.Packet, flt Fault) Fault {
 	var links []string
 	for _, s := range slices.Sorted(maps.Keys(v.Targets)) {
 		links = append(links, s+" → "+nodeList(sorted(v.Targets[s])))
@@ -84,7 +65,7 @@ func describePacket(value json.RawMessage, flt Fault) Fault {
 }
 
 // behaviorWords says what a packet fault does to each packet.
-func behaviorWords(b nemesis.PacketBehavior) string {
+func behaviorWords(b faultrec.PacketBehavior) string {
 	var parts []string
 	if b.Loss > 0 {
 		parts = append(parts, percent(b.Loss)+" loss")

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/history"
-	"chaos/nemesis"
 )
 
 // Partitions are said as who is cut off from whom, a clean split once,
@@ -17,19 +16,19 @@ import (
 func TestCutWords(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		g    nemesis.Grudge
+		g    map[string][]string
 		want string
 	}{
-		{"one node isolated", nemesis.Grudge{"n1": {"n4"}, "n2": {"n4"}, "n3": {"n4"}, "n4": {"n1", "n2", "n3", "n5"}, "n5": {"n4"}},
+		{"one node isolated", map[string][]string{"n1": {"n4"}, "n2": {"n4"}, "n3": {"n4"}, "n4": {"n1", "n2", "n3", "n5"}, "n5": {"n4"}},
 			"n4 cut off from n1, n2, n3, n5"},
-		{"halves", nemesis.Grudge{"n1": {"n3", "n4", "n5"}, "n2": {"n3", "n4", "n5"}, "n3": {"n1", "n2"}, "n4": {"n1", "n2"}, "n5": {"n1", "n2"}},
+		{"halves", map[string][]string{"n1": {"n3", "n4", "n5"}, "n2": {"n3", "n4", "n5"}, "n3": {"n1", "n2"}, "n4": {"n1", "n2"}, "n5": {"n1", "n2"}},
 			"n1, n2 cut off from n3, n4, n5"},
-		{"the issue's example", nemesis.Grudge{"n2": {"n4", "n5"}, "n4": {"n2"}, "n5": {"n2"}},
+		{"the issue's example", map[string][]string{"n2": {"n4", "n5"}, "n4": {"n2"}, "n5": {"n2"}},
 			"n2 cut off from n4, n5"},
-		{"majorities ring", nemesis.Grudge{"n1": {"n3", "n4"}, "n2": {"n4", "n5"}, "n3": {"n5", "n1"}, "n4": {"n1", "n2"}, "n5": {"n2", "n3"}},
+		{"majorities ring", map[string][]string{"n1": {"n3", "n4"}, "n2": {"n4", "n5"}, "n3": {"n5", "n1"}, "n4": {"n1", "n2"}, "n5": {"n2", "n3"}},
 			"n1 cut off from n3, n4; n2 cut off from n4, n5; n3 cut off from n1, n5"},
-		{"one way", nemesis.Grudge{"n1": {"n2", "n3"}}, "n1 deaf to n2, n3"},
-		{"nothing", nemesis.Grudge{}, "no link cut"},
+		{"one way", map[string][]string{"n1": {"n2", "n3"}}, "n1 deaf to n2, n3"},
+		{"nothing", map[string][]string{}, "no link cut"},
 	} {
 		t.Run(c.name, func(t *testing.T) { assert.Equal(t, c.want, cutWords(c.g)) })
 	}
@@ -111,6 +110,38 @@ func TestFaultsPairWithTheirEnds(t *testing.T) {
 	require.Len(t, fs, 1)
 	assert.Equal(t, "setup removed what an earlier run left (n1: iptables chain CHAOS-PARTITION (2 rules), tc root qdisc c4a5: on eth0; n2: etcd process 42, paused)",
 		fs[0].Targets)
+}
+
+// A value that does not decode as its op's fault record (a field renamed,
+// a type changed) is shown as such, with why, in the fault's label and
+// tooltip: never a blank fault.
+func TestUndecodableFaultValuesAreShown(t *testing.T) {
+	h := history.History{
+		nem(0, 1, history.FKill, `{"nodes":"n1"}`),
+		nem(1, 2, history.FStart, `{"nodes":["n1"]}`),
+		nem(2, 3, "start-kill", `{"error":"n3: kill: exited 1","op":"kill","value":{"nodes":[1]}}`),
+		nem(3, 4, history.FClockBump, `{"nodes":["n2"],"offsets_ms":{"n2":"soon"}}`),
+		nem(4, 5, history.FStartPartition, `{"groups":[["n1"],["n2","n3"]]}`),
+		nem(5, 6, "start-figure8", `{"leader":"n3","lone_writes":true}`),
+		nem(6, 7, history.FHeal, `{"faults":"kill"}`),
+		nem(7, 8, history.FPause, ``),
+	}
+	fs := faults(h, 10*time.Second)
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Targets)
+	}
+	assert.Equal(t, []string{
+		"undecodable kill value: kill: json: cannot unmarshal string into Go struct field Process.nodes of type []string",
+		"undecodable kill value: kill: json: cannot unmarshal number into Go struct field Process.nodes of type string",
+		"undecodable clock-bump value: clock-bump: json: cannot unmarshal string into Go struct field Clock.offsets_ms of type int64",
+		`undecodable start-partition value: start-partition: partition: node "groups": json: cannot unmarshal array into Go value of type string`,
+		"undecodable start-figure8 value: start-figure8: want a count or a reason: json: cannot unmarshal bool into Go value of type int",
+		"undecodable heal value: heal: json: cannot unmarshal string into Go struct field Heal.faults of type []string",
+		"undecodable pause value: pause: no value",
+	}, got)
+	assert.Equal(t, "n3: kill: exited 1", fs[1].Error, "the failure itself decoded")
+	assert.Contains(t, faultTitle(fs[0]), "undecodable kill value: ", "the band's tooltip says it too")
 }
 
 // The bands have a row per family in order of appearance, heals last;

@@ -1,10 +1,6 @@
 package storeweb
 
-import (
-	"strings"
-
-	"chaos/history"
-)
+import "chaos/faultrec"
 
 // FaultCount is how many faults of one family a run started.
 type FaultCount struct {
@@ -35,18 +31,7 @@ func (r Run) Faults() []FaultCount {
 }
 
 // startedFamily is the fault family a nemesis operation f starts (as
-// --nemesis names it), or "" when f starts none: kill, pause and
-// clock-bump, and start-<family>.
-func startedFamily(f string) string {
-	switch f {
-	case history.FKill, history.FPause:
-		return f
-	case history.FClockBump:
-		return "clock"
-	}
-	fam, _ := strings.CutPrefix(f, "start-")
-	if fam == f {
-		return ""
-	}
-	return fam
-}
+// --nemesis names it), or "" when f starts none: the families' start ops
+// as the fault records' table names them (kill, pause, clock-bump,
+// start-partition...), and any other start-<family>.
+func startedFamily(f string) string { return faultrec.StartedFamily(f) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"chaos/faultrec"
 	"chaos/nemesis"
 )
 
@@ -29,7 +30,7 @@ func (r *run) healLeftovers(ctx context.Context) error {
 
 // describeLeftovers is op's value in one line, node by node in order.
 func (r *run) describeLeftovers(op nemesis.Op) string {
-	v, _ := op.Value.(nemesis.LeftoversValue)
+	v, _ := op.Value.(faultrec.Heal)
 	var parts []string
 	for _, n := range r.cl.Nodes {
 		if what := v.Leftovers[n.Name]; len(what) > 0 {

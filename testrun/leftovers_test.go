@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/cluster"
+	"chaos/faultrec"
 	"chaos/history"
 	"chaos/nemesis"
 )
@@ -22,7 +23,7 @@ func TestLeftoversRecordedFirst(t *testing.T) {
 	r := &run{cl: &cluster.Cluster{Nodes: cluster.Nodes([]string{"h1", "h2", "h3"})},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		rec: history.NewRecorder(&buf, func() time.Duration { return 0 }, history.RecorderOptions{}),
-		leftovers: nemesis.Op{F: history.FHeal, Value: nemesis.LeftoversValue{Leftovers: map[string][]string{
+		leftovers: nemesis.Op{F: history.FHeal, Value: faultrec.Heal{Leftovers: map[string][]string{
 			"n3": {"etcd process 7, paused"}, "n1": {"iptables chain CHAOS-PARTITION (2 rules)", "tc root qdisc c4a5: on eth0"}}}}}
 	assert.Equal(t, "n1: iptables chain CHAOS-PARTITION (2 rules), tc root qdisc c4a5: on eth0; n3: etcd process 7, paused",
 		r.describeLeftovers(r.leftovers))
