@@ -30,7 +30,9 @@ func termRanges(terms []int) string {
 	return strings.Join(parts, ", ")
 }
 
-// Summary writes the facts of a report for a person.
+// Summary writes the facts of a report for a person: the logs read, then
+// leaders, leaderless windows, term churn, membership, faults and the
+// test's own notes, each a section of its own.
 func Summary(w io.Writer, r Report) {
 	f := r.Facts
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
@@ -45,49 +47,70 @@ func Summary(w io.Writer, r Report) {
 		return
 	}
 	p("Span %s from %s; nodes: %s\n", f.Span.Round(time.Millisecond), f.Start.Format("2006-01-02 15:04:05.000000"), strings.Join(f.Nodes, " "))
+	leadersText(w, f)
+	leaderlessText(w, f)
+	churnText(w, f.Churn)
+	membershipText(w, f.Membership)
+	faultsText(w, f)
+	if len(f.Notes) > 0 {
+		p("\nTest output:\n")
+		for _, n := range f.Notes {
+			p("  line %d: %s\n", n.Line, n.Text)
+		}
+	}
+}
 
-	p("\nLeaders per term:\n")
+// leadersText writes each term's leader, and the terms that had two.
+func leadersText(w io.Writer, f Facts) {
+	fmt.Fprintf(w, "\nLeaders per term:\n")
 	if len(f.Leaders) == 0 {
-		p("  none: no node became leader\n")
+		fmt.Fprintf(w, "  none: no node became leader\n")
 	}
 	for _, t := range f.Leaders {
-		p("  term %-4d node %-4s %s .. %s (%s, %s)\n", t.Term, t.Node, offset(t.Start), offset(t.End), (t.End - t.Start).Round(time.Millisecond), t.EndedBy)
+		fmt.Fprintf(w, "  term %-4d node %-4s %s .. %s (%s, %s)\n", t.Term, t.Node, offset(t.Start), offset(t.End), (t.End - t.Start).Round(time.Millisecond), t.EndedBy)
 	}
 	if len(f.TwoLeaderTerms) == 0 {
-		p("Two leaders in one term: none\n")
+		fmt.Fprintf(w, "Two leaders in one term: none\n")
 	} else {
-		p("TWO LEADERS IN ONE TERM: terms %s\n", termRanges(f.TwoLeaderTerms))
+		fmt.Fprintf(w, "TWO LEADERS IN ONE TERM: terms %s\n", termRanges(f.TwoLeaderTerms))
 	}
+}
 
+// leaderlessText writes the windows without a leader and their share of
+// the log.
+func leaderlessText(w io.Writer, f Facts) {
 	var total time.Duration
-	for _, w := range f.Leaderless {
-		total += w.End - w.Start
+	for _, l := range f.Leaderless {
+		total += l.End - l.Start
 	}
-	p("\nLeaderless windows: %d, %s in all", len(f.Leaderless), total.Round(time.Millisecond))
+	fmt.Fprintf(w, "\nLeaderless windows: %d, %s in all", len(f.Leaderless), total.Round(time.Millisecond))
 	if f.Span > 0 {
-		p(" (%.0f%% of the log)", 100*total.Seconds()/f.Span.Seconds())
+		fmt.Fprintf(w, " (%.0f%% of the log)", 100*total.Seconds()/f.Span.Seconds())
 	}
-	p("\n")
-	for _, w := range f.Leaderless {
+	fmt.Fprintf(w, "\n")
+	for _, l := range f.Leaderless {
 		open := ""
-		if w.Open {
+		if l.Open {
 			open = ", still none at the end"
 		}
-		p("  %s .. %s (%s), terms %d..%d%s\n", offset(w.Start), offset(w.End), (w.End - w.Start).Round(time.Millisecond), w.FromTerm, w.ToTerm, open)
+		fmt.Fprintf(w, "  %s .. %s (%s), terms %d..%d%s\n", offset(l.Start), offset(l.End), (l.End - l.Start).Round(time.Millisecond), l.FromTerm, l.ToTerm, open)
 	}
+}
 
-	c := f.Churn
-	p("\nTerm churn: terms %d..%d, %.2f terms/s\n", c.FirstTerm, c.LastTerm, c.TermsPerSecond)
+// churnText writes how fast terms went by and which had no leader.
+func churnText(w io.Writer, c Churn) {
+	fmt.Fprintf(w, "\nTerm churn: terms %d..%d, %.2f terms/s\n", c.FirstTerm, c.LastTerm, c.TermsPerSecond)
 	if len(c.LeaderlessTerms) == 0 {
-		p("  every term had a leader\n")
-	} else {
-		run := c.LongestLeaderlessRun
-		p("  %d terms without a leader: %s; longest run %d terms (%d..%d)\n", len(c.LeaderlessTerms), termRanges(c.LeaderlessTerms), run[1]-run[0]+1, run[0], run[1])
+		fmt.Fprintf(w, "  every term had a leader\n")
+		return
 	}
+	run := c.LongestLeaderlessRun
+	fmt.Fprintf(w, "  %d terms without a leader: %s; longest run %d terms (%d..%d)\n", len(c.LeaderlessTerms), termRanges(c.LeaderlessTerms), run[1]-run[0]+1, run[0], run[1])
+}
 
-	membershipText(w, f.Membership)
-
-	p("\nCrashes, stops, restarts and network faults: %s\n", faultCounts(f.Faults))
+// faultsText writes the fault counts, then each node's faults in order.
+func faultsText(w io.Writer, f Facts) {
+	fmt.Fprintf(w, "\nCrashes, stops, restarts and network faults: %s\n", faultCounts(f.Faults))
 	for _, n := range f.Nodes {
 		var parts []string
 		for _, x := range f.Faults {
@@ -100,13 +123,7 @@ func Summary(w io.Writer, r Report) {
 			}
 		}
 		if parts != nil {
-			p("  node %s: %s\n", n, strings.Join(parts, ", "))
-		}
-	}
-	if len(f.Notes) > 0 {
-		p("\nTest output:\n")
-		for _, n := range f.Notes {
-			p("  line %d: %s\n", n.Line, n.Text)
+			fmt.Fprintf(w, "  node %s: %s\n", n, strings.Join(parts, ", "))
 		}
 	}
 }

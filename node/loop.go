@@ -186,16 +186,7 @@ func (s *Server) step(in inbound) {
 // proposeBatch proposes first and everything else already queued, as one
 // batch of entries.
 func (s *Server) proposeBatch(ls *loopState, first *proposal) {
-	batch := []*proposal{first}
-	for len(batch) < maxBatch {
-		select {
-		case p := <-s.propC:
-			batch = append(batch, p)
-			continue
-		default:
-		}
-		break
-	}
+	batch := drain(first, s.propC)
 	data := make([][]byte, len(batch))
 	for i, p := range batch {
 		data[i] = p.data
@@ -205,9 +196,7 @@ func (s *Server) proposeBatch(ls *loopState, first *proposal) {
 		// the leader appends it as its own, and says where.
 		ctx := s.nextCtx.Add(1)
 		if err := s.rn.ForwardProposal(ctx, data...); err != nil {
-			for _, p := range batch {
-				p.done <- proposalResult{err: errNoLeader}
-			}
+			failProposals(batch, errNoLeader)
 			return
 		}
 		ls.forwarded[ctx] = batch
@@ -215,9 +204,7 @@ func (s *Server) proposeBatch(ls *loopState, first *proposal) {
 	}
 	index, err := s.rn.Propose(data...)
 	if err != nil {
-		for _, p := range batch {
-			p.done <- proposalResult{err: errNoLeader}
-		}
+		failProposals(batch, errNoLeader)
 		return
 	}
 	s.metrics.proposals.Add(float64(len(batch)))
@@ -230,19 +217,32 @@ func (s *Server) proposeBatch(ls *loopState, first *proposal) {
 	}
 }
 
+// drain is first and what is already queued on ch behind it, maxBatch
+// requests at most; it never waits.
+func drain[T any](first T, ch <-chan T) []T {
+	batch := []T{first}
+	for len(batch) < maxBatch {
+		select {
+		case x := <-ch:
+			batch = append(batch, x)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// failProposals answers every proposal of batch with err.
+func failProposals(batch []*proposal, err error) {
+	for _, p := range batch {
+		p.done <- proposalResult{err: err}
+	}
+}
+
 // readBatch queues first and the reads queued behind it to ask for a read
 // index (askReads).
 func (s *Server) readBatch(ls *loopState, first *readRequest) {
-	batch := []*readRequest{first}
-	for len(batch) < maxBatch {
-		select {
-		case r := <-s.readC:
-			batch = append(batch, r)
-			continue
-		default:
-		}
-		break
-	}
+	batch := drain(first, s.readC)
 	if s.bugs.dirtyRead && s.rn.Status().Role == raft.Leader {
 		for _, r := range batch {
 			r.done <- s.dirtyRead(ls, r.key)
@@ -458,11 +458,13 @@ func (s *Server) placeForwarded(ls *loopState, results []raft.ProposalResult) {
 			continue
 		}
 		delete(ls.forwarded, res.Ctx)
+		if res.Dropped {
+			failProposals(batch, errNoLeader)
+			continue
+		}
 		for i, p := range batch {
 			index := res.Index + uint64(i)
 			switch {
-			case res.Dropped:
-				p.done <- proposalResult{err: errNoLeader}
 			case index <= ls.applied:
 				p.done <- proposalResult{err: errTimeout}
 			default:
@@ -476,9 +478,7 @@ func (s *Server) placeForwarded(ls *loopState, results []raft.ProposalResult) {
 // not said where it put them: it may have, so their outcome is unknown.
 func (ls *loopState) failForwarded() {
 	for ctx, batch := range ls.forwarded {
-		for _, p := range batch {
-			p.done <- proposalResult{err: errTimeout}
-		}
+		failProposals(batch, errTimeout)
 		delete(ls.forwarded, ctx)
 	}
 }
