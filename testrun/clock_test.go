@@ -52,15 +52,36 @@ func TestValidateClockStrategies(t *testing.T) {
 		o := validOptions()
 		o.ClockStrategy = s
 		o.Nodes = []string{"h1", "h2", "h3"}
-		assert.NoError(t, o.Validate(), s)
+		assert.NoError(t, o.Prepare(), s)
 	}
 	o := validOptions()
 	o.ClockStrategy = "ntp"
-	assert.EqualError(t, o.Validate(), `bad option: --clock-strategy "ntp": want auto, hook, faketime or system`)
+	assert.EqualError(t, o.Prepare(), `bad option: --clock-strategy "ntp": want auto, hook, faketime or system`)
 }
 
-// validOptions are options Validate accepts.
+// validOptions are options Prepare accepts.
 func validOptions() Options {
 	return Options{DB: "chaos-node", Workload: "register", ReadConsistency: ReadLinearizable, Keys: 1, Concurrency: "2n",
 		TimeLimit: time.Second, TestCount: 1, NemesisInterval: time.Second, Store: "store"}
+}
+
+// Complete is the one place defaults are filled; Validate only checks,
+// and refuses options whose defaults were never filled.
+func TestValidateOnlyValidates(t *testing.T) {
+	o := validOptions()
+	o.RequestTimeout, o.Recovery, o.Name = 0, 0, ""
+	assert.ErrorContains(t, o.Validate(), "the options' defaults are not filled in")
+	require.NoError(t, o.Complete())
+	assert.Equal(t, time.Second, o.RequestTimeout)
+	assert.Positive(t, o.Recovery)
+	assert.Equal(t, "chaos-node-register-all", o.Name)
+	before := o
+	require.NoError(t, o.Validate())
+	assert.Equal(t, before, o, "Validate changed the options")
+
+	o = validOptions()
+	o.Recovery = -time.Second
+	require.NoError(t, o.Complete())
+	assert.Equal(t, -time.Second, o.Recovery, "a negative bound is left for Validate to refuse")
+	assert.EqualError(t, o.Validate(), "bad option: --request-timeout and --recovery must not be negative")
 }

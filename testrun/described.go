@@ -11,17 +11,18 @@ import (
 )
 
 // Described systems (--db PATH.yaml) in a run: their description is
-// loaded while the options are validated, before any host is touched.
+// loaded by Options.Complete and checked by Validate, before any host is
+// touched.
 
 // validateSystem checks --db: a built-in system, or a description file
-// that loads, can run the workload, and can plant the bugs asked for.
+// (loaded by Complete) that can run the workload and plant the bugs asked
+// for.
 func (o *Options) validateSystem() error {
-	desc, err := cluster.Lookup(o.DB)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	o.system = desc
+	desc := o.system
 	if desc == nil {
+		if _, ok := cluster.SystemNamed(o.DB); !ok {
+			return usagef("%v", &cluster.UnknownSystemError{Name: o.DB})
+		}
 		return nil
 	}
 	if o.Workload == "register" || o.Workload == "set" { // another is refused below

@@ -22,28 +22,28 @@ func describedOptions(db string) Options {
 // its name names the test, and what it cannot do is refused there.
 func TestValidateLoadsDescriptions(t *testing.T) {
 	o := describedOptions("../examples/systems/etcd.yaml")
-	require.NoError(t, o.Validate())
+	require.NoError(t, o.Prepare())
 	assert.Equal(t, "etcd-register-all", o.Name)
 	require.NotNil(t, o.system)
 
 	o = describedOptions("../examples/systems/etcd.yaml")
 	o.Bugs = []string{"stale-read"}
-	err := o.Validate()
+	err := o.Prepare()
 	require.ErrorIs(t, err, ErrUsage)
 	assert.Contains(t, err.Error(), "etcd.yaml:15: --bug plants bugs through {bug_flags}")
 
 	o = describedOptions("../examples/systems/chaos-node.yaml")
 	o.Bugs = []string{"stale-read"}
-	require.NoError(t, o.Validate(), "local mode runs described systems")
+	require.NoError(t, o.Prepare(), "local mode runs described systems")
 	assert.Equal(t, "chaos-node-register-all-bug-stale-read", o.Name)
 
 	o = describedOptions("no-such.yaml")
-	err = o.Validate()
+	err = o.Prepare()
 	require.ErrorIs(t, err, ErrUsage)
 	assert.Contains(t, err.Error(), "no-such.yaml: cannot read the description")
 
 	o = describedOptions("mysql")
-	require.ErrorIs(t, o.Validate(), ErrUsage)
+	require.ErrorIs(t, o.Prepare(), ErrUsage)
 }
 
 type restartingClient struct{ restarts int }
@@ -89,7 +89,7 @@ func TestValidateResolvesTheRecoveryBound(t *testing.T) {
 	} {
 		o := describedOptions(c.db)
 		o.Recovery = c.given
-		require.NoError(t, o.Validate(), c.db)
+		require.NoError(t, o.Prepare(), c.db)
 		assert.Equal(t, c.want, o.Recovery, "%s, --recovery %v", c.db, c.given)
 		assert.Equal(t, c.advisory, o.recoveryAdvisory, "%s, --recovery %v", c.db, c.given)
 	}
@@ -100,15 +100,15 @@ func TestValidateResolvesTheRecoveryBound(t *testing.T) {
 // system: etcd runs on --nodes only and has no planted bugs.
 func TestValidateRegistryFacts(t *testing.T) {
 	o := describedOptions("etcd")
-	err := o.Validate()
+	err := o.Prepare()
 	require.ErrorIs(t, err, ErrUsage)
 	assert.EqualError(t, err, "bad option: --db etcd needs --nodes: local mode runs chaos-node only")
 
 	o = describedOptions("etcd")
 	o.Nodes, o.Bugs = []string{"10.0.0.11", "10.0.0.12", "10.0.0.13"}, []string{"stale-read"}
-	assert.EqualError(t, o.Validate(), "bad option: --bug plants bugs in chaos-node only, not in etcd")
+	assert.EqualError(t, o.Prepare(), "bad option: --bug plants bugs in chaos-node only, not in etcd")
 
 	o = describedOptions("chaos-node")
 	o.Bugs = []string{"stale-read"}
-	require.NoError(t, o.Validate(), "chaos-node runs in local mode, with planted bugs")
+	require.NoError(t, o.Prepare(), "chaos-node runs in local mode, with planted bugs")
 }

@@ -89,15 +89,18 @@ type Options struct {
 	// recovery bound (db.Timing.Recovery), else DefaultRecovery as an
 	// advisory bound (see RecoveryAdvisory).
 	Recovery time.Duration
-	// recoveryAdvisory is set by Validate when neither --recovery nor the
+	// recoveryAdvisory is set by Complete when neither --recovery nor the
 	// system states a bound: a later recovery is reported, not invalid.
 	recoveryAdvisory bool
+	// nameDefaulted says Complete made Name of the system, workload,
+	// faults and bugs (--name was not given).
+	nameDefaulted bool
 	// Argv is the command line, recorded in test.json with its secret
 	// values redacted (secret.Args).
 	Argv []string
 
 	// system is the description DB names when it is a file, loaded by
-	// validate; nil for a built-in system.
+	// Complete; nil for a built-in system.
 	system *described.Description
 }
 
@@ -111,35 +114,49 @@ func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
 }
 
-// Validate checks the options without touching anything and fills
-// defaults; its errors wrap ErrUsage. Run calls it; test-all calls it on
-// every test of a campaign before running any.
-func (o *Options) Validate() error {
-	if err := o.validateSystem(); err != nil {
+// Prepare readies the options for a run: Complete, then Validate. Run
+// calls it; test-all calls it on every test of a campaign before running
+// any. Its errors wrap ErrUsage. Calling it again changes nothing.
+func (o *Options) Prepare() error {
+	if err := o.Complete(); err != nil {
 		return err
 	}
-	if err := o.validateValues(); err != nil {
-		return err
+	return o.Validate()
+}
+
+// Complete is the one place the options' defaults are filled, each only
+// where its field is zero: the description --db names is loaded, the
+// request timeout is 1s, the recovery bound is the system's stated one
+// (else DefaultRecovery, advisory), and the name is made of the system,
+// workload, faults and bugs. It touches no host. Its error (wrapping
+// ErrUsage) is a --db that names nothing chaos can build.
+func (o *Options) Complete() error {
+	desc, err := cluster.Lookup(o.DB)
+	if err != nil {
+		return usagef("%v", err)
 	}
-	if err := o.validateCorrupt(); err != nil {
-		return err
+	o.system = desc
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = time.Second
 	}
-	if _, err := faultfs.ParseNames(o.StorageNames); err != nil {
-		return usagef("--storage-names: %v", err)
-	}
-	if o.StorageNames != "" && !o.storageFaults() {
-		return usagef("--storage-names applies to the fault file system, which this run does not use: add --storage-faults or a storage family to --nemesis")
-	}
-	seen := map[string]bool{}
-	for _, n := range o.Nodes {
-		if seen[n] {
-			return usagef("--nodes lists %s twice", n)
+	if o.Recovery == 0 && o.registryError() == nil {
+		if err := o.resolveRecovery(); err != nil {
+			return err
 		}
-		seen[n] = true
 	}
-	for _, f := range o.Nemesis {
-		if f != "none" && f != "all" && !slices.Contains(nemesis.FamilyNames(), f) {
-			return usagef("--nemesis %q: want a comma list of %s, or none, or all", f, strings.Join(nemesis.FamilyNames(), ","))
+	if o.Name == "" {
+		o.Name, o.nameDefaulted = o.defaultName(), true
+	}
+	return nil
+}
+
+// Validate checks the options without touching anything or changing
+// them; Complete must have filled their defaults. Its errors wrap
+// ErrUsage.
+func (o *Options) Validate() error {
+	for _, check := range []func() error{o.validateSystem, o.validateValues, o.validateCorrupt, o.validateStorage, o.validateLists} {
+		if err := check(); err != nil {
+			return err
 		}
 	}
 	nodes := len(o.Nodes)
@@ -152,20 +169,43 @@ func (o *Options) Validate() error {
 	if o.RequestTimeout < 0 || o.Recovery < 0 {
 		return usagef("--request-timeout and --recovery must not be negative")
 	}
-	if o.RequestTimeout == 0 {
-		o.RequestTimeout = time.Second
+	if o.RequestTimeout == 0 || o.Recovery == 0 || o.Name == "" {
+		return usagef("the options' defaults are not filled in: call Complete (or Prepare) first")
 	}
-	if err := o.resolveRecovery(); err != nil {
-		return err
-	}
-	if o.Name == "" {
-		o.Name = o.defaultName()
-		if err := CheckName(o.Name); err != nil {
-			return usagef("the test name %q made of the system, workload, faults and bugs %v; give one with --name", o.Name, err)
-		}
-	}
-	if err := CheckName(o.Name); err != nil {
+	if err := CheckName(o.Name); err != nil && o.nameDefaulted {
+		return usagef("the test name %q made of the system, workload, faults and bugs %v; give one with --name", o.Name, err)
+	} else if err != nil {
 		return usagef("--name %q %v", o.Name, err)
+	}
+	return nil
+}
+
+// validateStorage checks --storage-names: a known model, and a run that
+// uses the fault file system.
+func (o *Options) validateStorage() error {
+	if _, err := faultfs.ParseNames(o.StorageNames); err != nil {
+		return usagef("--storage-names: %v", err)
+	}
+	if o.StorageNames != "" && !o.storageFaults() {
+		return usagef("--storage-names applies to the fault file system, which this run does not use: add --storage-faults or a storage family to --nemesis")
+	}
+	return nil
+}
+
+// validateLists checks --nodes (each host once) and --nemesis (known
+// families, none or all).
+func (o *Options) validateLists() error {
+	seen := map[string]bool{}
+	for _, n := range o.Nodes {
+		if seen[n] {
+			return usagef("--nodes lists %s twice", n)
+		}
+		seen[n] = true
+	}
+	for _, f := range o.Nemesis {
+		if f != "none" && f != "all" && !slices.Contains(nemesis.FamilyNames(), f) {
+			return usagef("--nemesis %q: want a comma list of %s, or none, or all", f, strings.Join(nemesis.FamilyNames(), ","))
+		}
 	}
 	return nil
 }
@@ -227,9 +267,6 @@ const DefaultRecovery = 5 * time.Second
 // whose recovery nobody stated is not failed for a slow one (a JVM's
 // restart, a client library's reconnect backoff), only told.
 func (o *Options) resolveRecovery() error {
-	if o.Recovery > 0 {
-		return nil
-	}
 	d, err := o.newDB(db.Config{}) // builds the system's description only: no host is touched
 	if err != nil {
 		return usagef("%v", err)

@@ -57,7 +57,7 @@ type Env struct {
 // first interrupt: the load stops, faults are healed, logs pulled, and the
 // history recorded so far is checked and reported as interrupted.
 func Run(ctx context.Context, o Options, env Env) (Result, error) {
-	if err := o.Validate(); err != nil {
+	if err := o.Prepare(); err != nil {
 		return Result{}, err
 	}
 	if o.Seed == 0 {

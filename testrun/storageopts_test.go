@@ -27,7 +27,7 @@ func TestValidateRefusesStorageOptionsWithoutTheirFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := describedOptions("chaos-node")
 			tc.set(&o)
-			err := o.Validate()
+			err := o.Prepare()
 			if tc.wrong == "" {
 				require.NoError(t, err)
 				return

@@ -43,13 +43,13 @@ func TestValidateRefusesBadNames(t *testing.T) {
 	o := describedOptions("chaos-node")
 	o.Nemesis = []string{"partition", "kill"}
 	o.Bugs = []string{"stale-read", "lease-read"}
-	require.NoError(t, o.Validate())
+	require.NoError(t, o.Prepare())
 	assert.Equal(t, "chaos-node-register-partition+kill-bug-stale-read+lease-read", o.Name)
 
 	for _, name := range []string{"../outside", "a\nb"} {
 		o := describedOptions("chaos-node")
 		o.Name = name
-		err := o.Validate()
+		err := o.Prepare()
 		require.ErrorIs(t, err, ErrUsage)
 		assert.Contains(t, err.Error(), "--name "+strconv.Quote(name))
 		assert.NotContains(t, err.Error(), "\n")
@@ -57,7 +57,7 @@ func TestValidateRefusesBadNames(t *testing.T) {
 
 	o = describedOptions("chaos-node")
 	o.Bugs = []string{"no/such"}
-	err := o.Validate()
+	err := o.Prepare()
 	require.ErrorIs(t, err, ErrUsage)
 	assert.Contains(t, err.Error(), "give one with --name")
 }

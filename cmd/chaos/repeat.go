@@ -128,7 +128,7 @@ func runEnv(cmd *cobra.Command, hard context.Context) testrun.Env {
 // printed and written to store/campaigns/<name>/<time>/ like a campaign of
 // one test.
 func runRepeated(cmd *cobra.Command, o testrun.Options, keepGoing bool) error {
-	if err := o.Validate(); err != nil {
+	if err := o.Prepare(); err != nil {
 		return usageErrorf("run: %v", err)
 	}
 	count := o.TestCount

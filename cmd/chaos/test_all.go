@@ -141,7 +141,7 @@ func (to *testAllOptions) plan(own *pflag.FlagSet, stderr io.Writer, path string
 	o, err := ro.options(stderr)
 	if err == nil {
 		o.Argv = append([]string{"chaos", "run"}, replayArgs(f)...)
-		err = o.Validate()
+		err = o.Prepare()
 	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), testrun.ErrUsage.Error()+": ")
