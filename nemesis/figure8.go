@@ -170,87 +170,130 @@ func (f *Figure8) appendAlone(ctx context.Context, c *Cluster, v *faultrec.Targe
 
 // play runs steps 2 and 3 once the leader is cut off.
 func (f *Figure8) play(ctx context.Context, c *Cluster, v *faultrec.Targeted, leader string, term uint64, rest []string) error {
-	// The elections of steps 3 and 4 first wait out the bystanders' memory
-	// of the last leader on their slow clocks (ten election timeouts at
-	// favourRate), then a few rounds of the favoured node's campaigns.
-	s, within, slowWithin := &f.seq, 10*electionOf(c, f.Election), 16*electionOf(c, f.Election)
-	var st map[string]db.NodeState
-	look := func() (bool, error) {
-		var err error
-		st, err = states(ctx, c)
-		return false, err
-	}
-	second, secondTerm := "", uint64(0)
-	before := map[string]uint64{} // each node's last index before it led
-	if _, err := f.Pace.until(ctx, within, pollEvery, func() (bool, error) {
-		if _, err := look(); err != nil {
-			return false, err
-		}
-		for _, n := range rest {
-			if s, ok := st[n]; ok && s.Role != RoleLeader {
-				before[n] = s.LogEnd()
-			}
-		}
-		second, secondTerm = leaderAmong(st, rest, term)
-		return second != "", nil
-	}); err != nil || second == "" {
-		v.Outcome = "no second leader"
+	p := &figure8Play{f: f, c: c, v: v, leader: leader, rest: rest}
+	second, secondTerm, err := p.secondLeader(ctx, term)
+	if err != nil || second == "" {
 		return err
-	}
-	index := loneIndex(st, second, rest)
-	if last, ok := before[second]; ok {
-		// X's log is frozen from the cut until it leads: its first entry
-		// of t' comes right after it, whatever the others hold.
-		index = max(index, last+1)
-	}
-	v.SecondLeader, v.SecondTerm, v.Index = second, new(secondTerm), new(index)
-	v.LoneEntries = new(uint64(0))
-	if last := st[leader].LogEnd(); last >= index {
-		v.LoneEntries = new(last - index + 1)
 	}
 	bystanders := slices.DeleteFunc(slices.Clone(rest), func(n string) bool { return n == second })
 	rejoined := append([]string{leader}, bystanders...)
-	if err := s.cut.set(ctx, c, sides(rejoined, []string{second})); err != nil {
+	if err := f.seq.cut.set(ctx, c, sides(rejoined, []string{second})); err != nil {
 		return err
 	}
 	if err := f.slow(ctx, c, v, bystanders); err != nil {
 		return err
 	}
-	var reelected uint64
-	if _, err := f.Pace.until(ctx, slowWithin, pollEvery, func() (bool, error) {
-		if _, err := look(); err != nil {
-			return false, err
-		}
-		ls := st[leader]
-		if ls.Role == RoleLeader && ls.Term > secondTerm {
-			reelected = ls.Term
-		}
-		return reelected > 0 && ls.Commit >= index, nil
-	}); err != nil || reelected == 0 {
-		v.Outcome = "the first leader was not elected again"
+	reelected, err := p.reelect(ctx, secondTerm)
+	if err != nil || reelected == 0 {
 		return err
 	}
-	v.ReelectedTerm, v.Commit = new(reelected), new(st[leader].Commit)
-	voters, away := finalSides(st, second, bystanders, len(c.Nodes))
+	voters, away := finalSides(p.st, second, bystanders, len(c.Nodes))
 	if len(away) > 0 {
 		v.CutWithLeader = away
 	}
-	if err := s.cut.set(ctx, c, sides(voters, append([]string{leader}, away...))); err != nil {
+	if err := f.seq.cut.set(ctx, c, sides(voters, append([]string{leader}, away...))); err != nil {
 		return err
 	}
 	// The bystanders' clocks stay slow: second, whose log ends in a term
 	// above L's old entries, times out first and asks for their votes.
 	// The others elect among themselves before L rejoins them.
-	final := ""
-	_, err := f.Pace.until(ctx, slowWithin, pollEvery, func() (bool, error) {
-		if _, err := look(); err != nil {
+	return p.finalLeader(ctx, reelected)
+}
+
+// figure8Play is one play of steps 2 and 3: the first leader cut off, the
+// others (rest), and the node states last seen (st), which each wait
+// refreshes.
+type figure8Play struct {
+	f      *Figure8
+	c      *Cluster
+	v      *faultrec.Targeted
+	leader string
+	rest   []string
+	st     map[string]db.NodeState
+}
+
+// The elections of steps 3 and 4 first wait out the bystanders' memory of
+// the last leader on their slow clocks (ten election timeouts at
+// favourRate), then a few rounds of the favoured node's campaigns.
+func (p *figure8Play) within() time.Duration     { return 10 * electionOf(p.c, p.f.Election) }
+func (p *figure8Play) slowWithin() time.Duration { return 16 * electionOf(p.c, p.f.Election) }
+
+// until polls the node states until done says so, within d.
+func (p *figure8Play) until(ctx context.Context, d time.Duration, done func() bool) error {
+	_, err := p.f.Pace.until(ctx, d, pollEvery, func() (bool, error) {
+		st, err := states(ctx, p.c)
+		if err != nil {
 			return false, err
 		}
-		final, _ = leaderAmong(st, rest, reelected)
-		return final != "", nil
+		p.st = st
+		return done(), nil
+	})
+	return err
+}
+
+// secondLeader waits for a leader among the others in a term above term
+// (step 2), and records it with the index its lone entries start at; ""
+// with the outcome recorded when none comes.
+func (p *figure8Play) secondLeader(ctx context.Context, term uint64) (string, uint64, error) {
+	second, secondTerm := "", uint64(0)
+	before := map[string]uint64{} // each node's last index before it led
+	err := p.until(ctx, p.within(), func() bool {
+		for _, n := range p.rest {
+			if s, ok := p.st[n]; ok && s.Role != RoleLeader {
+				before[n] = s.LogEnd()
+			}
+		}
+		second, secondTerm = leaderAmong(p.st, p.rest, term)
+		return second != ""
+	})
+	if err != nil || second == "" {
+		p.v.Outcome = "no second leader"
+		return "", 0, err
+	}
+	index := loneIndex(p.st, second, p.rest)
+	if last, ok := before[second]; ok {
+		// X's log is frozen from the cut until it leads: its first entry
+		// of t' comes right after it, whatever the others hold.
+		index = max(index, last+1)
+	}
+	p.v.SecondLeader, p.v.SecondTerm, p.v.Index = second, new(secondTerm), new(index)
+	p.v.LoneEntries = new(uint64(0))
+	if last := p.st[p.leader].LogEnd(); last >= index {
+		p.v.LoneEntries = new(last - index + 1)
+	}
+	return second, secondTerm, nil
+}
+
+// reelect waits for the first leader to lead again in a term above
+// secondTerm with its lone entries committed, and returns that term; 0
+// with the outcome recorded when it does not.
+func (p *figure8Play) reelect(ctx context.Context, secondTerm uint64) (uint64, error) {
+	var reelected uint64
+	err := p.until(ctx, p.slowWithin(), func() bool {
+		ls := p.st[p.leader]
+		if ls.Role == RoleLeader && ls.Term > secondTerm {
+			reelected = ls.Term
+		}
+		return reelected > 0 && ls.Commit >= *p.v.Index
+	})
+	if err != nil || reelected == 0 {
+		p.v.Outcome = "the first leader was not elected again"
+		return 0, err
+	}
+	p.v.ReelectedTerm, p.v.Commit = new(reelected), new(p.st[p.leader].Commit)
+	return reelected, nil
+}
+
+// finalLeader waits for a leader among the others in a term above
+// reelected (step 4), and records it.
+func (p *figure8Play) finalLeader(ctx context.Context, reelected uint64) error {
+	final := ""
+	err := p.until(ctx, p.slowWithin(), func() bool {
+		final, _ = leaderAmong(p.st, p.rest, reelected)
+		return final != ""
 	})
 	if final != "" {
-		v.FinalLeader = final
+		p.v.FinalLeader = final
 	}
 	return err
 }
