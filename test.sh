@@ -93,7 +93,7 @@ all_pkgs=$(go list ./...)
 testbed_pkgs=$(go list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... |
 	awk '{ for (i = 2; i <= NF; i++) if ($i == "chaos/testbed" || $i == "chaos/testbed/bedtest") { print $1; break } }')
 other_pkgs=$(grep -vxF -f <(echo "$testbed_pkgs") <<<"$all_pkgs" || true)
-race_pkgs=$(grep -E '/(node|workload|checker|nemesis|control|db|faultfs|faultproxy)(/|$)' <<<"$all_pkgs" || true)
+race_pkgs=$(grep -E '/(node|eventlog|workload|checker|nemesis|control|db|faultfs|faultproxy)(/|$)' <<<"$all_pkgs" || true)
 
 # Files tests leave for a person to look at (the report's screenshot), one
 # directory per run of this script; listed at the end.

@@ -20,7 +20,7 @@ import (
 	"chaos/cluster"
 	"chaos/db"
 	"chaos/history"
-	"chaos/sleep"
+	"chaos/internal/sleep"
 	"chaos/workload"
 )
 

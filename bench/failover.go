@@ -10,7 +10,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history"
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // Failover measurement bounds.

@@ -32,7 +32,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"chaos/inputfile"
+	"chaos/internal/inputfile"
 )
 
 // Expected verdicts of a test.

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"chaos/atomicfile"
-	"chaos/inputfile"
-	"chaos/secret"
+	"chaos/internal/atomicfile"
+	"chaos/internal/inputfile"
+	"chaos/internal/secret"
 )
 
 // Record is a campaign's campaign.json: what ran, every run's verdict,

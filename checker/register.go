@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"chaos/history"
-	"chaos/jsonline"
+	"chaos/internal/jsonline"
 )
 
 // ErrMalformed is wrapped by errors about input the checkers cannot use: ops

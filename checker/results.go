@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"sort"
 
-	"chaos/atomicfile"
-	"chaos/inputfile"
+	"chaos/internal/atomicfile"
+	"chaos/internal/inputfile"
 )
 
 // WriteResults writes r into the results.json at path and returns the

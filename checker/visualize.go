@@ -11,8 +11,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"chaos/faultrec"
 	"chaos/history"
+	"chaos/history/faultrec"
 )
 
 // visualizer writes porcupine's HTML visualizations of failing keys.

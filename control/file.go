@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 )
 
 // copyAtomic streams r into path atomically (see package atomicfile),

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"chaos/secret"
+	"chaos/internal/secret"
 )
 
 // local is the Remote for this machine in local mode: commands run as the

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // sshRemote is a Remote over one SSH connection, replaced when it dies.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 )
 
 // Upload implements Remote: the file streams into `cat` on the session's

@@ -21,7 +21,7 @@ type Capabilities struct {
 	// when the system cannot say.
 	States StateReporter
 	// Events finds each node's protocol event log (chaos's events.jsonl
-	// format, node/eventlog); nil when the nodes keep none.
+	// format, eventlog); nil when the nodes keep none.
 	Events EventLogs
 	// Hooks are fault hooks inside the node processes; nil when the nodes
 	// answer none.
@@ -125,7 +125,7 @@ type StateReporter interface {
 }
 
 // EventLogs is a system whose nodes write a protocol event log in chaos's
-// format (node/eventlog: one JSON event a line, appended to across
+// format (eventlog: one JSON event a line, appended to across
 // restarts).
 type EventLogs interface {
 	// EventLog is the path of n's event log on its host.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 	"chaos/node/nodeapi"
 )
 

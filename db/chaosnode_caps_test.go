@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // A node's state comes from its GET /status; a node that does not answer

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control/remotetest"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 var threeNodes = []Node{{"n1", "10.77.0.11"}, {"n2", "10.77.0.12"}, {"n3", "10.77.0.13"}}

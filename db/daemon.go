@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"chaos/control"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // Daemon is a process a system runs on a host, started in the background

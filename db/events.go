@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"chaos/control"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // EventTail is how many of a log's newest lines a look at it reads: a

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"chaos/control"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // Fake clocks (the clock family's faketime strategy): a node started

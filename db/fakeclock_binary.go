@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"chaos/control"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // Which programs a fake clock reaches. libfaketime is preloaded by the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"chaos/control"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // What a node started under a fake clock needs: its control file made

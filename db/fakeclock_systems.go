@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"chaos/control"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // The built-in systems' fake clocks: chaos-node reads its control file

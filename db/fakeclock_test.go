@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // goBuild builds the one-file Go program src with env and returns the

@@ -12,7 +12,7 @@ import (
 
 	"chaos/control"
 	"chaos/control/remotetest"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // faultFSAnswers answers as a host where the fault file system's status

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // Mark is the socket mark (SO_MARK) of the proxy's own connections: the

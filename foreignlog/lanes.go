@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"chaos/svgplot"
+	"chaos/internal/svgplot"
 )
 
 // StateFill is the colour of each timeline state, in the table of `chaos

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"chaos/inputfile"
+	"chaos/internal/inputfile"
 )
 
 // Log is one file, read.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // Seed 002, read by hand: every node replays its WAL from an empty

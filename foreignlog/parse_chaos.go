@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // chaosParser reads the event log of chaos-node (events.jsonl, see

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"chaos/svgplot"
+	"chaos/internal/svgplot"
 )
 
 // htmlPage is the self-contained page HTML writes.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // Summary's text for each seed log is pinned: a change to its wording or

@@ -3,7 +3,7 @@ package history
 import (
 	"encoding/json"
 
-	"chaos/jsonline"
+	"chaos/internal/jsonline"
 )
 
 // decoder turns lines into ops. Lines the recorder writes (a flat object,

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"chaos/jsonline"
+	"chaos/internal/jsonline"
 )
 
 // Type is the kind of an history line: an invocation or one of the three

@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +16,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history"
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // ClockStrategy is how the clock family bends a node's time.

@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +20,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // hookNode answers the clock hooks as chaos-node does (offsets add up, a

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // targetChain is the iptables chain of the targeted faults' cuts, apart

@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"math"
 	"os"
@@ -15,7 +15,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/db/described"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // needFaketime stops the test when this machine lacks what a node under

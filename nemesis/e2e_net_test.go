@@ -18,7 +18,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )

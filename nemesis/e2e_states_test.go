@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // ElectionDelay is the election-delay family: every message between the

@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // The faketime clock strategy: the nodes run under a fake clock (see

@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"os"
@@ -14,8 +14,8 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/fakeclock"
 	"chaos/history"
+	"chaos/internal/fakeclock"
 )
 
 // fakeClockDB is a system whose nodes run under fake clocks whose control

@@ -11,8 +11,8 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/faultrec"
-	"chaos/golden"
+	"chaos/history/faultrec"
+	"chaos/internal/golden"
 )
 
 // Tests of what the families do on systems with fewer capabilities than

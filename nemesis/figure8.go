@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"chaos/db"
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // Figure8 is the figure8 family: the sequence of Figure 8 of the Raft

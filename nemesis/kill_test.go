@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +15,7 @@ import (
 	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // opLine renders an op as the history would: its f and its JSON value.

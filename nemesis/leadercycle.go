@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // LeaderCycle is the leader-cycle family, the leaders crashing in cycles

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // Lease is the lease family: the leader's clock is slowed (its raft ticker

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"chaos/db"
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // Member is the member family: a membership change cycle, as Jepsen's etcd

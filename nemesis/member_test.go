@@ -16,7 +16,7 @@ import (
 	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // memberDB is a system with a membership: it keeps the voters, the

@@ -13,7 +13,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // Cluster is what faults act on: the nodes, their hosts, and the system's

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // Pace is the clock a targeted fault's sequence runs on: Now tells the

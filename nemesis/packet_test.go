@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // netPacketRun starts and stops p on c and returns the transcript.

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"chaos/db"
-	"chaos/faultrec"
 	"chaos/history"
+	"chaos/history/faultrec"
 )
 
 // Partition cuts the network between nodes along a Grudge (see Topology).

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
-	"chaos/faultrec"
-	"chaos/golden"
+	"chaos/history/faultrec"
+	"chaos/internal/golden"
 )
 
 func netRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }

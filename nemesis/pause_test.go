@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"strings"
 	"testing"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control/remotetest"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // The commands of a pause, of the resume that ends it, and of a heal,

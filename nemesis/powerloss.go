@@ -11,7 +11,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/faultfs"
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // PowerLoss is the power-loss family: the chosen nodes lose power. Each is

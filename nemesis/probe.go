@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"chaos/db"
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // Probe is the check kill and pause run around a fault, as etcd's

@@ -12,7 +12,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // netFaultProxy places the fault proxy as a run on remote hosts does,

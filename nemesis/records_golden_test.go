@@ -11,7 +11,7 @@ import (
 
 	"chaos/db"
 	"chaos/faultfs"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // The fault records: the ops every family of the registry writes into

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"chaos/faultfs"
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // Family describes one fault family of the registry.

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // Every family of the registry is built under its own name, documented,

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"chaos/db"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // Roles: what the targeted faults know of the nodes, from the system's

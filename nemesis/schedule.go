@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"chaos/faultrec"
 	"chaos/history"
+	"chaos/history/faultrec"
 )
 
 // TimeSource is the schedule's clock. Tests replace it to step a schedule

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"chaos/faultrec"
 	"chaos/history"
+	"chaos/history/faultrec"
 )
 
 // How a schedule ends: the final stops and the heal, each step bounded.

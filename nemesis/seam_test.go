@@ -12,7 +12,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // The seam between the fault families and a system is db.Capabilities,

@@ -12,7 +12,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // The targeted faults share what follows: each runs a short sequence of

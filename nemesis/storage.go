@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"fmt"

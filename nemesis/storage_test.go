@@ -1,7 +1,7 @@
 package nemesis
 
 import (
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"strings"
@@ -15,7 +15,7 @@ import (
 	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/faultfs"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // storageCluster is goldenCluster whose chaos-node serves its data

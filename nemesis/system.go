@@ -7,7 +7,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // NewCluster is the nemesis's view of system d on nodes, whose hosts

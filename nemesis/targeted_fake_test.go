@@ -14,7 +14,7 @@ import (
 	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // The fakes of the targeted faults' tests: five chaos-nodes whose hosts

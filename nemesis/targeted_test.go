@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
-	"chaos/faultrec"
-	"chaos/golden"
+	"chaos/history/faultrec"
+	"chaos/internal/golden"
 )
 
 // Tests of the targeted faults against fake hosts and hooks (see

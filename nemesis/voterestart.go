@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // VoteRestart is the vote-restart family: a node is crashed right after it

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // clockFile makes the node honour a fake clock's control file (package

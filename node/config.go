@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 	"chaos/raft"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 	"chaos/node/wal"
 	"chaos/raft"
 )

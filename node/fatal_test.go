@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // A node whose write of a new term fails stops as a killed node does: its

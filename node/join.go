@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 	"chaos/node/nodeapi"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 	"chaos/node/kv"
 	"chaos/node/nodeapi"
 	"chaos/raft"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 	"chaos/node/nodeapi"
 	"chaos/raft"
 )

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/checker"
+	"chaos/eventlog"
 	"chaos/history"
-	"chaos/node/eventlog"
 	"chaos/workload"
 )
 

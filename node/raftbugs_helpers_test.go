@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // captureEvents, when set, makes each planted-bug scenario copy its nodes'

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/checker"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 	"chaos/raftcheck"
 )
 

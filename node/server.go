@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 	"chaos/node/kv"
 	"chaos/node/nodeapi"
 	"chaos/node/snap"

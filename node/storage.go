@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 	"chaos/node/snap"
 	"chaos/node/wal"
 	"chaos/raft"

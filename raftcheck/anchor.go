@@ -3,8 +3,8 @@ package raftcheck
 import (
 	"time"
 
+	"chaos/eventlog"
 	"chaos/history"
-	"chaos/node/eventlog"
 	"chaos/node/kv"
 )
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/eventlog"
 	"chaos/history"
-	"chaos/node/eventlog"
 )
 
 // AvailabilityOptions tune [Availability]. Zero values take the defaults.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/eventlog"
 	"chaos/history"
-	"chaos/node/eventlog"
 )
 
 func readHistory(t *testing.T, name string) history.History {

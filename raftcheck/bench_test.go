@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // benchEventLog writes a five-node event log of terms elections, each

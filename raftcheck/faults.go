@@ -3,8 +3,8 @@ package raftcheck
 import (
 	"strings"
 
-	"chaos/faultrec"
 	"chaos/history"
+	"chaos/history/faultrec"
 )
 
 // Which faults a history's nemesis ops leave active, so that the

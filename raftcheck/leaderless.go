@@ -1,8 +1,8 @@
 package raftcheck
 
 import (
+	"chaos/eventlog"
 	"chaos/foreignlog"
-	"chaos/node/eventlog"
 )
 
 // Leaderless returns the stretches of wall time during which no node led

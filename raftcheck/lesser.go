@@ -1,6 +1,6 @@
 package raftcheck
 
-import "chaos/node/eventlog"
+import "chaos/eventlog"
 
 // KindCameBackWithLess: a node restarted with less durable state than it
 // had shown to others before: without the vote it had cast in the term it

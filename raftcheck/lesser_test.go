@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/checker"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // nodeLog builds one node's event log line by line, a millisecond apart.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // Election livelock: terms go by and none elects a leader, as in seed 004

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/eventlog"
 	"chaos/history"
-	"chaos/node/eventlog"
 )
 
 // loadRun reads the event logs of a run directory under testdata.

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"chaos/eventlog"
 	"chaos/foreignlog"
 	"chaos/history"
-	"chaos/node/eventlog"
 )
 
 // LivelockRule is the election-livelock rule: a finding when at least

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // Which stretches of a run a correct cluster should have a leader in: a

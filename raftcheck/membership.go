@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // The membership configurations of a run, from the nodes' conf events

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"chaos/checker"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // configs lists a run's configurations as "index:voters/learners".

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"chaos/eventlog"
 	"chaos/foreignlog"
-	"chaos/node/eventlog"
 )
 
 // MaxNonVoterVotes bounds the votes of non-voters [MembershipDetails]

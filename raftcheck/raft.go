@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/eventlog"
 	"chaos/foreignlog"
-	"chaos/node/eventlog"
 )
 
 // Violation kinds reported by [Raft].

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"chaos/checker"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // readFixture reads testdata/name with eventlog.ReadEvents, failing on an

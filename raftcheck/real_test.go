@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"chaos/checker"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // The event logs under testdata/real come from real chaos node processes

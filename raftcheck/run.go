@@ -5,7 +5,7 @@ import (
 	"io/fs"
 
 	"chaos/checker"
-	"chaos/node/eventlog"
+	"chaos/eventlog"
 )
 
 // CheckRun runs the raft and availability checkers on a run directory: the

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/eventlog"
 	"chaos/history"
-	"chaos/node/eventlog"
 )
 
 // t0 is where the synthetic runs below begin on the nodes' clocks.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"chaos/internal/svgplot"
 	"chaos/raftcheck"
-	"chaos/svgplot"
 	"chaos/testrun"
 )
 

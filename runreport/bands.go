@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"chaos/faultrec"
-	"chaos/svgplot"
+	"chaos/history/faultrec"
+	"chaos/internal/svgplot"
 )
 
 // otherFill is the colour of the i-th band of a family without a colour

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"chaos/foreignlog"
-	"chaos/svgplot"
+	"chaos/internal/svgplot"
 )
 
 // drawCharts draws the page's charts over one time axis, from 0 to the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"chaos/faultrec"
 	"chaos/history"
+	"chaos/history/faultrec"
 )
 
 // Fault is one fault as the report shows it: from the nemesis op that

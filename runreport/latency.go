@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"chaos/history"
-	"chaos/svgplot"
+	"chaos/internal/svgplot"
 )
 
 // DefaultMaxOKPoints is how many successful operations the latency chart

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"chaos/eventlog"
 	"chaos/foreignlog"
 	"chaos/history"
-	"chaos/inputfile"
-	"chaos/node/eventlog"
+	"chaos/internal/inputfile"
 	"chaos/testrun"
 )
 

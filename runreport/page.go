@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"chaos/atomicfile"
-	"chaos/secret"
+	"chaos/internal/atomicfile"
+	"chaos/internal/secret"
 	"chaos/testrun"
 )
 

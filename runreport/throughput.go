@@ -3,7 +3,7 @@ package runreport
 import (
 	"time"
 
-	"chaos/svgplot"
+	"chaos/internal/svgplot"
 )
 
 // throughputBins are the bin widths tried for the throughput chart.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // describe fills in a fault's targets, mechanism and effect, in words,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 )
 
 // describeClock words a clock fault: "clock jumped: n2 +500 ms",

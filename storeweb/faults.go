@@ -1,6 +1,6 @@
 package storeweb
 
-import "chaos/faultrec"
+import "chaos/history/faultrec"
 
 // FaultCount is how many faults of one family a run started.
 type FaultCount struct {

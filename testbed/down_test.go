@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 func TestDownRemovesOnlyWhatTheStateNames(t *testing.T) {

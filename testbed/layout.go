@@ -1,7 +1,7 @@
 package testbed
 
 import (
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 	"crypto/rand"
 	"fmt"
 	"io"

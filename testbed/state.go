@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 )
 
 // Files of a testbed directory. The first three are the inventory `chaos run`

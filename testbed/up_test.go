@@ -16,7 +16,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // keyStream is a fixed source of key material, so keys are the same on

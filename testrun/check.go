@@ -7,7 +7,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
-	"chaos/inputfile"
+	"chaos/internal/inputfile"
 	"chaos/raftcheck"
 )
 

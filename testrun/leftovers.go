@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"chaos/faultrec"
+	"chaos/history/faultrec"
 	"chaos/nemesis"
 )
 

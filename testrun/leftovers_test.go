@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/cluster"
-	"chaos/faultrec"
 	"chaos/history"
+	"chaos/history/faultrec"
 	"chaos/nemesis"
 )
 

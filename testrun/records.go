@@ -8,8 +8,8 @@ import (
 
 	"chaos/checker"
 	"chaos/control"
-	"chaos/inputfile"
-	"chaos/secret"
+	"chaos/internal/inputfile"
+	"chaos/internal/secret"
 )
 
 // TestRecord is a run's test.json (docs/FORMATS.md): the options it ran

@@ -13,9 +13,9 @@ import (
 	"chaos/checker"
 	"chaos/cluster"
 	"chaos/history"
+	"chaos/internal/secret"
+	"chaos/internal/termsafe"
 	"chaos/nemesis"
-	"chaos/secret"
-	"chaos/termsafe"
 	"chaos/workload"
 )
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 )
 
 // MaxNameLen bounds a test name (--name).

@@ -5,8 +5,8 @@ import (
 	"os"
 	"sort"
 
-	"chaos/atomicfile"
 	"chaos/checker"
+	"chaos/internal/atomicfile"
 )
 
 // summarize prints what a person acts on: the verdict, failed checks and

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // The recovery window. The nemesis starts no fault after nemesisTime

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"chaos/history"
-	"chaos/sleep"
+	"chaos/internal/sleep"
 )
 
 // The bounds of a Backoff's wait.

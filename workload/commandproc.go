@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"chaos/secret"
+	"chaos/internal/secret"
 )
 
 // maxAnswerLine bounds one answer line of a client command: a final set

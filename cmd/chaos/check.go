@@ -15,9 +15,9 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
-	"chaos/inputfile"
+	"chaos/internal/inputfile"
+	"chaos/internal/termsafe"
 	"chaos/runreport"
-	"chaos/termsafe"
 	"chaos/testrun"
 )
 

@@ -17,8 +17,8 @@ import (
 	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
+	"chaos/internal/termsafe"
 	"chaos/nemesis"
-	"chaos/termsafe"
 	"chaos/testrun"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"chaos/control"
-	"chaos/inputfile"
-	"chaos/secret"
+	"chaos/internal/inputfile"
+	"chaos/internal/secret"
 )
 
 // hostFlags are the flags that name the hosts and how to reach them over

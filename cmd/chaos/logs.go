@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"chaos/atomicfile"
 	"chaos/foreignlog"
-	"chaos/termsafe"
+	"chaos/internal/atomicfile"
+	"chaos/internal/termsafe"
 )
 
 // logsOptions are the flags of `chaos logs`.

@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"chaos/termsafe"
+	"chaos/internal/termsafe"
 )
 
 func main() {

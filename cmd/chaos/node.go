@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 	"chaos/node"
 )
 

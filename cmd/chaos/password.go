@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"chaos/secret"
+	"chaos/internal/secret"
 )
 
 // maxPasswordBytes bounds the first line of --password-file: a password,

@@ -15,9 +15,9 @@ import (
 
 	"chaos/campaign"
 	"chaos/checker"
+	"chaos/internal/secret"
+	"chaos/internal/termsafe"
 	"chaos/runreport"
-	"chaos/secret"
-	"chaos/termsafe"
 	"chaos/testrun"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/campaign"
-	"chaos/secret"
+	"chaos/internal/secret"
 	"chaos/storeweb"
 )
 

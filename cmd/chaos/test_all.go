@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"chaos/campaign"
-	"chaos/termsafe"
+	"chaos/internal/termsafe"
 	"chaos/testrun"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
-	"chaos/fakeclock"
+	"chaos/internal/fakeclock"
 )
 
 // The program a described node runs, for the faketime strategy: the

@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"chaos/inputfile"
+	"chaos/internal/inputfile"
 )
 
 // Description is a loaded and validated description file.

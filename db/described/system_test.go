@@ -20,7 +20,7 @@ import (
 	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 var threeNodes = []db.Node{{Name: "n1", Addr: "10.77.0.11"}, {Name: "n2", Addr: "10.77.0.12"}, {Name: "n3", Addr: "10.77.0.13"}}

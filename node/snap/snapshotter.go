@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 )
 
 var (

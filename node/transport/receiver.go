@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
+	"chaos/internal/sleep"
 	"chaos/raft"
-	"chaos/sleep"
 )
 
 // readBufferBytes is the size of each inbound connection's read buffer.

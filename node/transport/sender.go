@@ -7,8 +7,8 @@ import (
 	"net"
 	"time"
 
+	"chaos/internal/sleep"
 	"chaos/raft"
-	"chaos/sleep"
 )
 
 // maxKeptScratchBytes bounds the encoding buffer a sender keeps between

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"chaos/atomicfile"
+	"chaos/internal/atomicfile"
 )
 
 var (

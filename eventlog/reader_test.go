@@ -10,7 +10,7 @@ import (
 
 // raftcheckData is where the Raft checker keeps its event-log fixtures,
 // real runs' logs among them.
-const raftcheckData = "../../raftcheck/testdata"
+const raftcheckData = "../raftcheck/testdata"
 
 // readFixture reads the file at path with ReadEvents, failing on an error.
 func readFixture(t *testing.T, path string) ([]Event, []Warning) {

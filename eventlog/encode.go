@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"chaos/jsonline"
+	"chaos/internal/jsonline"
 )
 
 // appendLine appends e as a line of events.jsonl written by node: time,

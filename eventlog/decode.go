@@ -3,7 +3,7 @@ package eventlog
 import (
 	"encoding/json"
 
-	"chaos/jsonline"
+	"chaos/internal/jsonline"
 )
 
 // decoder turns event lines into Events. Lines of the shape Writer writes

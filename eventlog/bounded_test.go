@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/inputfile"
+	"chaos/internal/inputfile"
 )
 
 // allocated is the bytes fn allocates on the heap.

@@ -18,7 +18,7 @@ import (
 // of the registry on fakes, see nemesis's TestFaultRecordsGolden) decodes
 // to its record type and marshals back to the same bytes.
 func TestDecodeRoundTripsTheNemesisRecords(t *testing.T) {
-	f, err := os.Open("../nemesis/testdata/fault-records.golden")
+	f, err := os.Open("../../nemesis/testdata/fault-records.golden")
 	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)

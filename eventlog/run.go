@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"chaos/inputfile"
+	"chaos/internal/inputfile"
 )
 
 // LoadRun reads runDir/nodes/*/events.jsonl and merges them into one

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"chaos/golden"
+	"chaos/internal/golden"
 )
 
 // fakeT is a testing.TB that keeps what Equal says instead of failing the

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"chaos/secret"
+	"chaos/internal/secret"
 )
 
 func TestArgsRedactsEveryPasswordSpelling(t *testing.T) {

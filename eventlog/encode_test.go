@@ -43,7 +43,7 @@ func TestLinesOfEveryKind(t *testing.T) {
 // TestDocumentedLinesAreWrittenAsDocumented: the example of docs/FORMATS.md
 // read and written again is the same bytes.
 func TestDocumentedLinesAreWrittenAsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/FORMATS.md")
+	doc, err := os.ReadFile("../docs/FORMATS.md")
 	require.NoError(t, err)
 	sec := string(doc[bytes.Index(doc, []byte("## events.jsonl")):])
 	sec = sec[strings.Index(sec, "```\n")+4:]
