@@ -70,3 +70,20 @@ func TestRegistryFacts(t *testing.T) {
 	_, ok = SystemNamed("../examples/systems/etcd.yaml")
 	assert.False(t, ok, "a description file is no entry")
 }
+
+// A registry with one more entry opens that system by name and refuses a
+// name it lacks, naming its own systems; Systems is left as it was.
+func TestARegistryEntryIsAllASystemNeeds(t *testing.T) {
+	opened := false
+	reg := append(Systems(), System{Name: "fake", New: func(cfg db.Config) (db.DB, error) {
+		opened = true
+		return nil, nil
+	}})
+	_, err := reg.Open("fake", db.Config{})
+	require.NoError(t, err)
+	assert.True(t, opened)
+	_, err = reg.Open("nope", db.Config{})
+	assert.EqualError(t, err, `--db "nope": want chaos-node or etcd or fake, or a description file (PATH.yaml, see examples/systems)`)
+	_, err = Open("fake", db.Config{})
+	assert.EqualError(t, err, `--db "fake": want chaos-node or etcd, or a description file (PATH.yaml, see examples/systems)`)
+}

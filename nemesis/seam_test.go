@@ -10,17 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"chaos/cluster"
 	"chaos/control"
 	"chaos/db"
 	"chaos/internal/fakeclock"
 )
 
 // The seam between the fault families and a system is db.Capabilities,
-// and nothing else: a system the tests make up in one entry (seamSystem),
-// which declares its capabilities and nothing more, gets every family when
-// it declares them all, and loses exactly the families that need a
-// capability when it drops that one, each saying which capability is
-// missing.
+// and nothing else: a system the tests make up and register in one entry
+// of the registry (seamSystem), which declares its capabilities and
+// nothing more, gets every family when it declares them all, and loses
+// exactly the families that need a capability when it drops that one,
+// each saying which capability is missing.
 
 // seamSystem is a system under test known only by its capabilities: any
 // method of db.DB but Name and ClientAddr is not expected (nil DB: a call
@@ -85,15 +86,21 @@ func seamCapabilities(t *testing.T, nodes []db.Node) db.Capabilities {
 
 // seamCluster is the nemesis's view (NewCluster) of a seamSystem with
 // caps on three hosts that can do every network fault and serve the
-// fault file system.
-func seamCluster(caps db.Capabilities) *Cluster {
+// fault file system. The system is registered in one entry of a copy of
+// the registry and opened through it, as --db seam would open it.
+func seamCluster(t *testing.T, caps db.Capabilities) *Cluster {
+	t.Helper()
 	hosts := netCluster("10.77.0", 3)
 	for _, h := range netSeparateHosts(hosts, &netLog{}, netProbeNetem) {
 		h.answer = func(cmd string) (control.Result, bool) {
 			return netOK("ok\n"), cmd == storageProbeScript
 		}
 	}
-	return NewCluster(seamSystem{caps: caps}, hosts.Nodes, hosts.Remotes, false)
+	registry := append(cluster.Systems(), cluster.System{Name: "seam", LocalMode: true,
+		New: func(db.Config) (db.DB, error) { return seamSystem{caps: caps}, nil }})
+	d, err := registry.Open("seam", db.Config{Nodes: hosts.Nodes})
+	require.NoError(t, err)
+	return NewCluster(d, hosts.Nodes, hosts.Remotes, false)
 }
 
 // seamFaults are a fault of every family as the registry makes it, by its
@@ -109,7 +116,7 @@ func seamFaults() map[string]Fault {
 func TestFamiliesNeedTheirCapabilities(t *testing.T) {
 	ctx := context.Background()
 	nodes := netCluster("10.77.0", 3).Nodes
-	c := seamCluster(seamCapabilities(t, nodes))
+	c := seamCluster(t, seamCapabilities(t, nodes))
 	for name, f := range seamFaults() {
 		require.NoError(t, f.Available(ctx, c), "%s, with every capability", name)
 	}
@@ -145,7 +152,7 @@ func TestFamiliesNeedTheirCapabilities(t *testing.T) {
 			tc.drop(&caps)
 			require.NotContains(t, seamOptional(caps), tc.capability, "drop removes the capability of its row")
 			require.Len(t, seamOptional(caps), len(table)-1, "and no other")
-			c := seamCluster(caps)
+			c := seamCluster(t, caps)
 			var unavailable []string
 			for name, f := range seamFaults() {
 				err := f.Available(ctx, c)
