@@ -130,8 +130,8 @@ func (e *PacketUnavailableError) Error() string {
 //     by an htb class. Corruption needs netem;
 //   - without hooks either (etcd, described systems): delay and jitter, and
 //     the bandwidth cap where htb is missing, by chaos's fault proxy on
-//     the hosts (proxy.go), duplication by iptables' TEE target on the
-//     senders (duplicate.go). Reordering needs netem or the hooks.
+//     the hosts (net_proxy.go), duplication by iptables' TEE target on the
+//     senders (net_duplicate.go). Reordering needs netem or the hooks.
 //
 // A part no mechanism can perform is listed in the op value's
 // "unavailable"; Available reports it as a *PacketUnavailableError.
@@ -536,9 +536,9 @@ func netemArgs(b PacketBehavior, parts map[string]string) string {
 	return strings.Join(args, " ")
 }
 
-// applyTC sets up chaos's tc tree on each sender's host (see hostcmd/netem.go),
-// senders one after the other so that senders sharing a host share its
-// root qdisc without racing for it.
+// applyTC sets up chaos's tc tree on each sender's host (see
+// hostcmd/netem.go), senders one after the other so that senders sharing
+// a host share its root qdisc without racing for it.
 func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr) error {
 	if len(c.Nodes) > hostcmd.NetemMaxSenders {
 		return fmt.Errorf("packet: tc faults support up to %d nodes, the cluster has %d", hostcmd.NetemMaxSenders, len(c.Nodes))

@@ -16,8 +16,9 @@ import (
 // netCut is the network cut of a targeted fault: a Grudge that a sequence
 // reshapes as it goes (cut the leader off, then move a node across). It
 // uses chaos-node's drop lists where every node has fault hooks, else
-// iptables DROP rules in hostcmd.TargetChain. A reshape adds the new cuts before
-// it removes the old ones, so no link that both grudges cut is ever open.
+// iptables DROP rules in hostcmd.TargetChain. A reshape adds the new cuts
+// before it removes the old ones, so no link that both grudges cut is ever
+// open.
 //
 // Cuts of several targeted faults compose: with iptables each adds and
 // deletes its own rules; with hooks, whose drop list is one list per node,
