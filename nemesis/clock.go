@@ -33,7 +33,7 @@ const (
 	// hosts that share the controller's clock (Cluster.SharedClock).
 	ClockSystem ClockStrategy = "system"
 	// ClockFaketime rewrites the control file of each node's fake clock
-	// (nemesis/faketime.go): the nodes run under libfaketime, or read
+	// (nemesis/clock_faketime.go): the nodes run under libfaketime, or read
 	// the file themselves (chaos-node). Only the node's processes are
 	// affected, so it is safe on hosts that share a clock.
 	ClockFaketime ClockStrategy = "faketime"

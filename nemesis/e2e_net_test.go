@@ -19,6 +19,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history/faultrec"
+	"chaos/nemesis/hostcmd"
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 )
@@ -97,7 +98,7 @@ func netBedRequireClean(ctx context.Context, t *testing.T, c *Cluster) {
 		rules, qdiscs, ok := strings.Cut(outs[i], sep)
 		require.True(t, ok, "%s: %q", n.Name, outs[i])
 		require.NotContains(t, rules, "CHAOS", "%s: a chaos rule is left", n.Name)
-		require.NotContains(t, qdiscs, netemRoot, "%s: a chaos qdisc is left", n.Name)
+		require.NotContains(t, qdiscs, hostcmd.NetemRoot, "%s: a chaos qdisc is left", n.Name)
 		var faults struct {
 			Drop []string       `json:"drop"`
 			Net  map[string]any `json:"net"`

@@ -81,7 +81,7 @@ type Cluster struct {
 	Peers db.PeerAddresser
 
 	// FaultProxy says where chaos's fault proxy runs on the hosts, for
-	// the packet fault's proxy mechanism (see proxy.go); nil leaves that
+	// the packet fault's proxy mechanism (see net_proxy.go); nil leaves that
 	// mechanism out.
 	FaultProxy *FaultProxy
 

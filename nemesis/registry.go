@@ -30,9 +30,9 @@ type Family struct {
 	// sequences, so it must usually get the first turns (weighing 3 it ran
 	// to its end in about half of the runs).
 	Weight int
-	// Targeted says the family aims at roles the cluster reports and runs a
-	// sequence (see sequence.go); its heal is the random families' (see
-	// healedByBase).
+	// Targeted says the family aims at roles the cluster reports and runs
+	// a sequence (see targeted_sequence.go); its heal is the random
+	// families' (see healedByBase).
 	Targeted bool
 	// OptIn keeps the family out of the default mix: it runs only when
 	// --nemesis names it.

@@ -1,4 +1,4 @@
-package nemesis
+package hostcmd
 
 import (
 	"context"
@@ -13,24 +13,26 @@ import (
 
 // tc layout of a packet fault on one interface of a sender's host:
 //
-//	root  htb, handle netemRoot, no default class: traffic no filter
+//	root  htb, handle NetemRoot, no default class: traffic no filter
 //	      claims (clients, SSH, anything not toward a peer) leaves directly,
 //	      unshaped
-//	class netemRoot:K per sender node K (its 1-based place in
-//	      Cluster.Nodes, in hex): the bandwidth cap, or 10gbit
+//	class NetemRoot:K per sender node K (its 1-based place among the
+//	      cluster's nodes, in hex): the bandwidth cap, or 10gbit
 //	leaf  netem, handle netemLeafBase+K, under class K, when netem is used
 //	u32   one filter per link: src sender, dst peer -> class K
 //
-// The handle marks the root qdisc as chaos's: Heal deletes a root qdisc only
+// The handle marks the root qdisc as chaos's: NetemHeal deletes a root qdisc only
 // when it carries that handle (and the kernel refuses the delete if the
 // root changed in between), never a qdisc the host set up. Several senders
 // on one host (local mode) share the root and get a class each.
 const (
-	netemRoot     = "c4a5:"
+	// NetemRoot is the handle of chaos's root qdisc, which marks it as
+	// chaos's.
+	NetemRoot     = "c4a5:"
 	netemLeafBase = 0xc500
-	// netemMaxSenders bounds K so that class minors and leaf handles stay
+	// NetemMaxSenders bounds K so that class minors and leaf handles stay
 	// distinct from the root's.
-	netemMaxSenders = 0xff
+	NetemMaxSenders = 0xff
 	// netemLimit is the leaf's queue length in packets: long delays hold
 	// many packets, and netem's default (1000) would drop the excess.
 	netemLimit = 10000
@@ -46,72 +48,47 @@ func netemRootCmd(dev string) string {
 	return fmt.Sprintf("tc qdisc add dev %[1]s root handle %[2]s htb 2>/dev/null || "+
 		"tc qdisc show dev %[1]s root | grep -q '^qdisc htb %[2]s ' || "+
 		"{ echo %[3]s >&2; exit 1; }",
-		q, netemRoot, why)
+		q, NetemRoot, why)
 }
 
-// netemSenderCmds degrade the links from self to peers, which all leave
+// NetemSenderCmds degrade the links from self to peers, which all leave
 // through dev, for the sender at place k: its class (capped at rateKbit
 // when > 0), a netem leaf with args unless args is empty, and a filter per
 // peer. dev has passed checkIfName; it is quoted all the same.
-func netemSenderCmds(dev string, k int, self netip.Addr, peers []netip.Addr, rateKbit int, args string) []string {
-	class := fmt.Sprintf("%s%x", netemRoot, k)
+func NetemSenderCmds(dev string, k int, self netip.Addr, peers []netip.Addr, rateKbit int, args string) []string {
+	class := fmt.Sprintf("%s%x", NetemRoot, k)
 	q := control.ShellQuote(dev)
 	rate := "10gbit"
 	if rateKbit > 0 {
 		rate = strconv.Itoa(rateKbit) + "kbit"
 	}
 	cmds := []string{netemRootCmd(dev),
-		fmt.Sprintf("tc class add dev %s parent %s classid %s htb rate %s ceil %s quantum 60000", q, netemRoot, class, rate, rate)}
+		fmt.Sprintf("tc class add dev %s parent %s classid %s htb rate %s ceil %s quantum 60000", q, NetemRoot, class, rate, rate)}
 	if args != "" {
 		cmds = append(cmds, fmt.Sprintf("tc qdisc add dev %s parent %s handle %x: netem limit %d %s",
 			q, class, netemLeafBase+k, netemLimit, args))
 	}
 	for _, p := range peers {
 		cmds = append(cmds, fmt.Sprintf("tc filter add dev %s parent %s protocol ip prio 1 u32 match ip src %s/32 match ip dst %s/32 flowid %s",
-			q, netemRoot, self, p, class))
+			q, NetemRoot, self, p, class))
 	}
 	return cmds
 }
 
-// netemArgs are netem's arguments for b's parts that parts says netem
-// performs. Delay and jitter follow PacketBehavior (uniform in
-// [delay, delay+jitter)): netem draws uniformly in mean ± spread when given
-// no distribution, so the mean is delay+jitter/2 and the spread jitter/2.
-func netemArgs(b PacketBehavior, parts map[string]string) string {
-	var args []string
-	if parts[PartDelay] == MechNetem && b.DelayMS+b.JitterMS > 0 {
-		d := "delay " + netemMS(b.DelayMS+b.JitterMS/2)
-		if b.JitterMS > 0 {
-			d += " " + netemMS(b.JitterMS/2)
-		}
-		args = append(args, d)
-	}
-	for _, p := range []struct {
-		part, word string
-		v          float64
-	}{{PartLoss, "loss", b.Loss}, {PartDuplicate, "duplicate", b.Duplicate},
-		{PartReorder, "reorder", b.Reorder}, {PartCorrupt, "corrupt", b.Corrupt}} {
-		if parts[p.part] == MechNetem && p.v > 0 {
-			args = append(args, p.word+" "+netemPercent(p.v))
-		}
-	}
-	return strings.Join(args, " ")
-}
-
-// netemMS formats milliseconds for tc, to the microsecond.
-func netemMS(ms float64) string {
+// NetemMS formats milliseconds for tc, to the microsecond.
+func NetemMS(ms float64) string {
 	return strconv.FormatFloat(math.Round(ms*1000)/1000, 'f', -1, 64) + "ms"
 }
 
-// netemPercent formats a probability as tc's percentage, to 1e-4 %.
-func netemPercent(p float64) string {
+// NetemPercent formats a probability as tc's percentage, to 1e-4 %.
+func NetemPercent(p float64) string {
 	return strconv.FormatFloat(math.Round(p*1e6)/1e4, 'f', -1, 64) + "%"
 }
 
-// netemDevs groups peers by the interface that routes to them from r's
+// NetemDevs groups peers by the interface that routes to them from r's
 // host (`ip -o route get`), devices in the order first met. A device name
 // that checkIfName refuses is an error: it never reaches a command.
-func netemDevs(ctx context.Context, r control.Remote, peers []netip.Addr) ([]string, map[string][]netip.Addr, error) {
+func NetemDevs(ctx context.Context, r control.Remote, peers []netip.Addr) ([]string, map[string][]netip.Addr, error) {
 	var order []string
 	byDev := map[string][]netip.Addr{}
 	for _, p := range peers {
@@ -153,7 +130,7 @@ func netemRoots(show string) ([]string, error) {
 	var devs []string
 	for line := range strings.SplitSeq(show, "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 6 && f[0] == "qdisc" && f[2] == netemRoot && f[3] == "dev" && f[5] == "root" {
+		if len(f) >= 6 && f[0] == "qdisc" && f[2] == NetemRoot && f[3] == "dev" && f[5] == "root" {
 			if err := checkIfName(f[4]); err != nil {
 				return nil, fmt.Errorf("tc qdisc show: %w", err)
 			}
@@ -169,14 +146,14 @@ func netemHealCmds(show string) ([]string, error) {
 	devs, err := netemRoots(show)
 	cmds := make([]string, len(devs))
 	for i, dev := range devs {
-		cmds[i] = fmt.Sprintf("tc qdisc del dev %s root handle %s", control.ShellQuote(dev), netemRoot)
+		cmds[i] = fmt.Sprintf("tc qdisc del dev %s root handle %s", control.ShellQuote(dev), NetemRoot)
 	}
 	return cmds, err
 }
 
-// netemLeftovers names chaos's root qdiscs on r's host ("tc root qdisc
+// NetemLeftovers names chaos's root qdiscs on r's host ("tc root qdisc
 // c4a5: on eth0"); none on a host without tc. It changes nothing.
-func netemLeftovers(ctx context.Context, r control.Remote) ([]string, error) {
+func NetemLeftovers(ctx context.Context, r control.Remote) ([]string, error) {
 	const show = "tc qdisc show"
 	res, err := r.Run(ctx, show)
 	if err != nil {
@@ -191,15 +168,15 @@ func netemLeftovers(ctx context.Context, r control.Remote) ([]string, error) {
 	devs, err := netemRoots(string(res.Stdout))
 	found := make([]string, len(devs))
 	for i, dev := range devs {
-		found[i] = fmt.Sprintf("tc root qdisc %s on %s", netemRoot, dev)
+		found[i] = fmt.Sprintf("tc root qdisc %s on %s", NetemRoot, dev)
 	}
 	return found, err
 }
 
-// netemHeal removes chaos's root qdisc, and with it its classes, leaves
+// NetemHeal removes chaos's root qdisc, and with it its classes, leaves
 // and filters, from every interface of r's host. A host without tc has
 // none.
-func netemHeal(ctx context.Context, r control.Remote) error {
+func NetemHeal(ctx context.Context, r control.Remote) error {
 	const show = "tc qdisc show"
 	res, err := r.Run(ctx, show)
 	if err != nil {
@@ -215,5 +192,5 @@ func netemHeal(ctx context.Context, r control.Remote) error {
 	if err != nil {
 		return fmt.Errorf("heal tc: %w", err)
 	}
-	return netRun(ctx, r, "heal tc", cmds)
+	return Run(ctx, r, "heal tc", cmds)
 }

@@ -14,6 +14,7 @@ import (
 
 	"chaos/db"
 	"chaos/history"
+	"chaos/nemesis/hostcmd"
 )
 
 // Parts of a packet fault, as the op value's "mechanism" and "unavailable"
@@ -129,8 +130,8 @@ func (e *PacketUnavailableError) Error() string {
 //     by an htb class. Corruption needs netem;
 //   - without hooks either (etcd, described systems): delay and jitter, and
 //     the bandwidth cap where htb is missing, by chaos's fault proxy on
-//     the hosts (proxy.go), duplication by iptables' TEE target on the
-//     senders (duplicate.go). Reordering needs netem or the hooks.
+//     the hosts (net_proxy.go), duplication by iptables' TEE target on the
+//     senders (net_duplicate.go). Reordering needs netem or the hooks.
 //
 // A part no mechanism can perform is listed in the op value's
 // "unavailable"; Available reports it as a *PacketUnavailableError.
@@ -267,11 +268,11 @@ func (p *Packet) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string
 	if err != nil {
 		return nil, err
 	}
-	roots, err := netemLeftovers(ctx, r)
+	roots, err := hostcmd.NetemLeftovers(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	chains, err := iptChainsLeft(ctx, r, inInput(packetChain), teeChain(), proxyChain())
+	chains, err := hostcmd.ChainsLeft(ctx, r, hostcmd.InInput(hostcmd.PacketChain), hostcmd.TeeChain(), hostcmd.ProxyChain())
 	if err != nil {
 		return append(roots, chains...), err
 	}
@@ -289,12 +290,12 @@ func (p *Packet) heal(ctx context.Context, c *Cluster, used map[string]string) e
 	for _, n := range c.Nodes {
 		r := c.Remotes[n.Name]
 		if r != nil && uses(MechNetem, MechHTB) {
-			if err := netemHeal(ctx, r); err != nil {
+			if err := hostcmd.NetemHeal(ctx, r); err != nil {
 				errs = append(errs, fmt.Errorf("%s: packet: %w", n.Name, err))
 			}
 		}
 		if r != nil && uses(MechIPTables) {
-			if err := iptHealChains(ctx, r, inInput(packetChain), teeChain()); err != nil {
+			if err := hostcmd.HealChains(ctx, r, hostcmd.InInput(hostcmd.PacketChain), hostcmd.TeeChain()); err != nil {
 				errs = append(errs, fmt.Errorf("%s: packet: %w", n.Name, err))
 			}
 		}
@@ -480,7 +481,7 @@ func (l PacketLinks) ends(c *Cluster) (senders, receivers []string) {
 // proxy on both ends', then the senders' hooks.
 func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string) error {
 	uses := func(m string) bool { return packetUses(mech, m) }
-	ips, err := iptNodeIPs(ctx, c.Nodes)
+	ips, err := hostcmd.NodeIPs(ctx, c.Nodes)
 	if err != nil {
 		return fmt.Errorf("packet: %w", err)
 	}
@@ -510,12 +511,37 @@ func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links 
 	return nil
 }
 
-// applyTC sets up chaos's tc tree on each sender's host (see netem.go),
-// senders one after the other so that senders sharing a host share its
-// root qdisc without racing for it.
+// netemArgs are netem's arguments for b's parts that parts says netem
+// performs. Delay and jitter follow PacketBehavior (uniform in
+// [delay, delay+jitter)): netem draws uniformly in mean ± spread when given
+// no distribution, so the mean is delay+jitter/2 and the spread jitter/2.
+func netemArgs(b PacketBehavior, parts map[string]string) string {
+	var args []string
+	if parts[PartDelay] == MechNetem && b.DelayMS+b.JitterMS > 0 {
+		d := "delay " + hostcmd.NetemMS(b.DelayMS+b.JitterMS/2)
+		if b.JitterMS > 0 {
+			d += " " + hostcmd.NetemMS(b.JitterMS/2)
+		}
+		args = append(args, d)
+	}
+	for _, p := range []struct {
+		part, word string
+		v          float64
+	}{{PartLoss, "loss", b.Loss}, {PartDuplicate, "duplicate", b.Duplicate},
+		{PartReorder, "reorder", b.Reorder}, {PartCorrupt, "corrupt", b.Corrupt}} {
+		if parts[p.part] == MechNetem && p.v > 0 {
+			args = append(args, p.word+" "+hostcmd.NetemPercent(p.v))
+		}
+	}
+	return strings.Join(args, " ")
+}
+
+// applyTC sets up chaos's tc tree on each sender's host (see
+// hostcmd/netem.go), senders one after the other so that senders sharing
+// a host share its root qdisc without racing for it.
 func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr) error {
-	if len(c.Nodes) > netemMaxSenders {
-		return fmt.Errorf("packet: tc faults support up to %d nodes, the cluster has %d", netemMaxSenders, len(c.Nodes))
+	if len(c.Nodes) > hostcmd.NetemMaxSenders {
+		return fmt.Errorf("packet: tc faults support up to %d nodes, the cluster has %d", hostcmd.NetemMaxSenders, len(c.Nodes))
 	}
 	args := netemArgs(b, mech)
 	rate := 0
@@ -534,15 +560,15 @@ func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, link
 		for i, to := range links[n.Name] {
 			peers[i] = ips[to]
 		}
-		devs, byDev, err := netemDevs(ctx, r, peers)
+		devs, byDev, err := hostcmd.NetemDevs(ctx, r, peers)
 		if err != nil {
 			return fmt.Errorf("%s: packet: %w", n.Name, err)
 		}
 		var cmds []string
 		for _, dev := range devs {
-			cmds = append(cmds, netemSenderCmds(dev, k+1, ips[n.Name], byDev[dev], rate, args)...)
+			cmds = append(cmds, hostcmd.NetemSenderCmds(dev, k+1, ips[n.Name], byDev[dev], rate, args)...)
 		}
-		if err := netRun(ctx, r, "packet", cmds); err != nil {
+		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
@@ -556,7 +582,7 @@ func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links 
 		var cmds []string
 		for _, from := range c.Nodes {
 			if slices.Contains(links[from.Name], recv.Name) {
-				cmds = append(cmds, iptDropCmd(packetChain, ips[from.Name], ips[recv.Name], loss))
+				cmds = append(cmds, hostcmd.DropCmd(hostcmd.PacketChain, ips[from.Name], ips[recv.Name], loss))
 			}
 		}
 		if len(cmds) == 0 {
@@ -566,7 +592,7 @@ func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links 
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
-		if err := netRun(ctx, r, "packet", append(iptEnsureCmds(packetChain), cmds...)); err != nil {
+		if err := hostcmd.Run(ctx, r, "packet", append(hostcmd.InInput(hostcmd.PacketChain).EnsureCmds(), cmds...)); err != nil {
 			return fmt.Errorf("%s: %w", recv.Name, err)
 		}
 	}

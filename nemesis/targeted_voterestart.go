@@ -25,9 +25,9 @@ import (
 //  2. The majority elects; the moment a node's event log shows that it
 //     voted for another node in a newer term, it is killed (SIGKILL) and
 //     moved to the old leader's side of the cut. A system without event
-//     logs shows it in its nodes' states instead (see votestates.go): a
-//     node whose term rose to that of a node campaigning or leading in it
-//     voted for it, or is about to.
+//     logs shows it in its nodes' states instead (see
+//     targeted_votestates.go): a node whose term rose to that of a node
+//     campaigning or leading in it voted for it, or is about to.
 //  3. It is restarted as soon as the old leader stepped down (it hears
 //     from no majority). The old leader's side, which never heard of that
 //     term, now holds a majority with it and campaigns into the term the

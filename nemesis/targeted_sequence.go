@@ -37,7 +37,7 @@ type sequence struct {
 	links  Packet    // the degraded links' fault, kept for its probe of the hosts
 	slowed bool      // links is active
 	clocks []string  // nodes whose clock hook was set
-	fakes  []string  // nodes whose fake clock was set (faketime.go)
+	fakes  []string  // nodes whose fake clock was set (clock_faketime.go)
 	splits []string  // nodes whose append limit hook was set
 	down   []db.Node // nodes killed and not yet restarted
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strconv"
+
+	"chaos/nemesis/hostcmd"
 )
 
 // Duplication without netem: iptables' TEE target clones a packet and
@@ -16,19 +17,6 @@ import (
 // never on the host's loopback. TCP then does with the copies what it
 // does with any duplicate segment: it drops them and acknowledges again.
 
-// teeChainName is the mangle chain of the duplication rules.
-const teeChainName = "CHAOS-TEE"
-
-// teeChain is the duplication's chain (teeChainName).
-func teeChain() iptChain { return iptChain{table: "mangle", from: "POSTROUTING", name: teeChainName} }
-
-// teeCmd duplicates, in the TEE chain, each packet from `from` to `to`
-// with probability p.
-func teeCmd(from, to netip.Addr, p float64) string {
-	return fmt.Sprintf("iptables -w -t mangle -A %s -s %s/32 -d %s/32 -m statistic --mode random --probability %s -j TEE --gateway %s",
-		teeChainName, from, to, strconv.FormatFloat(p, 'f', -1, 64), to)
-}
-
 // applyDuplicate makes each sender's host duplicate its packets toward
 // its degraded peers with probability p.
 func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, links PacketLinks, ips map[string]netip.Addr) error {
@@ -36,15 +24,15 @@ func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, l
 		if len(links[n.Name]) == 0 {
 			continue
 		}
-		cmds := teeChain().ensureCmds()
+		cmds := hostcmd.TeeChain().EnsureCmds()
 		for _, to := range links[n.Name] {
-			cmds = append(cmds, teeCmd(ips[n.Name], ips[to], prob))
+			cmds = append(cmds, hostcmd.TeeCmd(ips[n.Name], ips[to], prob))
 		}
 		r, err := netRemote(c, n)
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
-		if err := netRun(ctx, r, "packet", cmds); err != nil {
+		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}

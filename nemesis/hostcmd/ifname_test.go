@@ -1,7 +1,6 @@
-package nemesis
+package hostcmd
 
 import (
-	"context"
 	"net/netip"
 	"os/exec"
 	"strings"
@@ -34,25 +33,6 @@ func TestCheckIfName(t *testing.T) {
 	}
 }
 
-// A name `ip route get` answers with that breaks the rules fails the
-// packet fault before any tc command is built with it.
-func TestPacketRefusesABadInterfaceName(t *testing.T) {
-	for _, dev := range []string{"eth0:1", "a-very-long-interface-name", ".."} {
-		log := &netLog{}
-		c := netCluster("10.77.0", 3)
-		for _, h := range netSeparateHosts(c, log, netProbeNetem) {
-			h.dev = dev
-		}
-		p := &Packet{Behavior: PacketBehavior{DelayMS: 50}, Links: netLinks(PacketLinks{"n1": {"n2"}})}
-		_, err := p.Start(context.Background(), c, netRand(1))
-		require.ErrorContains(t, err, "n1: packet: route to 10.77.0.12: interface name "+`"`+dev+`"`, dev)
-		out := log.take()
-		for _, change := range []string{"tc qdisc add", "tc class", "tc filter"} {
-			assert.NotContains(t, out, change, "%s: no tc command built with it ran", dev)
-		}
-	}
-}
-
 // tc commands given a name the kernel allows but a shell does not take
 // as one word get it as one word, unchanged: run through sh with tc
 // standing for a function that prints its arguments.
@@ -61,7 +41,7 @@ func TestNetemCommandsQuoteTheInterfaceName(t *testing.T) {
 	require.NoError(t, checkIfName(dev))
 	heal, err := netemHealCmds("qdisc htb c4a5: dev " + dev + " root refcnt 2\n")
 	require.NoError(t, err)
-	cmds := append(netemSenderCmds(dev, 1, netip.MustParseAddr("10.0.0.1"), []netip.Addr{netip.MustParseAddr("10.0.0.2")}, 0, "delay 5ms"), heal...)
+	cmds := append(NetemSenderCmds(dev, 1, netip.MustParseAddr("10.0.0.1"), []netip.Addr{netip.MustParseAddr("10.0.0.2")}, 0, "delay 5ms"), heal...)
 	for _, cmd := range cmds {
 		// The root command's first tc "fails", so that its fallback runs.
 		script := `tc() { for a in "$@"; do printf '<%s>' "$a"; done; echo; [ "$1" != qdisc ] || [ "$2" != add ] || [ "$5" != root ] || return 1; }; grep() { return 1; }; ` + cmd

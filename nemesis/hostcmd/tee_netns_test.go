@@ -1,4 +1,4 @@
-package nemesis
+package hostcmd
 
 import (
 	"bytes"
@@ -29,8 +29,8 @@ func TestDuplicatedPacketsAreVisibleOnlyAsTCPAllows(t *testing.T) {
 	}
 	node, peer := netip.MustParseAddr("10.98.0.1"), netip.MustParseAddr("10.98.0.2")
 	cmds := []string{"ip link set lo up", "ip addr add 10.98.0.1/32 dev lo", "ip addr add 10.98.0.2/32 dev lo"}
-	cmds = append(cmds, teeChain().ensureCmds()...)
-	for _, c := range append(cmds, teeCmd(node, peer, 1)) {
+	cmds = append(cmds, TeeChain().EnsureCmds()...)
+	for _, c := range append(cmds, TeeCmd(node, peer, 1)) {
 		out, err := exec.Command("sh", "-c", c).CombinedOutput()
 		require.NoError(t, err, "%s: %s", c, out)
 	}

@@ -26,7 +26,7 @@ const (
 	MechHooks = "hooks"
 	// MechProxy is chaos's fault proxy on the hosts (faultproxy): iptables
 	// REDIRECTs the nodes' peer connections to it, and it delays and
-	// rate-limits their bytes (see proxy.go).
+	// rate-limits their bytes (see net_proxy.go).
 	MechProxy = "proxy"
 )
 

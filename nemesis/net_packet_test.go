@@ -135,20 +135,25 @@ func TestNetemArgs(t *testing.T) {
 	assert.Equal(t, "delay 50.5ms 30.5ms loss 7% duplicate 0.1% reorder 25% corrupt 0.01%", netemArgs(b, all))
 	assert.Equal(t, "delay 20ms", netemArgs(PacketBehavior{DelayMS: 20}, all))
 	assert.Equal(t, "loss 7%", netemArgs(b, map[string]string{PartLoss: MechNetem, PartDelay: MechHooks}))
-	assert.Equal(t, "eth0", netemRouteDev("10.77.0.12 dev eth0 src 10.77.0.11 uid 0 \\    cache"))
-	assert.Equal(t, "lo", netemRouteDev("local 127.0.0.12 dev lo table local src 127.0.0.1 uid 0"))
 }
 
-func TestNetemHealDeletesOnlyChaosRoots(t *testing.T) {
-	show := "qdisc noqueue 0: dev lo root refcnt 2\n" +
-		"qdisc htb c4a5: dev eth0 root refcnt 2 r2q 10 default 0\n" +
-		"qdisc netem c501: dev eth0 parent c4a5:1 limit 10000 delay 20ms\n" +
-		"qdisc htb 1: dev eth1 root refcnt 2 r2q 10 default 0\n" +
-		"qdisc netem c4a5: dev eth1 parent 1:1 limit 1000\n" +
-		"qdisc htb c4a5: dev veth0 root refcnt 2\n"
-	cmds, err := netemHealCmds(show)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"tc qdisc del dev eth0 root handle c4a5:", "tc qdisc del dev veth0 root handle c4a5:"}, cmds)
+// A name `ip route get` answers with that breaks the rules fails the
+// packet fault before any tc command is built with it.
+func TestPacketRefusesABadInterfaceName(t *testing.T) {
+	for _, dev := range []string{"eth0:1", "a-very-long-interface-name", ".."} {
+		log := &netLog{}
+		c := netCluster("10.77.0", 3)
+		for _, h := range netSeparateHosts(c, log, netProbeNetem) {
+			h.dev = dev
+		}
+		p := &Packet{Behavior: PacketBehavior{DelayMS: 50}, Links: netLinks(PacketLinks{"n1": {"n2"}})}
+		_, err := p.Start(context.Background(), c, netRand(1))
+		require.ErrorContains(t, err, "n1: packet: route to 10.77.0.12: interface name "+`"`+dev+`"`, dev)
+		out := log.take()
+		for _, change := range []string{"tc qdisc add", "tc class", "tc filter"} {
+			assert.NotContains(t, out, change, "%s: no tc command built with it ran", dev)
+		}
+	}
 }
 
 func TestPacketBehaviorValidate(t *testing.T) {

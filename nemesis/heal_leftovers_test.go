@@ -13,6 +13,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/nemesis/hostcmd"
 )
 
 // leftoverDB is a system whose node processes are what procs says; it
@@ -63,12 +64,12 @@ func (noProcessDB) Resume(context.Context, control.Remote, db.Node) error { retu
 // and rules, its root qdisc on lo, and the host's own chain, which stays.
 func crashedHost(log *netLog) *netFakeHost {
 	h := newNetFakeHost(log, netProbeNetem, "lo")
-	h.chains = []string{"DOCKER", partitionChain, packetChain}
-	h.rules = []string{"-A INPUT -j " + packetChain, "-A INPUT -j " + partitionChain, "-A INPUT -j DOCKER",
+	h.chains = []string{"DOCKER", hostcmd.PartitionChain, hostcmd.PacketChain}
+	h.rules = []string{"-A INPUT -j " + hostcmd.PacketChain, "-A INPUT -j " + hostcmd.PartitionChain, "-A INPUT -j DOCKER",
 		"-A DOCKER -p tcp --dport 80 -j ACCEPT",
-		"-A " + partitionChain + " -s 127.0.0.12/32 -d 127.0.0.11/32 -j DROP",
-		"-A " + partitionChain + " -s 127.0.0.11/32 -d 127.0.0.12/32 -j DROP",
-		"-A " + packetChain + " -s 127.0.0.13/32 -d 127.0.0.11/32 -m statistic --mode random --probability 0.1 -j DROP"}
+		"-A " + hostcmd.PartitionChain + " -s 127.0.0.12/32 -d 127.0.0.11/32 -j DROP",
+		"-A " + hostcmd.PartitionChain + " -s 127.0.0.11/32 -d 127.0.0.12/32 -j DROP",
+		"-A " + hostcmd.PacketChain + " -s 127.0.0.13/32 -d 127.0.0.11/32 -m statistic --mode random --probability 0.1 -j DROP"}
 	h.roots["lo"] = "qdisc htb c4a5: dev lo root refcnt 2 r2q 10 default 0 direct_packets_stat 0 direct_qlen 1000"
 	return h
 }
@@ -177,15 +178,6 @@ func TestHealLeftoversWithoutProcesses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Op{}, op)
 	assert.Contains(t, log.take(), "n1: hook DELETE /faults/partition")
-}
-
-func TestIPTChainLeft(t *testing.T) {
-	rules := "-P INPUT ACCEPT\n-N CHAOS-PARTITION\n-N CHAOS-TARGET\n-A INPUT -j CHAOS-PARTITION\n-A INPUT -j CHAOS-PACKET\n" +
-		"-A CHAOS-PARTITION -s 10.0.0.2/32 -d 10.0.0.1/32 -j DROP\n-A CHAOS-PARTITION-X -j DROP\n"
-	assert.Equal(t, "iptables chain CHAOS-PARTITION (1 rule)", iptChainLeft(partitionChain, rules))
-	assert.Equal(t, "iptables chain CHAOS-TARGET (0 rules)", iptChainLeft(targetChain, rules))
-	assert.Equal(t, "iptables jump to CHAOS-PACKET from INPUT", iptChainLeft(packetChain, rules))
-	assert.Empty(t, iptChainLeft("CHAOS-OTHER", rules))
 }
 
 // Nodes on one host are healed one after the other: all of them in local

@@ -10,18 +10,15 @@ import (
 	"sync"
 
 	"chaos/history/faultrec"
+	"chaos/nemesis/hostcmd"
 )
-
-// targetChain is the iptables chain of the targeted faults' cuts, apart
-// from the partition family's, so that neither's Stop removes the other's
-// rules.
-const targetChain = "CHAOS-TARGET"
 
 // netCut is the network cut of a targeted fault: a Grudge that a sequence
 // reshapes as it goes (cut the leader off, then move a node across). It
 // uses chaos-node's drop lists where every node has fault hooks, else
-// iptables DROP rules in targetChain. A reshape adds the new cuts before
-// it removes the old ones, so no link that both grudges cut is ever open.
+// iptables DROP rules in hostcmd.TargetChain. A reshape adds the new cuts
+// before it removes the old ones, so no link that both grudges cut is ever
+// open.
 //
 // Cuts of several targeted faults compose: with iptables each adds and
 // deletes its own rules; with hooks, whose drop list is one list per node,
@@ -145,7 +142,7 @@ func (n *netCut) heal(ctx context.Context, c *Cluster) error {
 	var errs []error
 	for _, node := range c.Nodes {
 		if r := c.Remotes[node.Name]; r != nil {
-			if err := iptHeal(ctx, r, targetChain); err != nil {
+			if err := hostcmd.HealChains(ctx, r, hostcmd.InInput(hostcmd.TargetChain)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: cut: %w", node.Name, err))
 			}
 		}
@@ -180,7 +177,7 @@ func (n *netCut) setHooks(ctx context.Context, c *Cluster, g Grudge, down []stri
 // setIPTables adds the rules of the links g cuts and old does not, then
 // deletes those of the links old cuts and g does not, host by host.
 func (n *netCut) setIPTables(ctx context.Context, c *Cluster, old, g Grudge) error {
-	ips, err := iptNodeIPs(ctx, c.Nodes)
+	ips, err := hostcmd.NodeIPs(ctx, c.Nodes)
 	if err != nil {
 		return fmt.Errorf("cut: %w", err)
 	}
@@ -192,7 +189,7 @@ func (n *netCut) setIPTables(ctx context.Context, c *Cluster, old, g Grudge) err
 			var cmds []string
 			for _, peer := range phase.from[node.Name] {
 				if !slices.Contains(phase.minus[node.Name], peer) {
-					rule := iptDropCmd(targetChain, ips[peer], ips[node.Name], 1)
+					rule := hostcmd.DropCmd(hostcmd.TargetChain, ips[peer], ips[node.Name], 1)
 					cmds = append(cmds, strings.Replace(rule, " -A ", " "+phase.op+" ", 1))
 				}
 			}
@@ -200,13 +197,13 @@ func (n *netCut) setIPTables(ctx context.Context, c *Cluster, old, g Grudge) err
 				continue
 			}
 			if phase.op == "-A" {
-				cmds = append(iptEnsureCmds(targetChain), cmds...)
+				cmds = append(hostcmd.InInput(hostcmd.TargetChain).EnsureCmds(), cmds...)
 			}
 			r, err := netRemote(c, node)
 			if err != nil {
 				return fmt.Errorf("cut: %w", err)
 			}
-			if err := netRun(ctx, r, "cut", cmds); err != nil {
+			if err := hostcmd.Run(ctx, r, "cut", cmds); err != nil {
 				return fmt.Errorf("%s: %w", node.Name, err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"chaos/db"
 	"chaos/history/faultrec"
 	"chaos/internal/golden"
+	"chaos/nemesis/hostcmd"
 )
 
 func netRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
@@ -66,7 +67,7 @@ func TestPartitionLocalModeRulesShareOneHost(t *testing.T) {
 	var cut []string
 	for _, r := range host.rules {
 		var from, to string
-		if f := strings.Fields(r); f[1] == partitionChain {
+		if f := strings.Fields(r); f[1] == hostcmd.PartitionChain {
 			from, to = addr[f[3]], addr[f[5]]
 			require.Contains(t, g[to], from, "rule %q cuts a link the grudge keeps", r)
 			cut = append(cut, from+">"+to)
@@ -77,7 +78,7 @@ func TestPartitionLocalModeRulesShareOneHost(t *testing.T) {
 		links += len(peers)
 	}
 	require.Len(t, cut, links, "one rule per cut direction")
-	require.Equal(t, []string{"-A INPUT -j " + partitionChain}, host.rules[:1], "one jump, however many nodes share the host")
+	require.Equal(t, []string{"-A INPUT -j " + hostcmd.PartitionChain}, host.rules[:1], "one jump, however many nodes share the host")
 
 	op, err = p.Stop(ctx, c)
 	require.NoError(t, err)
@@ -158,8 +159,8 @@ func TestPartitionHealNeverTouchesOtherRules(t *testing.T) {
 	require.NoError(t, p.Heal(ctx, c))
 	golden.Equal(t, "testdata/partition-heal.golden", log.take())
 	for name, h := range hosts {
-		require.Equal(t, own, netWithout(h.rules, packetChain), name)
-		require.Equal(t, []string{"CHAOS-PARTITIONS"}, netWithout(h.chains, packetChain), name)
+		require.Equal(t, own, netWithout(h.rules, hostcmd.PacketChain), name)
+		require.Equal(t, []string{"CHAOS-PARTITIONS"}, netWithout(h.chains, hostcmd.PacketChain), name)
 	}
 	require.Contains(t, hosts["n2"].rules, "-A CHAOS-PACKET -s 10.77.0.11/32 -d 10.77.0.12/32 -m statistic --mode random --probability 0.2 -j DROP",
 		"the partition's heal removed the packet fault's loss")

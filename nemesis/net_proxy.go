@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 
 	"chaos/control"
 	"chaos/db"
 	"chaos/faultproxy"
+	"chaos/nemesis/hostcmd"
 )
 
 // The proxy mechanism of the packet fault: where the kernel has no netem
@@ -243,13 +247,13 @@ func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, l
 		if err != nil {
 			return fmt.Errorf("%s: packet: %w", n.Name, err)
 		}
-		cmds := proxyChain().ensureCmds()
+		cmds := hostcmd.ProxyChain().EnsureCmds()
 		for _, m := range peers {
 			ports := proxyPorts(c, m)
-			cmds = append(cmds, proxyRedirectCmds(ips[n.Name], ips[m.Name], ports, port)...)
-			cmds = append(cmds, proxyResetCmd(ips[n.Name], ips[m.Name], ports))
+			cmds = append(cmds, hostcmd.ProxyRedirectCmds(ips[n.Name], ips[m.Name], ports, port)...)
+			cmds = append(cmds, hostcmd.ProxyResetCmd(ips[n.Name], ips[m.Name], ports))
 		}
-		if err := netRun(ctx, r, "packet", cmds); err != nil {
+		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
@@ -261,7 +265,7 @@ func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, l
 // reconnect directly. Rules first, so that no connection is redirected to
 // a proxy that is gone.
 func proxyHeal(ctx context.Context, r control.Remote, fp *FaultProxy) error {
-	if err := iptHealChains(ctx, r, proxyChain()); err != nil {
+	if err := hostcmd.HealChains(ctx, r, hostcmd.ProxyChain()); err != nil {
 		return err
 	}
 	if fp == nil {
@@ -289,4 +293,34 @@ func proxyLeftovers(ctx context.Context, r control.Remote, fp *FaultProxy) ([]st
 		return []string{fmt.Sprintf("fault proxy process %d, paused", proc.Pid)}, nil
 	}
 	return []string{fmt.Sprintf("fault proxy process %d, running", proc.Pid)}, nil
+}
+
+// proxyPorts are the ports of n the proxy intercepts connections toward:
+// its peer port and its client port, in that order, for a system that
+// names its peer address (c.Peers, the Peers capability); none, meaning
+// every TCP port, for one that does not (a described system without
+// ports.peer), whose peers may talk on any port.
+func proxyPorts(c *Cluster, n db.Node) []uint16 {
+	if c.Peers == nil {
+		return nil
+	}
+	peer, ok := c.Peers.PeerAddr(n)
+	if !ok {
+		return nil
+	}
+	var ports []uint16
+	for _, addr := range []string{peer, c.DB.ClientAddr(n)} {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil
+		}
+		port, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || port == 0 {
+			return nil
+		}
+		if !slices.Contains(ports, uint16(port)) {
+			ports = append(ports, uint16(port))
+		}
+	}
+	return ports
 }

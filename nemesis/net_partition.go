@@ -11,6 +11,7 @@ import (
 	"chaos/db"
 	"chaos/history"
 	"chaos/history/faultrec"
+	"chaos/nemesis/hostcmd"
 )
 
 // Partition cuts the network between nodes along a Grudge (see Topology).
@@ -142,7 +143,7 @@ func (p *Partition) Stop(ctx context.Context, c *Cluster) (Op, error) {
 func (p *Partition) Heal(ctx context.Context, c *Cluster) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.heal(ctx, c, "", partitionChain, targetChain); err != nil {
+	if err := p.heal(ctx, c, "", hostcmd.PartitionChain, hostcmd.TargetChain); err != nil {
 		return err
 	}
 	p.active = nil
@@ -156,19 +157,19 @@ func (p *Partition) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]str
 	if err != nil {
 		return nil, err
 	}
-	return iptLeftovers(ctx, r, partitionChain, targetChain)
+	return hostcmd.ChainsLeft(ctx, r, hostcmd.InInputs(hostcmd.PartitionChain, hostcmd.TargetChain)...)
 }
 
 // heal undoes what mechanism mech can leave on every node, removing chains
 // (default: the partition chain) for iptables; "" means every mechanism.
 func (p *Partition) heal(ctx context.Context, c *Cluster, mech string, chains ...string) error {
 	if len(chains) == 0 {
-		chains = []string{partitionChain}
+		chains = []string{hostcmd.PartitionChain}
 	}
 	var errs []error
 	for _, n := range c.Nodes {
 		if r := c.Remotes[n.Name]; r != nil && mech != MechHooks {
-			if err := iptHeal(ctx, r, chains...); err != nil {
+			if err := hostcmd.HealChains(ctx, r, hostcmd.InInputs(chains...)...); err != nil {
 				errs = append(errs, fmt.Errorf("%s: partition: %w", n.Name, err))
 			}
 		}
@@ -226,7 +227,7 @@ func partitionLeader(ctx context.Context, c *Cluster, nodes []string) string {
 // Nodes go one after the other, so nodes that share a host never race on
 // its chain.
 func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) error {
-	ips, err := iptNodeIPs(ctx, c.Nodes)
+	ips, err := hostcmd.NodeIPs(ctx, c.Nodes)
 	if err != nil {
 		return fmt.Errorf("partition: %w", err)
 	}
@@ -238,11 +239,11 @@ func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) err
 		if err != nil {
 			return fmt.Errorf("partition: %w", err)
 		}
-		cmds := iptEnsureCmds(partitionChain)
+		cmds := hostcmd.InInput(hostcmd.PartitionChain).EnsureCmds()
 		for _, peer := range g[n.Name] {
-			cmds = append(cmds, iptDropCmd(partitionChain, ips[peer], ips[n.Name], 1))
+			cmds = append(cmds, hostcmd.DropCmd(hostcmd.PartitionChain, ips[peer], ips[n.Name], 1))
 		}
-		if err := netRun(ctx, r, "partition", cmds); err != nil {
+		if err := hostcmd.Run(ctx, r, "partition", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
