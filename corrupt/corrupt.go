@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"chaos/history/faultrec"
 )
 
 // Kinds of file a request aims at.
@@ -83,28 +85,9 @@ func (r Request) Validate() error {
 	return nil
 }
 
-// Result is what was damaged.
-type Result struct {
-	// File is the file damaged, relative to the data directory.
-	File string `json:"file"`
-	// Target is the kind of file it is; Wanted the kind asked for, when no
-	// file of that kind held data (a random file was damaged instead).
-	Target string `json:"target"`
-	Wanted string `json:"wanted,omitempty"`
-	How    string `json:"how"`
-	// Offset is the byte damaged (flip), the first byte zeroed (zero), or
-	// the new length (truncate).
-	Offset int64 `json:"offset"`
-	// Length is the bytes zeroed, or cut off by a truncation.
-	Length int64 `json:"length,omitempty"`
-	// Bit is the bit flipped (0 the lowest), with HowFlip.
-	Bit int `json:"bit,omitempty"`
-	// Size is the file's size before; DataEnd the end of its data (past
-	// its last byte that is not zero: a preallocated file's zero tail is
-	// no data).
-	Size    int64 `json:"size"`
-	DataEnd int64 `json:"data_end"`
-}
+// Result is what was damaged, as the corrupt family records it
+// (faultrec.CorruptFile, where each field is described).
+type Result = faultrec.CorruptFile
 
 // file is a regular file of the data directory.
 type file struct {

@@ -32,23 +32,10 @@ const (
 // more (transport.MaxFaultDelay), and longer delays only stall TCP.
 const packetMaxDelayMS = 60_000
 
-// PacketBehavior is what happens to packets on a degraded link. Zero
-// fields leave that part out.
-type PacketBehavior struct {
-	// Loss, Duplicate, Reorder and Corrupt are probabilities per packet
-	// (per message, where the hooks perform them), in [0, 1]. A reordered
-	// packet overtakes delayed ones, so Reorder needs DelayMS > 0.
-	Loss      float64 `json:"loss,omitempty"`
-	Duplicate float64 `json:"duplicate,omitempty"`
-	Reorder   float64 `json:"reorder,omitempty"`
-	Corrupt   float64 `json:"corrupt,omitempty"`
-	// DelayMS is added to every packet; JitterMS adds a further uniform
-	// random delay in [0, JitterMS). Their sum is at most one minute.
-	DelayMS  float64 `json:"delay_ms,omitempty"`
-	JitterMS float64 `json:"jitter_ms,omitempty"`
-	// RateKbit caps the bandwidth of each degraded sender toward its peers.
-	RateKbit int `json:"rate_kbit,omitempty"`
-}
+// PacketBehavior is what happens to packets on a degraded link: the
+// record's fields (faultrec.PacketBehavior, where each is described), with
+// the fault's own checks. Zero fields leave that part out.
+type PacketBehavior faultrec.PacketBehavior
 
 // UnreliableNetwork is the network of seed 003 (TestFigure8Unreliable):
 // a tenth of the packets lost, delays of 20 to 80 ms that reorder them,

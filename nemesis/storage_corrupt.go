@@ -107,7 +107,7 @@ func (k *Corrupt) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, er
 		if err == nil {
 			mu.Lock()
 			defer mu.Unlock()
-			v.Files[n.Name] = faultrec.CorruptFile(res)
+			v.Files[n.Name] = res
 		}
 		return err
 	})

@@ -59,14 +59,21 @@ type Packet struct {
 }
 
 // PacketBehavior is what a packet fault does to each packet of its links.
+// Zero fields leave that part out.
 type PacketBehavior struct {
+	// Loss, Duplicate, Reorder and Corrupt are probabilities per packet
+	// (per message, where the hooks perform them), in [0, 1]. A reordered
+	// packet overtakes delayed ones, so Reorder needs DelayMS > 0.
 	Loss      float64 `json:"loss,omitempty"`
 	Duplicate float64 `json:"duplicate,omitempty"`
 	Reorder   float64 `json:"reorder,omitempty"`
 	Corrupt   float64 `json:"corrupt,omitempty"`
-	DelayMS   float64 `json:"delay_ms,omitempty"`
-	JitterMS  float64 `json:"jitter_ms,omitempty"`
-	RateKbit  int     `json:"rate_kbit,omitempty"`
+	// DelayMS is added to every packet; JitterMS adds a further uniform
+	// random delay in [0, JitterMS). Their sum is at most one minute.
+	DelayMS  float64 `json:"delay_ms,omitempty"`
+	JitterMS float64 `json:"jitter_ms,omitempty"`
+	// RateKbit caps the bandwidth of each degraded sender toward its peers.
+	RateKbit int `json:"rate_kbit,omitempty"`
 }
 
 // PowerLoss is the value of start-power-loss (stop-power-loss: Nodes
@@ -101,17 +108,28 @@ type Corrupt struct {
 	Files map[string]CorruptFile `json:"files,omitempty"`
 }
 
-// CorruptFile is the damage done to one node's data directory.
+// CorruptFile is the damage done to one node's data directory (package
+// corrupt's Result).
 type CorruptFile struct {
-	File    string `json:"file"`
-	Target  string `json:"target"`
-	Wanted  string `json:"wanted,omitempty"`
-	How     string `json:"how"`
-	Offset  int64  `json:"offset"`
-	Length  int64  `json:"length,omitempty"`
-	Bit     int    `json:"bit,omitempty"`
-	Size    int64  `json:"size"`
-	DataEnd int64  `json:"data_end"`
+	// File is the file damaged, relative to the data directory.
+	File string `json:"file"`
+	// Target is the kind of file it is; Wanted the kind asked for, when no
+	// file of that kind held data (a random file was damaged instead).
+	Target string `json:"target"`
+	Wanted string `json:"wanted,omitempty"`
+	How    string `json:"how"`
+	// Offset is the byte damaged (flip), the first byte zeroed (zero), or
+	// the new length (truncate).
+	Offset int64 `json:"offset"`
+	// Length is the bytes zeroed, or cut off by a truncation.
+	Length int64 `json:"length,omitempty"`
+	// Bit is the bit flipped (0 the lowest), with a flip.
+	Bit int `json:"bit,omitempty"`
+	// Size is the file's size before; DataEnd the end of its data (past
+	// its last byte that is not zero: a preallocated file's zero tail is
+	// no data).
+	Size    int64 `json:"size"`
+	DataEnd int64 `json:"data_end"`
 }
 
 // DiskErrors is the value of disk-full's and eio's ops: the start names
