@@ -197,3 +197,26 @@ func TestProxyMaxConnsBounds(t *testing.T) {
 	assert.Equal(t, Conns{Max: DefaultMaxConns}, (&Proxy{}).Conns())
 	assert.LessOrEqual(t, DefaultMaxConns*connBufferMax, 2100<<20, "the default cap's buffers stay near 2 GiB")
 }
+
+// A listener closed under Serve while a connection is forwarded: Serve
+// ends that connection and returns, instead of waiting for it to end by
+// itself.
+func TestProxyClosedUnderServeEndsItsConnections(t *testing.T) {
+	backend, _ := echoServer(t, "127.0.0.2:0")
+	var ln net.Listener
+	sp := serveProxy(t, &Proxy{}, backend, func(l net.Listener) net.Listener { ln = l; return l })
+	c := dialTest(t, sp.addr)
+	roundTrip(t, c, "open")
+	require.NoError(t, ln.Close())
+	select {
+	case err := <-sp.done:
+		require.ErrorIs(t, err, net.ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return within 10 s of its listener closing, with a connection open")
+	}
+	sp.cancel()
+	sp.cancel = nil
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err := c.Read(make([]byte, 1))
+	require.Error(t, err, "the forwarded connection was left open")
+}

@@ -117,9 +117,13 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	// However Serve returns (ctx ended, or ln closed under it), the
+	// connections are told to end before they are waited for.
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 	slots := make(chan struct{}, limit) // one per connection forwarded

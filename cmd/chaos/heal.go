@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,10 +131,11 @@ func (o *healOptions) resolve(out, warn io.Writer, changed func(flag string) boo
 		return nil, err
 	}
 	if o.db == "" {
-		if err := newStoreTrust(os.Geteuid(), os.Getenv("SUDO_UID")).checkRun(o.store); err != nil {
+		runDir, err := newStoreTrust(os.Geteuid(), os.Getenv("SUDO_UID")).checkRun(o.store)
+		if err != nil {
 			return nil, err
 		}
-		rec, run, err := latestRun(o.store)
+		rec, run, err := latestRun(o.store, runDir)
 		if err != nil {
 			return nil, err
 		}
@@ -153,24 +152,26 @@ func (o *healOptions) resolve(out, warn io.Writer, changed func(flag string) boo
 	return hosts, nil
 }
 
-// latestRun reads the test.json of the newest run in store, and names
-// the run as <name>/<time>. No run there is a usage error (254) saying what
-// to give instead.
-func latestRun(store string) (testrun.TestRecord, string, error) {
-	dir := filepath.Join(store, "latest")
-	rec, err := testrun.ReadTestRecord(dir)
+// latestRun reads the test.json of the newest run in store, from runDir
+// (where storeTrust found its latest link to lead; "" for none), and
+// names the run as <name>/<time>. No run there is a usage error (254)
+// saying what to give instead.
+func latestRun(store, runDir string) (testrun.TestRecord, string, error) {
+	link := filepath.Join(store, "latest")
+	if runDir == "" {
+		return testrun.TestRecord{}, "", usageErrorf("no run to heal: %s does not exist; give --store DIR where chaos run wrote its runs, "+
+			"or --db SYSTEM (with --nodes or --nodes-file; none: local mode) to heal without a run", filepath.Join(link, "test.json"))
+	}
+	rec, err := testrun.ReadTestRecord(runDir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return rec, "", usageErrorf("no run to heal: %s does not exist; give --store DIR where chaos run wrote its runs, "+
-			"or --db SYSTEM (with --nodes or --nodes-file; none: local mode) to heal without a run", filepath.Join(dir, "test.json"))
 	case err != nil:
 		return rec, "", usageErrorf("the newest run in %s: %v; give --db to heal without it", store, err)
 	case rec.DB == "":
-		return rec, "", usageErrorf("%s names no system (db); give --db", filepath.Join(dir, "test.json"))
+		return rec, "", usageErrorf("%s names no system (db); give --db", filepath.Join(link, "test.json"))
 	}
-	run, err := os.Readlink(dir)
+	run, err := os.Readlink(link)
 	if err != nil {
-		run = dir
+		run = link
 	}
 	return rec, run, nil
 }

@@ -105,6 +105,7 @@ func TestHealRefusesAStoreOthersCouldWrite(t *testing.T) {
 	rec := testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
 		Nodes: []string{"127.0.0.1:1"}, SSH: &testrun.SSHRecord{User: "root", Port: 22, StrictHostKeyChecking: true}}
 	runDir := func(store string) string { return filepath.Join(store, rec.Name, "20260102T030405.678Z") }
+	var storeArg *string // the --store heal is given: the store, unless a case says otherwise
 	cases := []struct {
 		name  string
 		plant func(t *testing.T, store string) string // returns the path the error names
@@ -136,6 +137,18 @@ func TestHealRefusesAStoreOthersCouldWrite(t *testing.T) {
 			require.NoError(t, os.Symlink(other, link))
 			return other
 		}},
+		{"the store reached through another user's link", func(t *testing.T, store string) string {
+			link := filepath.Join(t.TempDir(), "store")
+			require.NoError(t, os.Symlink(store, link))
+			require.NoError(t, os.Lchown(link, 65534, 65534))
+			*storeArg = link
+			return link
+		}},
+		{"the run writable by a group not its owner's own", func(t *testing.T, store string) string {
+			require.NoError(t, os.Chown(runDir(store), 0, 65534))
+			require.NoError(t, os.Chmod(runDir(store), 0o775))
+			return runDir(store)
+		}},
 		{"a parent writable by others", func(t *testing.T, store string) string {
 			parent := filepath.Dir(store)
 			require.NoError(t, os.Chmod(parent, 0o777))
@@ -146,14 +159,37 @@ func TestHealRefusesAStoreOthersCouldWrite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			store := writeRun(t, rec)
+			arg := store
+			storeArg = &arg
 			named := c.plant(t, store)
-			code, out, errOut := execute(t, "heal", "--store", store, "--timeout", "10s")
+			code, out, errOut := execute(t, "heal", "--store", arg, "--timeout", "10s")
 			assert.Equal(t, exitUsage, code, errOut)
 			assert.Empty(t, out, "nothing is healed or dialed")
 			assert.Contains(t, errOut, "not healing the run in the store: "+named+" ")
 			assert.NotContains(t, strings.TrimSpace(errOut), "\n")
 		})
 	}
+
+	t.Run("writable by the owner's private group", func(t *testing.T) {
+		// Debian's umask 002 makes a user's directories writable by the
+		// group of their own name, which only they are in.
+		store := writeRun(t, rec)
+		require.NoError(t, os.Chown(runDir(store), 0, 0))
+		require.NoError(t, os.Chmod(runDir(store), 0o775))
+		t.Setenv("CHAOS_SSH_PASSWORD", "x")
+		code, out, errOut := execute(t, "heal", "--store", store, "--timeout", "10s")
+		assert.Equal(t, exitSetup, code, "the store is trusted and the host unreachable: %s", errOut)
+		assert.Contains(t, out, "healing run etcd-register-pause/")
+	})
+
+	t.Run("latest leads to no test.json", func(t *testing.T) {
+		store := writeRun(t, rec)
+		require.NoError(t, os.Remove(filepath.Join(runDir(store), "test.json")))
+		code, out, errOut := execute(t, "heal", "--store", store, "--timeout", "10s")
+		assert.Equal(t, exitUsage, code, errOut)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "no run to heal: "+filepath.Join(store, "latest", "test.json")+" does not exist")
+	})
 
 	t.Run("sudo", func(t *testing.T) {
 		store := writeRun(t, rec)
