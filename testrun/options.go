@@ -236,9 +236,11 @@ func (o *Options) validateValues() error {
 		return usagef("--checker %q: want %s or %s", o.Checker, checker.AlgorithmAuto, checker.AlgorithmSearch)
 	case o.Store == "":
 		return usagef("--store is empty: give a directory such as ./store")
-	case o.registryError() != nil:
-		return o.registryError()
-	case len(o.Nodes) == 0 && o.ClockStrategy == string(nemesis.ClockSystem) && slices.Contains(o.Nemesis, "clock"):
+	}
+	if err := o.registryError(); err != nil {
+		return err
+	}
+	if len(o.Nodes) == 0 && o.ClockStrategy == string(nemesis.ClockSystem) && slices.Contains(o.Nemesis, "clock") {
 		// Known before any host is looked at (and before local mode's lock).
 		return usagef("--clock-strategy system sets the hosts' real clock, and local mode's nodes share this machine's clock: refused; use --clock-strategy hook")
 	}
