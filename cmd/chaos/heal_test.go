@@ -49,6 +49,7 @@ func TestHealBadArguments(t *testing.T) {
 		{[]string{"--db", "etcd", "--nodes", "a", "--ssh-private-key", missing}, missing},
 		{[]string{"--db", "etcd", "--nodes", "a", "--password", "x", "--known-hosts", missing}, "known_hosts file " + missing + " does not exist"},
 		{[]string{"--store", dir}, "no run to heal: " + filepath.Join(dir, "latest", "test.json") + " does not exist; give --store DIR"},
+		{[]string{"--store", missing}, "no run to heal: " + filepath.Join(missing, "latest", "test.json") + " does not exist; give --store DIR"},
 		{[]string{"--store", dir, "--nodes", "a"}, "or --db SYSTEM (with --nodes or --nodes-file; none: local mode) to heal without a run"},
 		{[]string{"extra"}, `unknown command "extra"`},
 		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
