@@ -17,11 +17,11 @@ import (
 type SSHDialer struct {
 	cfg   SSHConfig
 	creds *credentials
-	keys  *hostKeys // nil when host keys are not checked
-	// trust says which hosts may have the password under
-	// PasswordToVerifiedOnly when keys is nil: KnownHosts when it could
-	// be read, else nil (no host may).
-	trust *hostKeys
+	// keys is KnownHosts, nil when no host key is looked up. With host
+	// keys checked, a key not in it fails the login; with checking off
+	// under PasswordToVerifiedOnly, it only decides who gets the password
+	// (nil when it could not be read: no host does).
+	keys *hostKeys
 }
 
 // NewSSHDialer checks cfg, fills its defaults and loads its key files and
@@ -42,7 +42,7 @@ func NewSSHDialer(cfg SSHConfig) (*SSHDialer, error) {
 	case cfg.PasswordToVerifiedOnly && cfg.Password != "":
 		// Unchecked logins may go on with keys; the password needs a
 		// verified key, and an unreadable known_hosts verifies none.
-		d.trust, _ = loadHostKeys(cfg.KnownHosts)
+		d.keys, _ = loadHostKeys(cfg.KnownHosts)
 	}
 	return d, nil
 }
@@ -107,27 +107,23 @@ func (d *SSHDialer) connect(ctx context.Context, host, addr string) (c *ssh.Clie
 }
 
 // clientConfig is the SSH client configuration for one login to addr; its
-// host key check sets verified when the key is in known_hosts.
+// host key check sets verified when the key is in known_hosts, and fails
+// the login for a key that is not unless host keys go unchecked.
 func (d *SSHDialer) clientConfig(addr string, auth []ssh.AuthMethod, verified *atomic.Bool) *ssh.ClientConfig {
 	cfg := &ssh.ClientConfig{User: d.cfg.User, Auth: auth}
-	switch {
-	case d.keys != nil:
-		cfg.HostKeyCallback = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
-			err := d.keys.callback(hostname, remote, key)
-			verified.Store(err == nil)
-			return err
-		}
-		cfg.HostKeyAlgorithms = d.keys.algorithms(addr)
-	case d.trust != nil:
-		// Any key is accepted; only a known one earns the password.
-		cfg.HostKeyCallback = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
-			verified.Store(d.trust.callback(hostname, remote, key) == nil)
-			return nil
-		}
-		cfg.HostKeyAlgorithms = d.trust.algorithms(addr)
-	default:
+	if d.keys == nil {
 		cfg.HostKeyCallback = ssh.InsecureIgnoreHostKey()
+		return cfg
 	}
+	cfg.HostKeyCallback = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+		err := d.keys.callback(hostname, remote, key)
+		verified.Store(err == nil)
+		if d.cfg.InsecureIgnoreHostKey {
+			return nil // any key is accepted; only a known one earns the password
+		}
+		return err
+	}
+	cfg.HostKeyAlgorithms = d.keys.algorithms(addr)
 	return cfg
 }
 
