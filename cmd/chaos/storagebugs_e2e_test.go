@@ -21,6 +21,16 @@ func requireNoStorageLeft(t *testing.T, after string) {
 	}
 }
 
+// containsAny reports whether s holds any of subs.
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // Issue 30's planted storage bugs are found by their campaign profiles
 // (campaigns/bugs.yaml) in short local runs with fixed seeds, and nothing
 // of the fault file system is left after each run.
@@ -28,12 +38,17 @@ func TestRunStorageFaultsFindTheirBugs(t *testing.T) {
 	skipE2E(t)
 	bedtest.RequireFUSE(t)
 	for _, tc := range []struct {
-		bug, seed, finding, limit string
-		faults                    []string
+		bug, seed, limit string
+		// findings: the check that shows the bug, any one of them.
+		findings, faults []string
 	}{
-		{"lazy-fsync", "1", "came-back-with-less", "20s", []string{"--nemesis", "power-loss"}},
-		{"no-dir-fsync", "1", "raft: false", "20s", []string{"--nemesis", "power-loss"}},
-		{"trust-corrupt", "1", "state-machine-safety", "30s",
+		{"lazy-fsync", "1", "20s", []string{"came-back-with-less"}, []string{"--nemesis", "power-loss"}},
+		{"no-dir-fsync", "1", "20s", []string{"raft: false"}, []string{"--nemesis", "power-loss"}},
+		// A trusted flip in a record's data applies what no other node did
+		// (state machine safety); one in its index field that goes back
+		// truncates the log there, so the node restarts with less than it
+		// had durable (came back with less). Which comes first is timing.
+		{"trust-corrupt", "1", "30s", []string{"state-machine-safety", "came-back-with-less"},
 			[]string{"--nemesis", "corrupt", "--corrupt-file", "wal", "--corrupt-how", "flip"}},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
@@ -44,8 +59,8 @@ func TestRunStorageFaultsFindTheirBugs(t *testing.T) {
 			// once in 20 s in CI; its 60 s profile found it 10 of 10 times).
 			code, out, errOut := runChaos(t, 5*time.Minute, append([]string{"run", "--time-limit", tc.limit, "--bug", tc.bug,
 				"--nemesis-interval", "3s", "--store", store, "--seed", tc.seed, "--test-count", "3"}, tc.faults...)...)
-			if code != exitInvalid || !strings.Contains(out, tc.finding) {
-				t.Fatalf("exit %d, want 1 with %q\nstdout:\n%s\nstderr:\n%s", code, tc.finding, out, errOut)
+			if code != exitInvalid || !containsAny(out, tc.findings) {
+				t.Fatalf("exit %d, want 1 with one of %q\nstdout:\n%s\nstderr:\n%s", code, tc.findings, out, errOut)
 			}
 			requireNoStorageLeft(t, "the run")
 		})
