@@ -10,6 +10,7 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
+	"time"
 
 	"chaos/control"
 	"chaos/db"
@@ -138,20 +139,32 @@ type Fault interface {
 type OneShot interface {
 	Fault
 	OneShot()
+	// Budget is how long the sequence takes on c at most when the cluster
+	// behaves (a leader is elected within a few election timeouts, nodes
+	// restart within a few seconds): the schedule starts it only where
+	// that much of the fault window is left, so that it is not cut short
+	// at the deadline.
+	Budget(c *Cluster) time.Duration
 }
 
-// isOneShot reports whether f is a OneShot, or wraps one: a Fault that
+// oneShotOf is f as a OneShot, or the OneShot it wraps: a Fault that
 // wraps another (a campaign's tracking, say) has an Unwrap method
 // returning it.
-func isOneShot(f Fault) bool {
+func oneShotOf(f Fault) (OneShot, bool) {
 	for {
-		if _, ok := f.(OneShot); ok {
-			return true
+		if o, ok := f.(OneShot); ok {
+			return o, true
 		}
 		w, ok := f.(interface{ Unwrap() Fault })
 		if !ok {
-			return false
+			return nil, false
 		}
 		f = w.Unwrap()
 	}
+}
+
+// isOneShot reports whether f is a OneShot, or wraps one.
+func isOneShot(f Fault) bool {
+	_, ok := oneShotOf(f)
+	return ok
 }

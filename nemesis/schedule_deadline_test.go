@@ -41,16 +41,24 @@ func TestScheduleHealsAtTheDeadlineWhenARestartCannotFinish(t *testing.T) {
 	fx := newScheduleFixture(t, 1)
 	fx.s.Faults = []Fault{&Kill{Targets: []Target{TargetOne}, UpTimeout: time.Hour}}
 	fx.s.Cluster = c
-	fx.s.Interval, fx.s.Jitter, fx.s.TimeLimit = 10*time.Second, 0, 25*time.Second
+	// Every hold is 10 s: the kill at 1 s (an election timeout in), its
+	// restart at 11 s.
+	fx.s.Interval, fx.s.MinHold, fx.s.TimeLimit = 10*time.Second, 10*time.Second, 25*time.Second
 	fx.s.StepTimeout = time.Hour
 	fx.s.HealTimeout = 50 * time.Millisecond // the heal's restart cannot finish either
 
 	done := make(chan error, 1)
 	go func() { done <- fx.s.Run(context.Background()) }()
-	(<-fx.clock.waits).fire() // 10 s: kill
-	(<-fx.clock.waits).fire() // 20 s: the restart begins
-	node := <-d.started       // ... and waits for the node to come up
-	fx.clock.advance(5 * time.Second)
+	var node string
+	for node == "" { // fire the waits until the restart begins
+		select {
+		case w := <-fx.clock.waits:
+			w.fire()
+		case node = <-d.started: // ... and waits for the node to come up
+		}
+	}
+	require.Equal(t, 11*time.Second, fx.clock.Now().Sub(time.Unix(1_000_000, 0)))
+	fx.clock.advance(14 * time.Second) // to the deadline
 	err := <-done
 
 	wantHealErr := "heal kill: kill: " + node + ": not answering (cut short: the step took longer than 50ms)"
@@ -59,9 +67,9 @@ func TestScheduleHealsAtTheDeadlineWhenARestartCannotFinish(t *testing.T) {
 	ops := fx.rec.Ops()
 	require.Len(t, ops, 3, "%v", nemesisOps(t, fx.rec))
 	assert.Equal(t, "kill", ops[0].F)
-	assert.Equal(t, int64(10*time.Second), ops[0].Time)
+	assert.Equal(t, int64(time.Second), ops[0].Time)
 	assert.Equal(t, "stop-kill", ops[1].F)
-	assert.JSONEq(t, `{"error":"kill: `+node+`: not answering (cut short: the schedule's deadline passed)",`+
+	assert.JSONEq(t, `{"error":"kill: `+node+`: not answering (cut short: the schedule's deadline passed)","cut_short":true,`+
 		`"op":"start","value":{"nodes":["`+node+`"]}}`, string(ops[1].Value))
 	assert.Equal(t, int64(25*time.Second), ops[1].Time, "cut short at the deadline")
 	assert.Equal(t, "heal", ops[2].F)
@@ -81,7 +89,8 @@ func TestScheduleFinalStopsRunInHealOrder(t *testing.T) {
 	for _, f := range fx.faults {
 		f.active = true
 	}
-	r := &scheduleRun{Schedule: fx.s, active: []bool{true, true, true, true}}
+	r := newScheduleRun(fx.s)
+	r.active = []bool{true, true, true, true}
 	require.NoError(t, r.finish(context.Background()))
 	assert.Equal(t, []string{"stop pause", "stop partition", "stop clock", "stop kill",
 		"heal kill", "heal clock", "heal partition", "heal pause"}, fx.log.all())
@@ -96,15 +105,15 @@ func TestScheduleStartsNothingAfterTheDeadline(t *testing.T) {
 	fx := newScheduleFixture(t, 1)
 	hang := &hangingFault{entered: make(chan struct{}, 1)}
 	fx.s.Faults = []Fault{hang}
-	fx.s.Interval, fx.s.Jitter, fx.s.TimeLimit = 10*time.Second, 0, 15*time.Second
+	fx.s.TimeLimit = 15 * time.Second
 	done := make(chan error, 1)
 	go func() { done <- fx.s.Run(context.Background()) }()
-	(<-fx.clock.waits).fire()
+	(<-fx.clock.waits).fire() // 1 s: the first start
 	<-hang.entered
-	fx.clock.advance(5 * time.Second)
+	fx.clock.advance(14 * time.Second)
 	require.NoError(t, <-done)
-	assert.Equal(t, []string{
-		`start-hang {"error":"context canceled (cut short: the schedule's deadline passed)"}`,
+		`start-hang {"cut_short":true,"error":"context canceled (cut short: the schedule's deadline passed)"}`,
+		`start-hang {"error":"context canceled (cut short: the schedule's deadline passed)","cut_short":true}`,
 		`heal {"faults":["hang"]}`,
 	}, nemesisOps(t, fx.rec))
 	assert.Equal(t, 1, hang.starts)

@@ -64,5 +64,11 @@ func cutShort(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	return fmt.Errorf("%w (cut short: %v)", err, context.Cause(ctx))
+	return &cutShortError{err: err, cause: context.Cause(ctx)}
 }
+
+// cutShortError is the error of a step cut short, and why it was.
+type cutShortError struct{ err, cause error }
+
+func (e *cutShortError) Error() string { return fmt.Sprintf("%v (cut short: %v)", e.err, e.cause) }
+func (e *cutShortError) Unwrap() error { return e.err }

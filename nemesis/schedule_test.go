@@ -178,7 +178,7 @@ func newScheduleFixture(t *testing.T, seed uint64, families ...string) *schedule
 		fx.faults[name] = &scriptFault{name: name, t: t, log: fx.log}
 		faults = append(faults, fx.faults[name])
 	}
-	fx.s = &Schedule{Faults: faults, Interval: 10 * time.Second, Jitter: 2 * time.Second, Rng: seeded(seed),
+	fx.s = &Schedule{Faults: faults, Interval: 10 * time.Second, Rng: seeded(seed),
 		Recorder: fx.rec, Cluster: &Cluster{}, Time: fx.clock}
 	return fx
 }
@@ -242,8 +242,9 @@ func replay(t *testing.T, ops []string) map[string]bool {
 	return active
 }
 
-// Over a time limit, transitions come every interval ± jitter, each
-// recorded in order; every family has at most one active fault; at the
+// Over a time limit, faults start back to back: the first after the
+// shortest hold, each holding between it and the interval, at most two at
+// once and one per family; each transition is recorded in order; at the
 // end the active faults are stopped and everything healed, in order; a
 // seed replays the same history.
 func TestScheduleRecordsTransitionsAndHeals(t *testing.T) {
@@ -255,27 +256,30 @@ func TestScheduleRecordsTransitionsAndHeals(t *testing.T) {
 		return nemesisOps(t, fx.rec), delays, fx.log.all()
 	}
 	ops, delays, calls := play()
+	assert.Equal(t, time.Second, delays[0], "the first fault starts an election timeout in")
 	var total time.Duration
-	for i, d := range delays[:len(delays)-1] {
-		assert.True(t, d >= 8*time.Second && d <= 12*time.Second, "delay %d: %v", i, d)
+	for _, d := range delays {
 		total += d
 	}
-	assert.Equal(t, 95*time.Second, total+delays[len(delays)-1], "the last wait ends at the time limit")
+	assert.Equal(t, 95*time.Second, total, "the last wait ends at the time limit")
 
-	flips := len(delays) - 1 // the last wait ends the schedule
-	require.Greater(t, len(ops), flips)
-	activeAtEnd := replay(t, ops[:flips])
-	require.NotEmpty(t, activeAtEnd, "seed 42 should leave a fault active for the final stop to stop")
-	finalStops := ops[flips : len(ops)-1]
-	require.Len(t, finalStops, len(activeAtEnd), "one final stop per active family: %v", ops)
-	for _, op := range finalStops {
-		fam, _ := strings.CutPrefix(strings.Fields(op)[0], "off-")
-		assert.True(t, activeAtEnd[fam], "final %s", op)
+	heal := len(ops) - 1
+	final := heal
+	for final > 0 && strings.HasPrefix(ops[final-1], "off-") && len(replay(t, ops[:final])) > 0 {
+		final-- // the final stops come right before the heal
 	}
-	assert.Empty(t, replay(t, ops[:len(ops)-1]), "nothing active before the heal")
-	assert.Equal(t, `heal {"faults":["kill","pause","clock"]}`, ops[len(ops)-1])
+	starts, most := 0, 0
+	for i := range ops[:heal] {
+		if strings.HasPrefix(ops[i], "on-") {
+			starts++
+		}
+		most = max(most, len(replay(t, ops[:i+1])))
+	}
+	assert.GreaterOrEqual(t, starts, 12, "95 s of holds of 2-10 s, starting before the last ends: %v", ops)
+	assert.Equal(t, 2, most, "two faults overlap at most, and do: %v", ops)
+	assert.Empty(t, replay(t, ops[:heal]), "nothing active before the heal")
+	assert.Equal(t, `heal {"faults":["kill","pause","clock"]}`, ops[heal])
 	assert.Equal(t, []string{"heal kill", "heal pause", "heal clock"}, calls[len(calls)-3:])
-	assert.Len(t, calls, flips+len(finalStops)+3, "every transition reached a fault")
 
 	again, againDelays, _ := play()
 	assert.Equal(t, ops, again, "the same seed replays the same history")
@@ -335,7 +339,7 @@ func TestScheduleStopAndHealErrors(t *testing.T) {
 	require.EqualError(t, err, "heal pause: n1: resume: exited 1")
 	ops := nemesisOps(t, fx.rec)
 	assert.Equal(t, []string{
-		`on-pause {"n":1,"pick":1}`,
+		`on-pause {"n":1,"pick":61}`,
 		`stop-pause {"error":"n1: resume: exited 1","op":"off-pause","value":1}`,
 		`heal {"error":"heal pause: n1: resume: exited 1","faults":["pause"]}`,
 	}, ops)
@@ -343,11 +347,11 @@ func TestScheduleStopAndHealErrors(t *testing.T) {
 
 func TestScheduleRejectsBadConfiguration(t *testing.T) {
 	cases := map[string]func(*Schedule){
-		"nemesis schedule: no faults":                                        func(s *Schedule) { s.Faults = nil },
-		"nemesis schedule: interval 0s must be positive":                     func(s *Schedule) { s.Interval = 0 },
-		"nemesis schedule: jitter 11s must be within 0 and the interval 10s": func(s *Schedule) { s.Jitter = 11 * time.Second },
-		"nemesis schedule: Rng, Recorder and Cluster are required":           func(s *Schedule) { s.Rng = nil },
-		`nemesis schedule: fault family "kill" appears twice`:                func(s *Schedule) { s.Faults = append(s.Faults, s.Faults[0]) },
+		"nemesis schedule: no faults":                                       func(s *Schedule) { s.Faults = nil },
+		"nemesis schedule: interval 0s must be positive":                    func(s *Schedule) { s.Interval = 0 },
+		"nemesis schedule: min hold -1s and overlap 0 must not be negative": func(s *Schedule) { s.MinHold = -time.Second },
+		"nemesis schedule: Rng, Recorder and Cluster are required":          func(s *Schedule) { s.Rng = nil },
+		`nemesis schedule: fault family "kill" appears twice`:               func(s *Schedule) { s.Faults = append(s.Faults, s.Faults[0]) },
 	}
 	for want, mutate := range cases {
 		fx := newScheduleFixture(t, 1, "kill")
@@ -378,20 +382,39 @@ func TestScheduleWithKillRecordsContractOps(t *testing.T) {
 	assert.Contains(t, lines[2], `"f":"heal","value":{"faults":["kill"]}`)
 }
 
-// oneShotFault is a scriptFault whose sequence runs inside Start.
-type oneShotFault struct{ scriptFault }
+// oneShotFault is a scriptFault whose sequence runs inside Start, taking
+// takes on clock (when set), with a budget of budget.
+type oneShotFault struct {
+	scriptFault
+	clock  *stepTime
+	takes  time.Duration
+	budget time.Duration
+}
 
-func (*oneShotFault) OneShot() {}
+func (*oneShotFault) OneShot()                        {}
+func (f *oneShotFault) Budget(*Cluster) time.Duration { return f.budget }
 
-// A OneShot fault is stopped in the transition that started it, so its
-// next pick starts it again; one that failed stays for its Stop.
+func (f *oneShotFault) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
+	if f.clock != nil {
+		f.clock.advance(f.takes)
+	}
+	return f.scriptFault.Start(ctx, c, rng)
+}
+
+// newSequence is a OneShot called name that takes takes on fx's clock and
+// says it needs budget.
+func (fx *scheduleFixture) newSequence(t *testing.T, name string, takes, budget time.Duration) *oneShotFault {
+	return &oneShotFault{scriptFault: scriptFault{name: name, t: t, log: fx.log}, clock: fx.clock, takes: takes, budget: budget}
+}
+
+// A OneShot fault is stopped in the transition that started it, and the
+// next one starts a heartbeat after it ends; one that failed midway is
+// stopped at once too, undoing what it left.
 func TestScheduleStopsOneShotFaultsAtOnce(t *testing.T) {
 	fx := newScheduleFixture(t, 3)
-	fx.log = &callLog{}
-	seq := &oneShotFault{scriptFault{name: "seq", t: t, log: fx.log}}
-	fx.s.Faults = []Fault{seq}
+	fx.s.Faults = []Fault{fx.newSequence(t, "seq", 5*time.Second, 5*time.Second)}
 	fx.s.TimeLimit = 35 * time.Second
-	_, err := fx.run(t, nil)
+	delays, err := fx.run(t, nil)
 	require.NoError(t, err)
 	ops := nemesisOps(t, fx.rec)
 	assert.Equal(t, []string{`on-seq {"n":1,"pick":` + pickOf(ops[0]) + `}`, "off-seq 1"}, ops[:2])
@@ -401,24 +424,27 @@ func TestScheduleStopsOneShotFaultsAtOnce(t *testing.T) {
 			starts++
 		}
 	}
-	assert.Equal(t, 3, starts, "every transition starts the sequence: %v", fx.log.all())
+	// At 2 s, 7.1 s, 12.2 s, ... 27.5 s: the sixth would end at 37.6 s.
+	assert.Equal(t, 6, starts, "one after the other, while one fits: %v", fx.log.all())
+	assert.Equal(t, 100*time.Millisecond, delays[1], "a heartbeat after the sequence before")
 	assert.Empty(t, replay(t, ops[:len(ops)-1]))
 
 	// The same through a wrapper with Unwrap (the campaign's tracking).
 	fx = newScheduleFixture(t, 3)
-	fx.s.Faults = []Fault{&wrapped{&oneShotFault{scriptFault{name: "seq", t: t, log: fx.log}}}}
-	fx.s.TimeLimit = 15 * time.Second
+	fx.s.Faults = []Fault{&wrapped{fx.newSequence(t, "seq", 5*time.Second, 5*time.Second)}}
+	fx.s.TimeLimit = 8 * time.Second
 	_, err = fx.run(t, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"start seq", "stop seq", "heal seq"}, fx.log.all(), "stopped at once through the wrapper")
 
 	fx = newScheduleFixture(t, 3)
-	failed := &oneShotFault{scriptFault{name: "seq", t: t, log: fx.log, startErr: errors.New("cut short"), partial: true}}
-	fx.s.Faults, fx.s.TimeLimit = []Fault{failed}, 25*time.Second
+	failed := fx.newSequence(t, "seq", 5*time.Second, 5*time.Second)
+	failed.startErr, failed.partial = errors.New("midway"), true
+	fx.s.Faults, fx.s.TimeLimit = []Fault{failed}, 8*time.Second
 	_, err = fx.run(t, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"start seq", "stop seq", "heal seq"}, fx.log.all(),
-		"a sequence that failed midway stays active until its next pick stops it")
+		"a sequence that failed midway is undone at once")
 }
 
 // pickOf is the "pick" value of a rendered on-<family> op.
@@ -437,8 +463,7 @@ func (w *wrapped) Unwrap() Fault { return w.Fault }
 // fault is in effect while its sequence runs.
 func TestScheduleClearsTheStageForOneShots(t *testing.T) {
 	fx := newScheduleFixture(t, 5, "kill", "pause", "partition")
-	seq := &oneShotFault{scriptFault{name: "seq", t: t, log: fx.log}}
-	fx.s.Faults = append(fx.s.Faults, seq)
+	fx.s.Faults = append(fx.s.Faults, fx.newSequence(t, "seq", 3*time.Second, 3*time.Second))
 	fx.s.Weights = []int{1, 1, 1, 2}
 	fx.s.TimeLimit = 300 * time.Second
 	_, err := fx.run(t, nil)
@@ -458,49 +483,15 @@ func TestScheduleClearsTheStageForOneShots(t *testing.T) {
 	}
 	require.Greater(t, sequences, 3, "%v", ops)
 	require.Positive(t, cleared, "seed 5 should pick the sequence while a fault is active: %v", ops)
-	calls := fx.log.all()
-	for i, c := range calls {
-		if c == "stop kill" && i+1 < len(calls) && calls[i+1] == "stop pause" {
-			t.Errorf("kill stopped before pause: %v", calls)
-		}
+
+	// The stage is cleared in heal order: pause before kill.
+	fx = newScheduleFixture(t, 5, "kill", "pause", "partition")
+	fx.s.Faults = append(fx.s.Faults, fx.newSequence(t, "seq", time.Second, time.Second))
+	r := newScheduleRun(fx.s)
+	for _, name := range []string{"kill", "pause", "partition"} {
+		fx.faults[name].active = true
 	}
-}
-
-// A transition's delay runs from the start of the one before: a flip that
-// takes 4 s leaves 6 s of a 10 s interval to wait, one that takes longer
-// than the interval is followed at once.
-func TestScheduleDelaysRunFromTheTransitionBefore(t *testing.T) {
-	fx := newScheduleFixture(t, 1)
-	slow := &slowFault{scriptFault: scriptFault{name: "slow", t: t, log: fx.log}, clock: fx.clock,
-		takes: []time.Duration{4 * time.Second, 13 * time.Second, 0}}
-	fx.s.Faults, fx.s.Jitter = []Fault{slow}, 0
-	delays, err := fx.run(t, func(waits int) bool { return waits == 4 })
-	require.NoError(t, err)
-	assert.Equal(t, []time.Duration{10 * time.Second, 6 * time.Second, 0, 10 * time.Second}, delays)
-}
-
-// slowFault is a scriptFault whose transitions take time on the schedule's
-// clock: the i-th takes takes[i].
-type slowFault struct {
-	scriptFault
-	clock *stepTime
-	takes []time.Duration
-	n     int
-}
-
-func (f *slowFault) spend() {
-	if f.n < len(f.takes) {
-		f.clock.advance(f.takes[f.n])
-	}
-	f.n++
-}
-
-func (f *slowFault) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error) {
-	defer f.spend()
-	return f.scriptFault.Start(ctx, c, rng)
-}
-
-func (f *slowFault) Stop(ctx context.Context, c *Cluster) (Op, error) {
-	defer f.spend()
-	return f.scriptFault.Stop(ctx, c)
+	copy(r.active, []bool{true, true, true, false})
+	r.runSequence(context.Background(), 3)
+	assert.Equal(t, []string{"stop pause", "stop partition", "stop kill", "start seq", "stop seq"}, fx.log.all())
 }

@@ -9,30 +9,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Weights set how often each family is picked; without them the draw is
-// the uniform one of old, so old seeds replay.
+// all allows every fault.
+func all(int) bool { return true }
+
+// Weights set how often each family is picked, among those a pick may
+// draw; a pick that may draw none says so and draws nothing.
 func TestSchedulePicksByWeight(t *testing.T) {
 	s := &Schedule{Faults: make([]Fault, 3), Weights: []int{1, 2, 7}, Rng: seeded(1)}
 	counts := make([]int, 3)
 	for range 10000 {
-		counts[s.pick(nil)]++
+		i, ok := s.pick(all)
+		require.True(t, ok)
+		counts[i]++
 	}
 	assert.InDelta(t, 1000, counts[0], 150)
 	assert.InDelta(t, 2000, counts[1], 200)
 	assert.InDelta(t, 7000, counts[2], 200)
 
-	s.Weights, s.Rng = nil, seeded(7)
-	want := seeded(7)
-	for range 100 {
-		assert.Equal(t, want.IntN(3), s.pick(nil))
+	clear(counts)
+	for range 1000 {
+		i, _ := s.pick(func(i int) bool { return i != 2 })
+		counts[i]++
 	}
+	assert.Zero(t, counts[2], "a fault left out is never drawn")
+	assert.InDelta(t, 333, counts[0], 60)
+
+	before := *s.Rng
+	_, ok := s.pick(func(int) bool { return false })
+	assert.False(t, ok)
+	assert.Equal(t, before, *s.Rng, "nothing drawn")
 }
 
-// A flip picks by weight: with one family weighing 9 times the other, a
-// schedule flips it far more often.
+// A start picks by weight: with one family weighing 9 times the other, a
+// schedule starts it far more often.
 func TestScheduleFlipsByWeight(t *testing.T) {
 	fx := newScheduleFixture(t, 11, "kill", "lease")
-	fx.s.Weights = []int{1, 9}
+	fx.s.Weights, fx.s.Overlap = []int{1, 9}, 1 // one at a time: each start may pick either
 	_, err := fx.run(t, func(waits int) bool { return waits == 40 })
 	assert.NoError(t, err)
 	n := map[string]int{}
@@ -64,12 +76,12 @@ func TestScheduleRejectsBadWeights(t *testing.T) {
 func TestScheduleTargetedFamiliesTakeTurns(t *testing.T) {
 	s := &Schedule{Faults: make([]Fault, 5), Weights: []int{1, 1, 4, 4, 1}, Turns: []bool{false, false, true, true, true},
 		Rng: seeded(3)}
-	r := &scheduleRun{Schedule: s, taken: make([]bool, 5)}
+	r := newScheduleRun(s)
 	var turns []int
 	counts := make([]int, 5)
 	firsts := make([]int, 5)
 	for range 9000 {
-		i := r.pickTurn()
+		i, _ := r.pickTurn(all)
 		counts[i]++
 		if s.Turns[i] {
 			if len(turns)%3 == 0 {

@@ -105,7 +105,8 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	s := f.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := everyNodeAnswers(ctx, c); err != nil {
+	misses, err := everyNodeAnswers(ctx, c, f.Pace, s.UpTimeout)
+	if err != nil {
 		return Op{}, wrapFamily(Figure8Family, err)
 	}
 	leader, term, err := leaderAndTerm(ctx, c, f.Pace, f.Election)
@@ -116,6 +117,7 @@ func (f *Figure8) Start(ctx context.Context, c *Cluster, _ *rand.Rand) (Op, erro
 	if err != nil {
 		return Op{}, err
 	}
+	v.ProbeMisses = misses
 	all := partitionNames(c.Nodes)
 	rest := others(c, leader)
 	v.Leader, v.Term = leader, new(term)

@@ -245,14 +245,50 @@ func steadyLeader(ctx context.Context, c *Cluster, p Pace, election time.Duratio
 	return leader, c.among(up), nil
 }
 
-// everyNodeAnswers is nil when every node of c answers, else an error
-// naming those that do not: a sequence that moves a majority from one side
-// of a cut to the other needs them all.
-func everyNodeAnswers(ctx context.Context, c *Cluster) error {
-	if down := missing(c, upNodes(ctx, c)); len(down) > 0 {
-		return fmt.Errorf("needs every node answering; %s do not (killed or paused)", strings.Join(down, ", "))
+// everyNodeAnswers waits until every node of c answers a probe of the
+// nodes' states (upNodes), probing again every probeEvery, up to `within`
+// (DefaultUpTimeout when not positive: a node another fault just restarted
+// is still coming up; a state request may miss under load): a sequence that moves a majority from one side of
+// a cut to the other needs them all. It returns how many probes missed
+// some node, and, when the last still did, a *ProbeError naming the nodes.
+func everyNodeAnswers(ctx context.Context, c *Cluster, p Pace, within time.Duration) (int, error) {
+	if within <= 0 {
+		within = DefaultUpTimeout
 	}
-	return nil
+	misses := 0
+	var down []string
+	ok, err := p.until(ctx, within, probeEvery, func() (bool, error) {
+		if down = missing(c, upNodes(ctx, c)); len(down) > 0 {
+			misses++
+			return false, nil
+		}
+		return true, nil
+	})
+	switch {
+	case err != nil:
+		return misses, err
+	case !ok:
+		return misses, &ProbeError{Down: down, Misses: misses, Within: within}
+	}
+	return misses, nil
+}
+
+// probeEvery is how often everyNodeAnswers probes: a probe asks every
+// node, and a described system's state command may take a while.
+const probeEvery = 250 * time.Millisecond
+
+// ProbeError is why a sequence that needs every node answering was
+// refused: some node still did not answer after Misses probes within
+// Within. The schedule records Misses as the refusal's probe_misses.
+type ProbeError struct {
+	Down   []string
+	Misses int
+	Within time.Duration
+}
+
+func (e *ProbeError) Error() string {
+	return fmt.Sprintf("needs every node answering; %s do not (killed or paused) after %d probes in %v",
+		strings.Join(e.Down, ", "), e.Misses, e.Within)
 }
 
 // missing returns the names of c's nodes not in up.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/db"
+	"chaos/history"
 	"chaos/history/faultrec"
 	"chaos/internal/golden"
 )
@@ -461,17 +462,20 @@ n5: hook POST /faults/partition {"drop":[]}
 }
 
 // A sequence that moves a majority across a cut needs every node: with one
-// down it does nothing and says why; the faults that act on the leader
-// leave the node down out.
+// down past its restart bound it does nothing and says why, and how many
+// probes missed; the faults that act on the leader leave the node down out.
 func TestTargetedFaultsWithANodeDown(t *testing.T) {
 	ctx := context.Background()
 	fx := newSeqFixture(t)
 	fx.d.silent["n5"] = true
-	op, err := (&VoteRestart{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
-	assert.EqualError(t, err, "vote-restart: needs every node answering; n5 do not (killed or paused)")
+	op, err := (&VoteRestart{Pace: fx.pace(), UpTimeout: 2 * time.Second}).Start(ctx, fx.c, seeded(1))
+	assert.EqualError(t, err, "vote-restart: needs every node answering; n5 do not (killed or paused) after 9 probes in 2s")
+	var probe *ProbeError
+	require.ErrorAs(t, err, &probe)
+	assert.Equal(t, 9, probe.Misses, "every 250 ms from 0 to 2 s")
 	assert.Equal(t, Op{}, op)
 	_, err = (&Figure8{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
-	assert.EqualError(t, err, "figure8: needs every node answering; n5 do not (killed or paused)")
+	assert.EqualError(t, err, "figure8: needs every node answering; n5 do not (killed or paused) after 41 probes in 10s")
 	assert.Equal(t, "\n", fx.log.take(), "nothing done")
 
 	op, err = (&Lease{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
@@ -534,4 +538,39 @@ func TestTargetedFaultsWaitForASteadyLeader(t *testing.T) {
 	assert.Equal(t, Op{}, op)
 	assert.Equal(t, 5*time.Second, fx.now().Sub(time.Unix(0, 0)), "ten election timeouts")
 	assert.Equal(t, "\n", fx.log.take(), "nothing done")
+}
+
+// A node that misses a probe (restarting after another fault, or slow to
+// answer its state under load) is probed again within the restart bound:
+// the sequence goes on once it answers, and records how many probes
+// missed; the schedule records them, and a refusal's, in the history.
+func TestTargetedProbeMissesAreRetriedAndRecorded(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.d.silent["n5"] = true
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		if elapsed >= 700*time.Millisecond {
+			fx.d.set(db.Node{Name: "n5"}, false) // up after three probes
+		}
+	}
+	op, err := (&Figure8{Pace: fx.pace()}).Start(ctx, fx.c, seeded(1))
+	require.NotEqual(t, Op{}, op, "the sequence ran: %v", err)
+	assert.Equal(t, 3, op.Value.(faultrec.Targeted).ProbeMisses)
+
+	fx = newSeqFixture(t)
+	fx.d.silent["n5"] = true
+	rec := history.NewRecorder(nil, func() time.Duration { return 0 }, history.RecorderOptions{PanicOnInvalid: true})
+	t.Cleanup(func() { _ = rec.Close() })
+	s := &Schedule{Faults: []Fault{&VoteRestart{Pace: fx.pace(), UpTimeout: time.Second}}, Interval: time.Second,
+		Rng: seeded(1), Recorder: rec, Cluster: fx.c}
+	r := newScheduleRun(s)
+	r.runSequence(ctx, 0)
+	ops := rec.Ops()
+	require.Len(t, ops, 1)
+	assert.Equal(t, "start-vote-restart", ops[0].F)
+	assert.JSONEq(t, `{"error":"vote-restart: needs every node answering; n5 do not (killed or paused) after 5 probes in 1s",`+
+		`"probe_misses":5}`, string(ops[0].Value))
+	var tally faultrec.Tally
+	tally.Add(ops[0].F, ops[0].Value)
+	assert.Equal(t, faultrec.Tally{Refused: 1, ProbeMisses: 5}, tally)
 }

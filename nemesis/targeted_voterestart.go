@@ -94,13 +94,15 @@ func (f *VoteRestart) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op
 	s := f.state()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := everyNodeAnswers(ctx, c); err != nil {
+	misses, err := everyNodeAnswers(ctx, c, f.Pace, s.UpTimeout)
+	if err != nil {
 		return Op{}, wrapFamily(VoteRestartFamily, err)
 	}
 	v, err := s.begin()
 	if err != nil {
 		return Op{}, err
 	}
+	v.ProbeMisses = misses
 	v.VotesFrom = votesFrom(c)
 	var splits []uint64
 	for attempt := 1; ; attempt++ {

@@ -119,7 +119,7 @@ func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) (time.Dura
 	for i, f := range faults {
 		weights[i], turns[i] = nemesis.FamilyWeight(f.Name()), nemesis.FamilyTargeted(f.Name())
 	}
-	s := &nemesis.Schedule{Faults: faults, Weights: weights, Turns: turns, Interval: r.o.NemesisInterval, Jitter: r.o.NemesisInterval / 2,
+	s := &nemesis.Schedule{Faults: faults, Weights: weights, Turns: turns, Interval: r.o.NemesisInterval,
 		Rng: rand.New(rand.NewPCG(r.seed, 0x6e656d)), Recorder: r.rec, Cluster: r.nemesisCluster(), Log: r.log,
 		TimeLimit: max(r.nemesisTime()-time.Since(r.start), time.Nanosecond)}
 	if err := s.Run(ctx); err != nil {

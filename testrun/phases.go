@@ -8,6 +8,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
+	"chaos/history/faultrec"
 	"chaos/nemesis"
 	"chaos/workload"
 )
@@ -145,8 +146,10 @@ func (r *run) showProgress(ctx context.Context, runner *workload.Runner) {
 // nemesisSummary is results.json's record of the faults in h.
 func nemesisSummary(h history.History, unavailable map[string]string) NemesisSummary {
 	ops := []Transition{}
+	var counts faultrec.Tally
 	for _, op := range h.Nemesis() {
 		ops = append(ops, Transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
+		counts.Add(op.F, op.Value)
 	}
-	return NemesisSummary{Transitions: ops, Unavailable: unavailable}
+	return NemesisSummary{Transitions: ops, Counts: counts, Unavailable: unavailable}
 }

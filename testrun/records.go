@@ -8,6 +8,7 @@ import (
 
 	"chaos/checker"
 	"chaos/control"
+	"chaos/history/faultrec"
 	"chaos/internal/inputfile"
 	"chaos/internal/secret"
 )
@@ -34,6 +35,10 @@ type TestRecord struct {
 	TimeLimitS       float64  `json:"time_limit_s"`
 	Nemesis          []string `json:"nemesis"`
 	NemesisIntervalS float64  `json:"nemesis_interval_s"`
+	// ScheduleVersion is nemesis.ScheduleVersion of the chaos that ran
+	// it: how its seed became faults. Absent (0) in runs made by version
+	// 1, before it was recorded.
+	ScheduleVersion int `json:"schedule_version,omitempty"`
 	// StorageFaults is true when the data directories were served through
 	// the fault file system (--storage-faults, or a storage family named).
 	StorageFaults bool `json:"storage_faults,omitempty"`
@@ -139,10 +144,12 @@ type RunSummary struct {
 }
 
 // NemesisSummary is results.json's record of the faults: every transition
-// with its targets and the mechanism it used (as the history has it), and
-// the families this environment could not perform, with why.
+// with its targets and the mechanism it used (as the history has it), what
+// became of the faults (Counts), and the families this environment could
+// not perform, with why.
 type NemesisSummary struct {
 	Transitions []Transition      `json:"transitions"`
+	Counts      faultrec.Tally    `json:"counts"`
 	Unavailable map[string]string `json:"unavailable"`
 }
 

@@ -134,7 +134,7 @@ func (r *run) writeTestJSON() error {
 		Started: r.started.UTC().Format(time.RFC3339Nano), Nodes: o.Nodes, Local: len(o.Nodes) == 0,
 		DB: o.DB, Workload: o.Workload, Keys: o.Keys, ReadConsistency: o.ReadConsistency, Concurrency: o.Concurrency,
 		Rate: o.Rate, TimeLimitS: o.TimeLimit.Seconds(), Nemesis: o.Nemesis,
-		NemesisIntervalS: o.NemesisInterval.Seconds(), StorageFaults: o.storageFaults(), StorageNames: o.storageNames(), CorruptFiles: o.CorruptFiles, CorruptHows: o.CorruptHows, Bugs: o.Bugs,
+		NemesisIntervalS: o.NemesisInterval.Seconds(), ScheduleVersion: nemesis.ScheduleVersion, StorageFaults: o.storageFaults(), StorageNames: o.storageNames(), CorruptFiles: o.CorruptFiles, CorruptHows: o.CorruptHows, Bugs: o.Bugs,
 		CheckerTimeoutS: o.CheckerTimeout.Seconds(), Checker: o.Checker, LeaveDBRunning: o.LeaveDBRunning,
 		RecoveryS: o.Recovery.Seconds(), RecoveryAdvisory: o.recoveryAdvisory, SSH: ssh,
 	})

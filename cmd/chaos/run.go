@@ -90,7 +90,7 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.ClockStrategy, "clock-strategy", testrun.ClockAuto,
 		"how the clock and lease families bend clocks: hook (chaos-node's fault hook), faketime (nodes started under a fake clock: libfaketime for dynamically linked programs that are not Go, chaos-node natively), "+
 			"system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock), or auto: hook where the system has hooks, else faketime where it works")
-	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "mean time between fault transitions")
+	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "the longest a fault holds: each holds between two election timeouts and this, and the next starts before it ends")
 	f.BoolVar(&o.StorageFaults, "storage-faults", false, "serve each node's data directory through chaos's fault file system (FUSE: /dev/fuse and root on every host), "+
 		"so that the storage families (power-loss, corrupt, disk-full, eio) join the default mix; naming one in --nemesis turns it on too")
 	f.StringVar(&o.StorageNames, "storage-names", "", "with storage faults, when the fault file system makes a name change durable: posix (at its directory's fsync, as fsync(2) promises; the default) or ordered (at any fsync, as the journals of ext4 and XFS commit it)")

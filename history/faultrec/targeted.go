@@ -38,6 +38,7 @@ type Targeted struct {
 	NewLeader     string     `json:"new_leader,omitempty"`      // lease, leader-cycle
 	NextLeader    string     `json:"next_leader,omitempty"`     // leader-cycle
 	Outcome       string     `json:"outcome,omitempty"`         // all: why the sequence stopped short
+	ProbeMisses   int        `json:"probe_misses,omitempty"`    // vote-restart, figure8: probes that missed a node before all answered
 	Rate          *float64   `json:"rate,omitempty"`            // lease: the leader's clock rate
 	ReelectedTerm *uint64    `json:"reelected_term,omitempty"`  // figure8
 	Rounds        []Round    `json:"rounds,omitzero"`           // election-delay

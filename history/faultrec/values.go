@@ -145,8 +145,14 @@ type DiskErrors struct {
 // "start-<family>" or "stop-<family>": the error and, when the fault had
 // done something before failing, the op it made (Op) and its value.
 type Failure struct {
-	Error string `json:"error"`
-	Op    string `json:"op,omitempty"`
+	// CutShort says the step was cut short (at the schedule's deadline,
+	// or by its step timeout) rather than failing by itself.
+	CutShort bool   `json:"cut_short,omitempty"`
+	Error    string `json:"error"`
+	Op       string `json:"op,omitempty"`
+	// ProbeMisses counts the probes of the nodes' states that missed a
+	// node before the fault was refused (see Targeted.ProbeMisses).
+	ProbeMisses int `json:"probe_misses,omitempty"`
 	// Value is Op's value, as written; Decode(Op, Value) reads it.
 	Value json.RawMessage `json:"value,omitempty"`
 }

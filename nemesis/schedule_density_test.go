@@ -1,0 +1,109 @@
+package nemesis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"chaos/db"
+	"chaos/history"
+)
+
+// held returns, from a history of the fixture's fake faults, each fault's
+// hold as [start, end) on the history's clock, and the time with at least
+// one fault in effect.
+func held(t *testing.T, rec *history.Recorder) (holds [][2]time.Duration, covered time.Duration) {
+	t.Helper()
+	began := map[string]time.Duration{}
+	var since time.Duration
+	for _, op := range rec.Ops() {
+		at := time.Duration(op.Time)
+		if fam, ok := strings.CutPrefix(op.F, "on-"); ok {
+			if len(began) == 0 {
+				since = at
+			}
+			began[fam] = at
+		}
+		if fam, ok := strings.CutPrefix(op.F, "off-"); ok {
+			require.Contains(t, began, fam, "%s stopped while inactive", fam)
+			holds = append(holds, [2]time.Duration{began[fam], at})
+			delete(began, fam)
+			if len(began) == 0 {
+				covered += at - since
+			}
+		}
+	}
+	require.Empty(t, began, "every fault stopped")
+	return holds, covered
+}
+
+// With a slow system's timing (a JVM server: 5 s election timeout, so a
+// 40 s fault window in a 60 s run with its 20 s recovery), the window
+// holds many faults, each for at least two election timeouts, and some
+// fault is in effect most of the time.
+func TestScheduleKeepsASlowSystemBusy(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		fx := newScheduleFixture(t, seed, "kill", "pause", "partition", "clock", "packet")
+		fx.s.Cluster = &Cluster{Timing: db.Timing{Heartbeat: 500 * time.Millisecond, ElectionTimeout: 5 * time.Second}}
+		fx.s.TimeLimit = 40 * time.Second
+		_, err := fx.run(t, nil)
+		require.NoError(t, err)
+		holds, covered := held(t, fx.rec)
+		// From 5 s, holds of 10 s, two at once, none starting after 30 s:
+		// at most 7 fit, and gaps drawn at random leave 5 or more.
+		assert.GreaterOrEqual(t, len(holds), 5, "seed %d: %v", seed, nemesisOps(t, fx.rec))
+		for _, h := range holds {
+			assert.GreaterOrEqual(t, h[1]-h[0], 10*time.Second, "seed %d: a hold of less than two election timeouts: %v", seed, h)
+		}
+		assert.GreaterOrEqual(t, covered, 28*time.Second, "seed %d: faults in effect for 70%% of the window", seed)
+	}
+}
+
+// With etcd's timing and the default interval, a 55 s window holds many
+// more faults, at most two at once.
+func TestScheduleKeepsAFastSystemBusy(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		fx := newScheduleFixture(t, seed, "kill", "pause", "partition", "clock", "packet")
+		fx.s.TimeLimit = 55 * time.Second
+		_, err := fx.run(t, nil)
+		require.NoError(t, err)
+		holds, covered := held(t, fx.rec)
+		assert.GreaterOrEqual(t, len(holds), 10, "seed %d", seed)
+		assert.GreaterOrEqual(t, covered, 50*time.Second, "seed %d", seed)
+		ops := nemesisOps(t, fx.rec)
+		for i := range ops {
+			assert.LessOrEqual(t, len(replay(t, ops[:i+1])), 2, "seed %d: %v", seed, ops[:i+1])
+		}
+	}
+}
+
+// A sequence that cannot finish before the deadline is not started:
+// another family is, and nothing is cut short. One whose budget exceeds
+// the whole window never starts. After a sequence, the next fault follows
+// at once.
+func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		fx := newScheduleFixture(t, seed, "kill")
+		seq := fx.newSequence(t, "seq", 8*time.Second, 12*time.Second)
+		huge := fx.newSequence(t, "huge", 5*time.Second, time.Minute)
+		fx.s.Faults = append(fx.s.Faults, seq, huge)
+		fx.s.Weights, fx.s.TimeLimit = []int{1, 4, 4}, 40*time.Second
+		_, err := fx.run(t, nil)
+		require.NoError(t, err)
+		sequences := 0
+		for _, op := range fx.rec.Ops() {
+			assert.NotContains(t, string(op.Value), "cut short", "seed %d", seed)
+			assert.NotEqual(t, "on-huge", op.F, "seed %d: a sequence longer than the window started", seed)
+			if op.F == "on-seq" {
+				sequences++
+				// on-seq is recorded when the 8 s sequence ends; it
+				// began with at least its 12 s budget left.
+				assert.LessOrEqual(t, time.Duration(op.Time), 40*time.Second-12*time.Second+8*time.Second, "seed %d", seed)
+			}
+		}
+		assert.Positive(t, sequences, "seed %d", seed)
+	}
+}

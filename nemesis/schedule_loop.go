@@ -1,0 +1,219 @@
+package nemesis
+
+import (
+	"context"
+	"time"
+)
+
+// How a schedule keeps the stage busy: the loop waits for the next start or
+// the end of a hold, whichever comes first, and acts on it (see Schedule).
+
+// loop starts and stops faults until ctx ends or the deadline (unless
+// zero) passes, and starts no step after either. The faults holding at the
+// end are left to finish, which stops them in heal order.
+func (s *scheduleRun) loop(ctx context.Context, deadline time.Time) {
+	clock := s.clock()
+	s.next = clock.Now().Add(s.election())
+	for ctx.Err() == nil {
+		wake, ok := s.wakeAt()
+		if !ok && deadline.IsZero() {
+			<-ctx.Done() // nothing fits and nothing holds: wait for the end
+			return
+		}
+		last := !ok || (!deadline.IsZero() && !wake.Before(deadline))
+		if last {
+			wake = deadline
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-clock.After(max(wake.Sub(clock.Now()), 0)):
+		}
+		if last || ctx.Err() != nil {
+			return
+		}
+		s.stopEnded(ctx)
+		if now := clock.Now(); ctx.Err() == nil && !s.next.IsZero() && !now.Before(s.next) && s.activeRandom() < s.overlap() {
+			s.startNext(ctx, deadline)
+		}
+	}
+}
+
+// wakeAt is when the loop acts next: the next start (once fewer than
+// Overlap random faults hold) or the end of a hold, whichever comes first;
+// false when neither will come.
+func (s *scheduleRun) wakeAt() (time.Time, bool) {
+	var wake time.Time
+	earlier := func(t time.Time) {
+		if !t.IsZero() && (wake.IsZero() || t.Before(wake)) {
+			wake = t
+		}
+	}
+	if s.activeRandom() < s.overlap() {
+		earlier(s.next)
+	}
+	earlier(s.firstEnd())
+	return wake, !wake.IsZero()
+}
+
+// stopEnded stops, in heal order, the random faults whose hold has ended.
+func (s *scheduleRun) stopEnded(ctx context.Context) {
+	now := s.clock().Now()
+	for _, i := range healOrder(s.Faults) {
+		if s.active[i] && !s.ends[i].IsZero() && !now.Before(s.ends[i]) {
+			s.stopBounded(ctx, i)
+		}
+	}
+}
+
+// startNext picks a family among those that are not active and fit in
+// the time left before deadline, and starts it: a OneShot's sequence at
+// once on a clear stage, a random fault with a hold. When none fits, no
+// fault starts again until one that holds ends (if a fault holds) or at
+// all (if the time left is too short for any).
+func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
+	now := s.clock().Now()
+	left := time.Duration(1<<63 - 1)
+	if !deadline.IsZero() {
+		left = deadline.Sub(now)
+	}
+	i, ok := s.pickTurn(func(j int) bool { return !s.active[j] && s.budget(j) <= left })
+	if !ok {
+		s.next = s.firstEnd() // a family may be free then, or none will be
+		return
+	}
+	if isOneShot(s.Faults[i]) {
+		s.runSequence(ctx, i)
+		return
+	}
+	hold := min(s.drawHold(), left)
+	gap := hold/3 + time.Duration(s.Rng.Int64N(int64(hold/3)+1))
+	if s.startBounded(ctx, i) {
+		s.ends[i] = s.clock().Now().Add(hold)
+	}
+	s.next = now.Add(gap)
+}
+
+// runSequence runs the OneShot i on a clear stage: it stops every active
+// fault, in heal order, then starts i, and stops it at once (a sequence
+// that failed midway too, undoing what it left). The next fault starts a
+// heartbeat after it ends; after a refusal (a Start that did nothing), an
+// election timeout after, so that a cluster that refuses every sequence
+// is not asked in a tight loop.
+func (s *scheduleRun) runSequence(ctx context.Context, i int) {
+	for _, j := range healOrder(s.Faults) {
+		if s.active[j] && j != i {
+			s.stopBounded(ctx, j)
+		}
+	}
+	clock := s.clock()
+	began := clock.Now()
+	active, _ := s.start(ctx, i)
+	s.took[i] = max(s.took[i], clock.Now().Sub(began))
+	if active {
+		s.stopBounded(ctx, i) // over, or failed midway: either way, undone now
+	}
+	s.next = clock.Now().Add(s.Cluster.Timing.WithDefaults().Heartbeat)
+	if !active {
+		s.next = clock.Now().Add(s.election())
+	}
+}
+
+// startBounded starts fault i within StepTimeout, records it, and reports
+// whether the family is now active (it started, or failed having done
+// something).
+func (s *scheduleRun) startBounded(ctx context.Context, i int) bool {
+	active, _ := s.start(ctx, i)
+	return active
+}
+
+// start starts fault i within StepTimeout and records it; it reports
+// whether the family is now active, and whether it started without an
+// error.
+func (s *scheduleRun) start(ctx context.Context, i int) (active, ok bool) {
+	f := s.Faults[i]
+	ctx, cancel := bounded(ctx, s.StepTimeout)
+	defer cancel()
+	op, err := f.Start(ctx, s.Cluster, s.Rng)
+	s.active[i] = err == nil || op.F != ""
+	s.ends[i] = time.Time{}
+	s.record(f, "start", op, cutShort(ctx, err))
+	return s.active[i], err == nil
+}
+
+// stopBounded stops the active fault i within StepTimeout and records it.
+func (s *scheduleRun) stopBounded(ctx context.Context, i int) {
+	ctx, cancel := bounded(ctx, s.StepTimeout)
+	defer cancel()
+	f := s.Faults[i]
+	op, err := f.Stop(ctx, s.Cluster)
+	// A stop cut short stays active, so finish stops it again on a
+	// context of its own.
+	s.active[i] = err != nil && ctx.Err() != nil
+	s.ends[i] = time.Time{}
+	s.record(f, "stop", op, cutShort(ctx, err))
+}
+
+// firstEnd is the earliest end of a hold, zero when no fault holds.
+func (s *scheduleRun) firstEnd() time.Time {
+	var first time.Time
+	for i, end := range s.ends {
+		if s.active[i] && !end.IsZero() && (first.IsZero() || end.Before(first)) {
+			first = end
+		}
+	}
+	return first
+}
+
+// activeRandom counts the active faults that are no OneShot.
+func (s *scheduleRun) activeRandom() int {
+	n := 0
+	for i, a := range s.active {
+		if a && !isOneShot(s.Faults[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// drawHold draws a random fault's hold, uniformly between MinHold and
+// Interval (MinHold when Interval is shorter).
+func (s *scheduleRun) drawHold() time.Duration {
+	lo := s.minHold()
+	if s.Interval <= lo {
+		return lo
+	}
+	return lo + time.Duration(s.Rng.Int64N(int64(s.Interval-lo)+1))
+}
+
+// budget is the time fault i needs before the deadline to be started: a
+// OneShot's Budget on the cluster, or the longest its sequence took in
+// this run when that was longer; MinHold for a random fault.
+func (s *scheduleRun) budget(i int) time.Duration {
+	if o, ok := oneShotOf(s.Faults[i]); ok {
+		return max(o.Budget(s.Cluster), s.took[i])
+	}
+	return s.minHold()
+}
+
+// minHold is MinHold, or two of the Cluster's election timeouts.
+func (s *Schedule) minHold() time.Duration {
+	if s.MinHold > 0 {
+		return s.MinHold
+	}
+	return 2 * s.election()
+}
+
+// election is the Cluster's election timeout (db.DefaultTiming's when it
+// states none).
+func (s *Schedule) election() time.Duration {
+	return s.Cluster.Timing.WithDefaults().ElectionTimeout
+}
+
+// overlap is Overlap, or DefaultOverlap.
+func (s *Schedule) overlap() int {
+	if s.Overlap > 0 {
+		return s.Overlap
+	}
+	return DefaultOverlap
+}
