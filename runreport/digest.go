@@ -48,19 +48,22 @@ func (d *Digest) Add(o *history.Op) {
 	case o.Type == history.Invoke:
 		d.invoked.invoke(o.Process, o.Time)
 	default:
-		start, ok := d.invoked.complete(o.Process)
+		invoked, ok := d.invoked.complete(o.Process)
 		if !ok {
 			return
 		}
+		// Times are never negative in a valid history; clamped, so that
+		// no other makes an index negative.
+		start, end := time.Duration(max(invoked, 0)), time.Duration(max(o.Time, 0))
+		lat := max(end-start, 0)
 		s := d.seriesOf(o.F, o.Type)
-		lat := time.Duration(max(o.Time-start, 0))
 		s.lat.add(lat)
-		s.rates.add(time.Duration(o.Time))
-		d.slow.add(s.id, time.Duration(start), lat)
+		s.rates.add(end)
+		d.slow.add(s.id, start, lat)
 		if o.Type == history.OK {
-			d.ok.offer(s.id, time.Duration(start), lat)
+			d.ok.offer(s.id, start, lat)
 		} else {
-			d.other.offer(s.id, time.Duration(start), lat)
+			d.other.offer(s.id, start, lat)
 		}
 	}
 }

@@ -202,3 +202,21 @@ func TestWriteDigestedIsWrite(t *testing.T) {
 	assert.Equal(t, string(want), string(got))
 	assert.Error(t, WriteDigested(dir, nil))
 }
+
+// Ops a valid history never holds (a completion without its invoke,
+// negative times, a process past the dense ones) are taken without a
+// panic, and a Run made without a history renders.
+func TestDigestTakesOddOps(t *testing.T) {
+	h := history.History{
+		{Time: 5, Process: 3, Type: history.OK, F: history.FRead},
+		{Time: -9, Process: 4, Type: history.Invoke, F: history.FWrite},
+		{Time: -2, Process: 4, Type: history.OK, F: history.FWrite},
+		{Time: 1, Process: 1 << 50, Type: history.Invoke, F: history.FRead},
+		{Time: 2, Process: 1 << 50, Type: history.Fail, F: history.FRead},
+	}
+	d := digestOf(h)
+	assert.Equal(t, 2, len(d.series))
+	page := render(t, smallRun(testrun.Results{}).WithHistory(h))
+	assert.Contains(t, page, "Every operation is drawn (1 ok, 1 fail or info).")
+	render(t, Run{Dir: "/store/t/x"})
+}
