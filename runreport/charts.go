@@ -11,20 +11,21 @@ import (
 // drawCharts draws the page's charts over one time axis, from 0 to the
 // end of the history, each with the fault bands: latency, throughput,
 // availability and the nodes' lanes.
-func drawCharts(p *page, r Run, ops []op, fs []string, o Options) error {
-	end := r.history.end
+func drawCharts(p *page, r Run, fs []string) error {
+	d := r.history
+	end := d.end
 	ax := svgplot.NewAxis(0, end)
 	bands := faultRows(p.Faults)
 	for _, b := range bands {
 		p.FaultFamilies = append(p.FaultFamilies, b.Name)
 	}
 	var err error
-	if p.Latency, p.Thinning, err = latencyChart(ax, bands, ops, fs, okP99(p.Quantiles), o.MaxOKPoints); err != nil {
+	if p.Latency, p.Thinning, err = latencyChart(ax, bands, d, fs); err != nil {
 		return err
 	}
 	width := binWidth(end)
 	p.BinWidth = svgplot.TickLabel(width)
-	lines, peak := throughputLines(ops, fs, end, width)
+	lines, peak := throughputLines(d.ordered(), fs, end, width)
 	y := svgplot.LinearScale(peak)
 	y.Label = "ops/s"
 	if p.Throughput, err = (svgplot.Chart{ID: "throughput", Title: "operations completed per second, by type and outcome",
@@ -42,10 +43,10 @@ func drawCharts(p *page, r Run, ops []op, fs []string, o Options) error {
 }
 
 // latencyChart draws every operation's latency over time, with the bands.
-func latencyChart(ax svgplot.Axis, bands []svgplot.Row, ops []op, fs []string, p99 map[string]time.Duration, maxOK int) (template.HTML, Thinning, error) {
-	series, th := latencySeries(ops, fs, p99, maxOK)
+func latencyChart(ax svgplot.Axis, bands []svgplot.Row, d *Digest, fs []string) (template.HTML, Thinning, error) {
+	series, th := latencySeries(d, fs)
 	svg, err := svgplot.Chart{ID: "latency", Title: "latency of every operation over time, log scale", Axis: ax,
-		Rows: bands, Height: 280, Y: latencyScale(series), Points: series}.SVG()
+		Rows: bands, Height: 280, Y: latencyScale(d.series), Points: series}.SVG()
 	return svg, th, err
 }
 

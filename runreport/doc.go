@@ -14,7 +14,11 @@
 // role and term on the same time axis; latency quantiles; the faults as a
 // table; and links to every file of the run.
 //
-// Above DefaultMaxOKPoints successful operations the latency chart draws a
-// sample of them (every fail and info operation is always drawn) and says
-// so, which keeps the report of a long run small.
+// The history is read once, op by op, into a Digest whose size does not
+// grow with the operations (see Digest); `chaos check` hands the Digest
+// the ops as its check reads them (WriteDigested), so the file is not read
+// twice. Above maxSampled operations of a kind (ok, or fail and info) the
+// latency chart draws an even sample of them, and besides the slowest of
+// each type and outcome in every pixel column, and says so (Thinning):
+// the report of a long run stays small and cheap.
 package runreport

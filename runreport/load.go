@@ -23,8 +23,9 @@ type Run struct {
 	// Test is test.json; nil when the directory has none (a bare history
 	// checked by `chaos check`).
 	Test *testrun.TestRecord
-	// history is what the page draws of history.jsonl (see WithHistory).
-	history digest
+	// history is what the page draws of history.jsonl (see WithHistory);
+	// never nil in a Run that Load or WithHistory made.
+	history *Digest
 	// Roles are the nodes' role, start and stop events (the rest of the
 	// event logs is not drawn); empty without event logs.
 	Roles []foreignlog.Event
@@ -43,8 +44,20 @@ type File struct {
 // Load reads the run directory dir. results.json and history.jsonl are
 // required; test.json and the event logs are optional, and an event log
 // that cannot be read is a note on the page, not an error.
-func Load(dir string) (Run, error) {
-	r := Run{Dir: dir}
+func Load(dir string) (Run, error) { return load(dir, nil) }
+
+// LoadDigested is Load with d, which has taken every op of
+// dir/history.jsonl, in place of reading it.
+func LoadDigested(dir string, d *Digest) (Run, error) {
+	if d == nil {
+		return Run{Dir: dir}, errors.New("report: no digest of the history")
+	}
+	return load(dir, d)
+}
+
+// load is Load, reading dir/history.jsonl only when d is nil.
+func load(dir string, d *Digest) (Run, error) {
+	r := Run{Dir: dir, history: d}
 	var err error
 	if r.Results, err = testrun.ReadResults(dir); err != nil {
 		return r, fmt.Errorf("report: %w", err)
@@ -54,8 +67,10 @@ func Load(dir string) (Run, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Notes = append(r.Notes, "test.json: "+err.Error())
 	}
-	if r.history, err = readHistory(filepath.Join(dir, "history.jsonl")); err != nil {
-		return r, fmt.Errorf("report: %w", err)
+	if r.history == nil {
+		if r.history, err = readHistory(filepath.Join(dir, "history.jsonl")); err != nil {
+			return r, fmt.Errorf("report: %w", err)
+		}
 	}
 	r.Roles, err = loadRoles(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -76,15 +91,15 @@ func (r Run) WithHistory(h history.History) Run {
 
 // readHistory reads history.jsonl op by op into its digest; a torn last
 // line is skipped, as every reader of the history does.
-func readHistory(path string) (digest, error) {
-	var d digest
+func readHistory(path string) (*Digest, error) {
 	f, err := inputfile.Open(path)
 	if err != nil {
-		return d, err
+		return nil, err
 	}
 	defer f.Close()
-	if _, err := history.Scan(f, func(o *history.Op) error { d.add(o); return nil }); err != nil {
-		return d, fmt.Errorf("%s: %w", path, err)
+	d := &Digest{}
+	if _, err := history.Scan(f, func(o *history.Op) error { d.Add(o); return nil }); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
 }

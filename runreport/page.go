@@ -14,22 +14,31 @@ import (
 // ReportFile is the report's name in a run directory.
 const ReportFile = "report.html"
 
-// Options tune a report.
-type Options struct {
-	// MaxOKPoints: above this many successful operations the latency
-	// chart samples them (see Thinning); 0 takes DefaultMaxOKPoints.
-	MaxOKPoints int
-}
-
 // Write renders the report of the run directory dir into dir/report.html,
-// replacing it atomically.
+// replacing it atomically; it reads dir/history.jsonl.
 func Write(dir string) error {
 	r, err := Load(dir)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFunc(filepath.Join(dir, ReportFile), 0o644, func(w io.Writer) error {
-		return Render(w, r, Options{})
+	return write(r)
+}
+
+// WriteDigested is Write for a history already read: d has taken every
+// op of dir/history.jsonl (testrun.CheckOptions.Observe hands them to
+// Digest.Add as the check reads them), so the history is not read again.
+func WriteDigested(dir string, d *Digest) error {
+	r, err := LoadDigested(dir, d)
+	if err != nil {
+		return err
+	}
+	return write(r)
+}
+
+// write renders the report of r into r.Dir/report.html.
+func write(r Run) error {
+	return atomicfile.WriteFunc(filepath.Join(r.Dir, ReportFile), 0o644, func(w io.Writer) error {
+		return Render(w, r)
 	})
 }
 
@@ -68,8 +77,8 @@ var (
 )
 
 // Render writes the report of r.
-func Render(w io.Writer, r Run, o Options) error {
-	p, err := build(r, o)
+func Render(w io.Writer, r Run) error {
+	p, err := build(r)
 	if err != nil {
 		return err
 	}
@@ -78,10 +87,7 @@ func Render(w io.Writer, r Run, o Options) error {
 
 // build computes the page: the words and tables here, the charts in
 // drawCharts.
-func build(r Run, o Options) (page, error) {
-	if o.MaxOKPoints == 0 {
-		o.MaxOKPoints = DefaultMaxOKPoints
-	}
+func build(r Run) (page, error) {
 	res := r.Results
 	p := page{Name: res.Name, Seed: res.Seed, Results: res, Test: r.Test, Verdict: res.Valid.String(),
 		VerdictClass: verdictClass(res.Valid), Checks: checks(res.Checks), Files: r.Files, Notes: r.Notes}
@@ -96,10 +102,14 @@ func build(r Run, o Options) (page, error) {
 			p.Visualizations = append(p.Visualizations, f.Path)
 		}
 	}
-	ops := r.history.ops
-	fs := functions(ops)
-	p.Quantiles = quantiles(ops, fs)
-	p.Faults = faults(r.history.nemesis, r.history.end)
+	d := r.history
+	if d == nil { // a Run made by hand, without WithHistory
+		d = &Digest{}
+		r.history = d
+	}
+	fs := d.functions()
+	p.Quantiles = quantiles(d.ordered())
+	p.Faults = faults(d.nemesis, d.end)
 	for i, f := range fs {
 		p.Functions = append(p.Functions, legendItem{Name: f, Mark: shapeMarks[i%len(shapeMarks)] + " " + dashMarks[i%len(dashMarks)]})
 	}
@@ -107,5 +117,5 @@ func build(r Run, o Options) (page, error) {
 		p.Outcomes = append(p.Outcomes, legendItem{Name: t.String(), Color: outcomeColor[t]})
 	}
 	p.Recoveries = recoveryAfter(availabilityOf(res.Checks))
-	return p, drawCharts(&p, r, ops, fs, o)
+	return p, drawCharts(&p, r, fs)
 }

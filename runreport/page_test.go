@@ -17,7 +17,7 @@ import (
 func render(t *testing.T, r Run) string {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, Render(&b, r, Options{}))
+	require.NoError(t, Render(&b, r))
 	return b.String()
 }
 

@@ -79,25 +79,42 @@ func longRun(secs, rate int) Run {
 }
 
 // A minute at 1,500 operations per second makes a report under 2 MB: the
-// ok points are thinned, every fail and info point is kept, and the page
-// says so.
+// ok points are thinned to a sample, every fail and info point is kept,
+// and the page says so.
 func TestReportSizeBoundForALongHistory(t *testing.T) {
 	r := longRun(60, 1500)
 	var b bytes.Buffer
-	require.NoError(t, Render(&b, r, Options{}))
+	require.NoError(t, Render(&b, r))
 	page := b.String()
 	t.Logf("report of 90,000 operations over 60 s: %d bytes", b.Len())
 	assert.Less(t, b.Len(), 2<<20, "report.html of a 60 s run must stay under 2 MB")
 
-	p, err := build(r, Options{})
+	p, err := build(r)
 	require.NoError(t, err)
 	th := p.Thinning
 	assert.True(t, th.Thinned())
 	assert.Equal(t, 90_000, th.OK+th.FailInfo)
-	assert.LessOrEqual(t, th.Drawn-th.Slow, DefaultMaxOKPoints)
-	assert.Positive(t, th.Slow)
-	assert.Contains(t, page, fmt.Sprintf("Thinned to keep the page small: %d of %d ok operations are drawn", th.Drawn, th.OK))
-	assert.Contains(t, page, fmt.Sprintf("all %d fail and info operations are drawn", th.FailInfo))
+	assert.Equal(t, 4, th.OKStride)
+	assert.Equal(t, (th.OK+3)/4, th.OKDrawn, "every 4th ok operation")
+	assert.Equal(t, 1, th.FailInfoStride)
+	assert.Equal(t, th.FailInfo, th.FailInfoDrawn)
+	assert.Contains(t, page, fmt.Sprintf("Thinned to keep the page small: every 4th ok operation (%d of %d) and all %d fail or info operations are drawn",
+		th.OKDrawn, th.OK, th.FailInfo))
+}
+
+// The latency chart's points are bounded, not by the operations: ten
+// times the operations over the same minute make a page less than twice
+// as large, and under 1 MB.
+func TestReportSizeGrowsSlowerThanTheHistory(t *testing.T) {
+	size := func(rate int) int {
+		var b bytes.Buffer
+		require.NoError(t, Render(&b, longRun(60, rate)))
+		return b.Len()
+	}
+	small, large := size(500), size(5000)
+	t.Logf("30,000 operations: %d bytes; 300,000: %d bytes", small, large)
+	assert.Less(t, large, 2*small)
+	assert.Less(t, large, 1<<20)
 }
 
 // Below the threshold nothing is thinned, and the page says every
@@ -105,6 +122,6 @@ func TestReportSizeBoundForALongHistory(t *testing.T) {
 func TestReportDrawsEveryOperationOfAShortRun(t *testing.T) {
 	r := longRun(10, 100)
 	var b bytes.Buffer
-	require.NoError(t, Render(&b, r, Options{}))
+	require.NoError(t, Render(&b, r))
 	assert.Contains(t, b.String(), "Every operation is drawn (")
 }

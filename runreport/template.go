@@ -74,6 +74,7 @@ svg.chart{display:block;margin:.3em 0 .8em}
 <table id="quantiles"><tr><th>operation</th><th>outcome</th><th>count</th><th>p50</th><th>p95</th><th>p99</th><th>max</th></tr>
 {{range .Quantiles}}<tr><td>{{.F}}</td><td>{{.Type}}</td><td class="num">{{.Count}}</td><td class="num">{{latency .P50}}</td><td class="num">{{latency .P95}}</td><td class="num">{{latency .P99}}</td><td class="num">{{latency .Max}}</td></tr>
 {{end}}</table>
+<p class="note">Every completed operation is counted; p50, p95 and p99 are within 0.4% (a histogram of 128 steps per doubling of latency), count and max are exact.</p>
 
 <h2>Faults</h2>
 {{if .Faults}}<table id="faults"><tr><th>time</th><th>until</th><th>family</th><th>targets</th><th>mechanism</th><th>effect seen</th><th>first ok after its end</th></tr>

@@ -29,6 +29,11 @@ type CheckOptions struct {
 	// raftcheck.AvailabilityOptions). With Recovery zero, a run
 	// directory's test.json says both.
 	RecoveryAdvisory bool
+	// Observe, if set, is handed every op CheckFile reads, in order, after
+	// the checks took it (Check ignores it): another reader of the history,
+	// such as the report (runreport.Digest), needs no second pass over the
+	// file. The op is Observe's only during the call, as history.Scan's fn.
+	Observe func(*history.Op)
 }
 
 // Check runs every checker on h, the history of the run in dir (a run
@@ -62,7 +67,17 @@ func CheckFile(ctx context.Context, path string, o CheckOptions) (checker.Report
 	defer f.Close()
 	dir := filepath.Dir(path)
 	c := newChecking(dir, o)
-	warnings, err := history.Scan(f, c.add)
+	add := c.add
+	if o.Observe != nil {
+		add = func(op *history.Op) error {
+			if err := c.add(op); err != nil {
+				return err
+			}
+			o.Observe(op)
+			return nil
+		}
+	}
+	warnings, err := history.Scan(f, add)
 	if err != nil {
 		return checker.Report{}, warnings, err
 	}

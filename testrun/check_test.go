@@ -17,8 +17,9 @@ import (
 )
 
 // CheckFile, which reads the history op by op, reaches the verdicts and
-// counts that Check reaches on the parsed history; bad lines and ops that
-// fit no workload are errors a caller can tell apart.
+// counts that Check reaches on the parsed history, and hands every op to
+// Observe; bad lines and ops that fit no workload are errors a caller can
+// tell apart.
 func TestCheckFileMatchesCheck(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"register/invalid-stale-read.jsonl", "register/valid-cas-chain.jsonl", "set/recovered.jsonl"} {
@@ -34,9 +35,11 @@ func TestCheckFileMatchesCheck(t *testing.T) {
 
 		want, err := Check(ctx, filepath.Dir(path), h, CheckOptions{})
 		require.NoError(t, err, name)
-		got, warnings, err := CheckFile(ctx, path, CheckOptions{})
+		var observed history.History
+		got, warnings, err := CheckFile(ctx, path, CheckOptions{Observe: func(op *history.Op) { observed = append(observed, *op) }})
 		require.NoError(t, err, name)
 		assert.Empty(t, warnings)
+		assert.Equal(t, h, observed, "Observe is handed every op, in order: %s", name)
 		assert.Equal(t, want.Valid, got.Valid, name)
 		assert.Equal(t, want.Ops, got.Ops, name)
 		require.Equal(t, len(want.Checks), len(got.Checks), name)

@@ -76,8 +76,13 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	dir := filepath.Dir(historyPath)
-	report, warnings, err := testrun.CheckFile(ctx, historyPath, testrun.CheckOptions{Workload: o.workload,
-		CheckerTimeout: o.timeout, Checker: o.algorithm})
+	opts := testrun.CheckOptions{Workload: o.workload, CheckerTimeout: o.timeout, Checker: o.algorithm}
+	var digest *runreport.Digest // what report.html draws, gathered as the check reads the history
+	if filepath.Base(historyPath) == "history.jsonl" {
+		digest = &runreport.Digest{}
+		opts.Observe = digest.Add
+	}
+	report, warnings, err := testrun.CheckFile(ctx, historyPath, opts)
 	for _, w := range warnings {
 		fmt.Fprintf(termsafe.NewWriter(cmd.ErrOrStderr()), "chaos: warning: %s:%d: %s\n", historyPath, w.Line, w.Msg)
 	}
@@ -90,8 +95,8 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 		return checkFailure(resultsPath, err)
 	}
 	printReport(termsafe.NewWriter(cmd.OutOrStdout()), report, valid, resultsPath)
-	if filepath.Base(historyPath) == "history.jsonl" {
-		if err := runreport.Write(dir); err != nil {
+	if digest != nil {
+		if err := runreport.WriteDigested(dir, digest); err != nil {
 			return setupError(err)
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "report:  %s\n", filepath.Join(dir, runreport.ReportFile))
