@@ -64,6 +64,9 @@ func load(dir string, d *Digest) (Run, error) {
 	}
 	if t, err := testrun.ReadTestRecord(dir); err == nil {
 		r.Test = &t
+		if note := t.ReplayNote(); note != "" {
+			r.Notes = append(r.Notes, note)
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Notes = append(r.Notes, "test.json: "+err.Error())
 	}

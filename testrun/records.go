@@ -11,6 +11,7 @@ import (
 	"chaos/history/faultrec"
 	"chaos/internal/inputfile"
 	"chaos/internal/secret"
+	"chaos/nemesis"
 )
 
 // TestRecord is a run's test.json (docs/FORMATS.md): the options it ran
@@ -59,6 +60,18 @@ type TestRecord struct {
 	// SSH is how the hosts were reached, without any secret; nil in
 	// local mode. `chaos heal` reaches them again with it.
 	SSH *SSHRecord `json:"ssh,omitempty"`
+}
+
+// ReplayNote says, when the run was made by another schedule version
+// than this chaos's (nemesis.ScheduleVersion), that its seed replays as
+// other faults here; "" when it replays as it ran.
+func (t TestRecord) ReplayNote() string {
+	made := max(t.ScheduleVersion, 1) // version 1 did not record itself
+	if made == nemesis.ScheduleVersion {
+		return ""
+	}
+	return fmt.Sprintf("This run was made by nemesis schedule version %d (chaos %s); this chaos's schedule is version %d, "+
+		"so --seed %d starts other faults here: replay it with the chaos that made it.", made, t.Version, nemesis.ScheduleVersion, t.Seed)
 }
 
 // SSHRecord is the SSH configuration of a run as test.json keeps it: no

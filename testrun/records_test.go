@@ -11,6 +11,7 @@ import (
 
 	"chaos/checker"
 	"chaos/control"
+	"chaos/nemesis"
 )
 
 // test.json and results.json are written and read back through the same
@@ -78,4 +79,13 @@ func TestTestRecordKeepsSSHWithoutSecrets(t *testing.T) {
 	got, err := ReadTestRecord(dir)
 	require.NoError(t, err)
 	assert.Equal(t, rec, got.SSH)
+}
+
+// A run made by another schedule version says so where its seed is shown;
+// one made by this version, nothing.
+func TestReplayNoteNamesAnotherScheduleVersion(t *testing.T) {
+	assert.Empty(t, TestRecord{Seed: 5, ScheduleVersion: nemesis.ScheduleVersion}.ReplayNote())
+	old := TestRecord{Seed: 5, Version: "v0.3.0"}.ReplayNote() // before schedule_version was recorded
+	assert.Equal(t, "This run was made by nemesis schedule version 1 (chaos v0.3.0); this chaos's schedule is version 2, "+
+		"so --seed 5 starts other faults here: replay it with the chaos that made it.", old)
 }
