@@ -159,17 +159,21 @@ func (s *Schedule) Run(ctx context.Context) error {
 type scheduleRun struct {
 	*Schedule
 	active []bool          // by index in Faults
+	began  []time.Time     // when each active random fault started
 	ends   []time.Time     // when each active random fault's hold ends
 	took   []time.Duration // the longest each OneShot's sequence took
 	taken  []bool          // the faults that took their turn (see Turns), by index
 	next   time.Time       // when the next fault starts; zero: none will
-	recErr error           // the first error recording into the history
+	// pending is the OneShot picked to start next, waiting until the
+	// random faults have held MinHold; -1 when none is.
+	pending int
+	recErr  error // the first error recording into the history
 }
 
 func newScheduleRun(s *Schedule) *scheduleRun {
 	n := len(s.Faults)
-	return &scheduleRun{Schedule: s, active: make([]bool, n), ends: make([]time.Time, n),
-		took: make([]time.Duration, n), taken: make([]bool, n)}
+	return &scheduleRun{Schedule: s, active: make([]bool, n), began: make([]time.Time, n), ends: make([]time.Time, n),
+		took: make([]time.Duration, n), taken: make([]bool, n), pending: -1}
 }
 
 func (s *Schedule) validate() error {

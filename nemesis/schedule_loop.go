@@ -33,7 +33,7 @@ func (s *scheduleRun) loop(ctx context.Context, deadline time.Time) {
 			return
 		}
 		s.stopEnded(ctx)
-		if now := clock.Now(); ctx.Err() == nil && !s.next.IsZero() && !now.Before(s.next) && s.activeRandom() < s.overlap() {
+		if now := clock.Now(); ctx.Err() == nil && !s.next.IsZero() && !now.Before(s.next) && s.mayStart() {
 			s.startNext(ctx, deadline)
 		}
 	}
@@ -49,7 +49,7 @@ func (s *scheduleRun) wakeAt() (time.Time, bool) {
 			wake = t
 		}
 	}
-	if s.activeRandom() < s.overlap() {
+	if s.mayStart() {
 		earlier(s.next)
 	}
 	earlier(s.firstEnd())
@@ -66,16 +66,31 @@ func (s *scheduleRun) stopEnded(ctx context.Context) {
 	}
 }
 
-// startNext picks a family among those that are not active and fit in
-// the time left before deadline, and starts it: a OneShot's sequence at
-// once on a clear stage, a random fault with a hold. When none fits, no
-// fault starts again until one that holds ends (if a fault holds) or at
-// all (if the time left is too short for any).
+// mayStart reports whether a fault may start now: a sequence waits for
+// the stage, or fewer than Overlap random faults hold.
+func (s *scheduleRun) mayStart() bool {
+	return s.pending >= 0 || s.activeRandom() < s.overlap()
+}
+
+// startNext starts the sequence that waits for the stage, if it still
+// fits, or else picks a family among those that are not active and fit
+// in the time left before deadline, and starts it: a OneShot's sequence
+// on a clear stage (once every random fault has held MinHold: until then
+// it waits), a random fault with a hold. When none fits, no fault starts
+// again until a hold ends (if a fault holds) or at all (if the time left
+// is too short for any).
 func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 	now := s.clock().Now()
 	left := time.Duration(1<<63 - 1)
 	if !deadline.IsZero() {
 		left = deadline.Sub(now)
+	}
+	if i := s.pending; i >= 0 {
+		s.pending = -1
+		if s.budget(i) <= left {
+			s.runSequence(ctx, i, deadline)
+			return
+		}
 	}
 	i, ok := s.pickTurn(func(j int) bool { return !s.active[j] && s.budget(j) <= left })
 	if !ok {
@@ -83,24 +98,42 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 		return
 	}
 	if isOneShot(s.Faults[i]) {
-		s.runSequence(ctx, i)
+		if held := s.heldMinHold(); held.After(now) {
+			s.pending, s.next = i, held
+			return
+		}
+		s.runSequence(ctx, i, deadline)
 		return
 	}
 	hold := min(s.drawHold(), left)
 	gap := hold/3 + time.Duration(s.Rng.Int64N(int64(hold/3)+1))
 	if s.startBounded(ctx, i) {
-		s.ends[i] = s.clock().Now().Add(hold)
+		s.began[i] = s.clock().Now()
+		s.ends[i] = s.began[i].Add(hold)
 	}
 	s.next = now.Add(gap)
 }
 
+// heldMinHold is when every active random fault will have held MinHold.
+func (s *scheduleRun) heldMinHold() time.Time {
+	var at time.Time
+	for i, began := range s.began {
+		if s.active[i] && !began.IsZero() && began.Add(s.minHold()).After(at) {
+			at = began.Add(s.minHold())
+		}
+	}
+	return at
+}
+
 // runSequence runs the OneShot i on a clear stage: it stops every active
 // fault, in heal order, then starts i, and stops it at once (a sequence
-// that failed midway too, undoing what it left). The next fault starts a
+// that failed midway too, undoing what it left). The sequence stops
+// waiting restartBudget before its budget (or the step timeout, or the
+// deadline) runs out, leaving that for its undo. The next fault starts a
 // heartbeat after it ends; after a refusal (a Start that did nothing), an
 // election timeout after, so that a cluster that refuses every sequence
 // is not asked in a tight loop.
-func (s *scheduleRun) runSequence(ctx context.Context, i int) {
+func (s *scheduleRun) runSequence(ctx context.Context, i int, deadline time.Time) {
 	for _, j := range healOrder(s.Faults) {
 		if s.active[j] && j != i {
 			s.stopBounded(ctx, j)
@@ -108,7 +141,11 @@ func (s *scheduleRun) runSequence(ctx context.Context, i int) {
 	}
 	clock := s.clock()
 	began := clock.Now()
-	active, _ := s.start(ctx, i)
+	end := began.Add(min(s.budget(i), s.stepTimeout()))
+	if !deadline.IsZero() && deadline.Before(end) {
+		end = deadline
+	}
+	active, _ := s.start(withSequenceEnd(ctx, end.Add(-restartBudget)), i)
 	s.took[i] = max(s.took[i], clock.Now().Sub(began))
 	if active {
 		s.stopBounded(ctx, i) // over, or failed midway: either way, undone now
@@ -194,6 +231,14 @@ func (s *scheduleRun) budget(i int) time.Duration {
 		return max(o.Budget(s.Cluster), s.took[i])
 	}
 	return s.minHold()
+}
+
+// stepTimeout is StepTimeout, or DefaultStepTimeout.
+func (s *Schedule) stepTimeout() time.Duration {
+	if s.StepTimeout > 0 {
+		return s.StepTimeout
+	}
+	return DefaultStepTimeout
 }
 
 // minHold is MinHold, or two of the Cluster's election timeouts.

@@ -483,6 +483,12 @@ func TestScheduleClearsTheStageForOneShots(t *testing.T) {
 	}
 	require.Greater(t, sequences, 3, "%v", ops)
 	require.Positive(t, cleared, "seed 5 should pick the sequence while a fault is active: %v", ops)
+	holds, _ := held(t, fx.rec)
+	for _, h := range holds {
+		if h[1] > h[0] { // the sequences' on and off come at once
+			assert.GreaterOrEqual(t, h[1]-h[0], 2*time.Second, "a fault cleared before it held two election timeouts")
+		}
+	}
 
 	// The stage is cleared in heal order: pause before kill.
 	fx = newScheduleFixture(t, 5, "kill", "pause", "partition")
@@ -492,6 +498,6 @@ func TestScheduleClearsTheStageForOneShots(t *testing.T) {
 		fx.faults[name].active = true
 	}
 	copy(r.active, []bool{true, true, true, false})
-	r.runSequence(context.Background(), 3)
+	r.runSequence(context.Background(), 3, time.Time{})
 	assert.Equal(t, []string{"stop pause", "stop partition", "stop kill", "start seq", "stop seq"}, fx.log.all())
 }

@@ -564,7 +564,7 @@ func TestTargetedProbeMissesAreRetriedAndRecorded(t *testing.T) {
 	s := &Schedule{Faults: []Fault{&VoteRestart{Pace: fx.pace(), UpTimeout: time.Second}}, Interval: time.Second,
 		Rng: seeded(1), Recorder: rec, Cluster: fx.c}
 	r := newScheduleRun(s)
-	r.runSequence(ctx, 0)
+	r.runSequence(ctx, 0, time.Time{})
 	ops := rec.Ops()
 	require.Len(t, ops, 1)
 	assert.Equal(t, "start-vote-restart", ops[0].F)
@@ -573,4 +573,17 @@ func TestTargetedProbeMissesAreRetriedAndRecorded(t *testing.T) {
 	var tally faultrec.Tally
 	tally.Add(ops[0].F, ops[0].Value)
 	assert.Equal(t, faultrec.Tally{Refused: 1, ProbeMisses: 5}, tally)
+}
+
+// A sequence's waits end at the end the schedule gave it, as a wait that
+// saw nothing: the sequence then records what it missed and undoes what
+// it did, within its budget.
+func TestSequenceWaitsEndAtTheSequenceEnd(t *testing.T) {
+	fx := newSeqFixture(t)
+	p := fx.pace()
+	ctx := withSequenceEnd(context.Background(), fx.now().Add(3*time.Second))
+	ok, err := p.until(ctx, 10*time.Second, time.Second, func() (bool, error) { return false, nil })
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Equal(t, 3*time.Second, fx.now().Sub(time.Unix(0, 0)), "ended at the sequence's end, not after 10 s")
 }
