@@ -3,6 +3,8 @@ package nemesis
 import (
 	"context"
 	"time"
+
+	"chaos/history/faultrec"
 )
 
 // How a schedule keeps the stage busy: the loop waits for the next start or
@@ -171,7 +173,13 @@ func (s *scheduleRun) start(ctx context.Context, i int) (active, ok bool) {
 	f := s.Faults[i]
 	ctx, cancel := bounded(ctx, s.StepTimeout)
 	defer cancel()
+	clock := s.clock()
+	began := clock.Now()
 	op, err := f.Start(ctx, s.Cluster, s.Rng)
+	if v, ok := op.Value.(faultrec.Targeted); ok { // a sequence: say how long it held the stage
+		v.TookMS = new(clock.Now().Sub(began).Milliseconds())
+		op.Value = v
+	}
 	s.active[i] = err == nil || op.F != ""
 	s.ends[i] = time.Time{}
 	s.record(f, "start", op, cutShort(ctx, err))

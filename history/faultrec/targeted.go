@@ -49,6 +49,7 @@ type Targeted struct {
 	SplitAppends  []string   `json:"split_appends,omitzero"`    // figure8
 	SplitTerms    []uint64   `json:"split_terms,omitzero"`      // vote-restart
 	Term          *uint64    `json:"term,omitempty"`            // vote-restart, figure8
+	TookMS        *int64     `json:"took_ms,omitempty"`         // all, on start: how long the sequence held the stage (the schedule's)
 	VoteTerm      *uint64    `json:"vote_term,omitempty"`       // vote-restart
 	VotedFor      string     `json:"voted_for,omitempty"`       // vote-restart
 	Voter         string     `json:"voter,omitempty"`           // vote-restart
