@@ -89,6 +89,7 @@ func faults(h history.History, end time.Duration) []Fault {
 			continue
 		default:
 			f = describe(op.F, op.Value, f)
+			f.Start -= tookOf(op)
 			if isPaired(op.F) {
 				open[fam] = append(open[fam], len(out))
 			} else {
@@ -101,6 +102,20 @@ func faults(h history.History, end time.Duration) []Fault {
 		out = append(out, f)
 	}
 	return out
+}
+
+// tookOf is how long a targeted sequence held the stage before its start
+// op was recorded (faultrec.Targeted.TookMS), so that its band begins when
+// the sequence did; 0 for any other op.
+func tookOf(op history.Op) time.Duration {
+	if !strings.HasPrefix(op.F, "start-") {
+		return 0
+	}
+	v, err := faultrec.Decode(op.F, op.Value)
+	if t, ok := v.(faultrec.Targeted); err == nil && ok && t.TookMS != nil {
+		return time.Duration(*t.TookMS) * time.Millisecond
+	}
+	return 0
 }
 
 // failureOf is the value of op when op is a failed transition (a

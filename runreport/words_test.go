@@ -76,7 +76,7 @@ func TestFaultsPairWithTheirEnds(t *testing.T) {
 		nem(1, 2, history.FStartPartition, `{"n1":["n2"],"n2":["n1"]}`),
 		nem(2, 3, history.FStart, `{"nodes":["n1"]}`),
 		nem(3, 4, "stop-partition", `{"error":"iptables: exit 1","op":"stop-partition"}`),
-		nem(4, 5, "start-lease", `{"leader":"n2"}`),
+		nem(4, 5, "start-lease", `{"leader":"n2","took_ms":1500}`), // the sequence began at 3.5 s
 		nem(5, 6, "stop-lease", `{"leader":"n2"}`),
 		nem(6, 7, history.FHeal, `{"faults":["kill","partition"]}`),
 		nem(7, 8, history.FPause, `{"nodes":["n3"]}`),
@@ -96,7 +96,7 @@ func TestFaultsPairWithTheirEnds(t *testing.T) {
 		{"kill", 1, 3, false, false},
 		{"partition", 2, 7, false, false}, // its stop failed: the heal ended it
 		{"partition", 4, 4, false, true},  // the failed stop, marked
-		{"lease", 5, 6, false, false},
+		{"lease", 3.5, 6, false, false},
 		{"heal", 7, 7, false, true},
 		{"pause", 8, 10, true, false},
 	}, got)
