@@ -108,7 +108,12 @@ type Schedule struct {
 	MinHold time.Duration
 	// Overlap bounds the random faults holding at once (default
 	// DefaultOverlap); a targeted sequence always holds alone.
-	Overlap  int
+	Overlap int
+	// Acts, when set, says per fault what it acts on (faultrec.Target:
+	// processes, links, clocks, storage): two faults that act on the same
+	// thing never hold at once (a kill under a pause would leave the
+	// resume waiting for a node that cannot answer); "" overlaps anything.
+	Acts     []faultrec.Target
 	Rng      *rand.Rand
 	Recorder *history.Recorder
 	Cluster  *Cluster
@@ -190,6 +195,8 @@ func (s *Schedule) validate() error {
 		return fmt.Errorf("nemesis schedule: %d weights for %d faults", len(s.Weights), len(s.Faults))
 	case s.Turns != nil && len(s.Turns) != len(s.Faults):
 		return fmt.Errorf("nemesis schedule: %d turns for %d faults", len(s.Turns), len(s.Faults))
+	case s.Acts != nil && len(s.Acts) != len(s.Faults):
+		return fmt.Errorf("nemesis schedule: %d targets for %d faults", len(s.Acts), len(s.Faults))
 	}
 	for i, w := range s.Weights {
 		if w <= 0 {

@@ -10,6 +10,7 @@ import (
 
 	"chaos/db"
 	"chaos/history"
+	"chaos/history/faultrec"
 )
 
 // held returns, from a history of the fixture's fake faults, each fault's
@@ -106,4 +107,35 @@ func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
 		}
 		assert.Positive(t, sequences, "seed %d", seed)
 	}
+}
+
+// Two faults that act on the same thing never hold at once (a kill under
+// a pause would leave the resume waiting for a node that cannot answer),
+// while faults on different things overlap.
+func TestScheduleOverlapsOnlyFaultsOnDifferentThings(t *testing.T) {
+	acts := map[string]faultrec.Target{"kill": faultrec.TargetProcesses, "pause": faultrec.TargetProcesses,
+		"partition": faultrec.TargetLinks, "packet": faultrec.TargetLinks, "clock": faultrec.TargetClocks}
+	overlapped := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		fx := newScheduleFixture(t, seed, "kill", "pause", "partition", "packet", "clock")
+		for _, f := range fx.s.Faults {
+			fx.s.Acts = append(fx.s.Acts, acts[f.Name()])
+		}
+		fx.s.TimeLimit = 55 * time.Second
+		_, err := fx.run(t, nil)
+		require.NoError(t, err)
+		ops := nemesisOps(t, fx.rec)
+		for i := range ops {
+			active := replay(t, ops[:i+1])
+			on := map[faultrec.Target]int{}
+			for fam := range active {
+				on[acts[fam]]++
+				assert.Equal(t, 1, on[acts[fam]], "seed %d: two faults on %s: %v", seed, acts[fam], active)
+			}
+			if len(active) == 2 {
+				overlapped++
+			}
+		}
+	}
+	assert.Positive(t, overlapped, "faults on different things overlap")
 }

@@ -94,7 +94,7 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 			return
 		}
 	}
-	i, ok := s.pickTurn(func(j int) bool { return !s.active[j] && s.budget(j) <= left })
+	i, ok := s.pickTurn(func(j int) bool { return !s.active[j] && !s.actsOnActive(j) && s.budget(j) <= left })
 	if !ok {
 		s.next = s.firstEnd() // a family may be free then, or none will be
 		return
@@ -114,6 +114,20 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 		s.ends[i] = s.began[i].Add(hold)
 	}
 	s.next = now.Add(gap)
+}
+
+// actsOnActive reports whether fault i acts on what an active fault acts on
+// (see Acts).
+func (s *scheduleRun) actsOnActive(i int) bool {
+	if s.Acts == nil || s.Acts[i] == "" {
+		return false
+	}
+	for j, a := range s.active {
+		if a && s.Acts[j] == s.Acts[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // heldMinHold is when every active random fault will have held MinHold.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"chaos/history/faultrec"
 	"chaos/nemesis"
 )
 
@@ -115,11 +116,12 @@ func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) (time.Dura
 	if len(faults) == 0 {
 		return 0, false
 	}
-	weights, turns := make([]int, len(faults)), make([]bool, len(faults))
+	weights, turns, acts := make([]int, len(faults)), make([]bool, len(faults)), make([]faultrec.Target, len(faults))
 	for i, f := range faults {
 		weights[i], turns[i] = nemesis.FamilyWeight(f.Name()), nemesis.FamilyTargeted(f.Name())
+		acts[i] = actsOn(f.Name())
 	}
-	s := &nemesis.Schedule{Faults: faults, Weights: weights, Turns: turns, Interval: r.o.NemesisInterval,
+	s := &nemesis.Schedule{Faults: faults, Weights: weights, Turns: turns, Acts: acts, Interval: r.o.NemesisInterval,
 		Rng: rand.New(rand.NewPCG(r.seed, 0x6e656d)), Recorder: r.rec, Cluster: r.nemesisCluster(), Log: r.log,
 		TimeLimit: max(r.nemesisTime()-time.Since(r.start), time.Nanosecond)}
 	if err := s.Run(ctx); err != nil {
@@ -127,6 +129,18 @@ func (r *run) runNemesis(ctx context.Context, faults []nemesis.Fault) (time.Dura
 		fmt.Fprintf(r.env.Out, "warning: nemesis: %v\n", err)
 	}
 	return time.Since(r.start), true
+}
+
+// actsOn is what the family called name acts on, for the schedule's Acts:
+// its fault records' target, the storage families counting as acting on
+// the processes (they kill nodes, or make them crash), so that no two
+// faults that stop or restart nodes hold at once.
+func actsOn(name string) faultrec.Target {
+	fam, _ := faultrec.Lookup(name)
+	if fam.Target == faultrec.TargetStorage {
+		return faultrec.TargetProcesses
+	}
+	return fam.Target
 }
 
 // activeFaults names the families with a fault in effect now.
