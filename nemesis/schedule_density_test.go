@@ -91,7 +91,7 @@ func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
 		seq := fx.newSequence(t, "seq", 8*time.Second, 12*time.Second)
 		huge := fx.newSequence(t, "huge", 5*time.Second, time.Minute)
 		fx.s.Faults = append(fx.s.Faults, seq, huge)
-		fx.s.Weights, fx.s.TimeLimit = []int{1, 4, 4}, 40*time.Second
+		fx.s.Weights, fx.s.TimeLimit, fx.s.StepTimeout = []int{1, 4, 4}, 40*time.Second, 2*time.Minute
 		_, err := fx.run(t, nil)
 		require.NoError(t, err)
 		sequences := 0

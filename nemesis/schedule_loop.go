@@ -247,10 +247,11 @@ func (s *scheduleRun) drawHold() time.Duration {
 
 // budget is the time fault i needs before the deadline to be started: a
 // OneShot's Budget on the cluster, or the longest its sequence took in
-// this run when that was longer; MinHold for a random fault.
+// this run when that was longer, at most the step timeout that bounds it;
+// MinHold for a random fault.
 func (s *scheduleRun) budget(i int) time.Duration {
 	if o, ok := oneShotOf(s.Faults[i]); ok {
-		return max(o.Budget(s.Cluster), s.took[i])
+		return min(max(o.Budget(s.Cluster), s.took[i]), s.stepTimeout())
 	}
 	return s.minHold()
 }
