@@ -98,8 +98,8 @@ type Schedule struct {
 	Turns []bool
 	// Interval (> 0) is the longest a random fault holds; each holds a
 	// time drawn uniformly between MinHold and Interval (MinHold when
-	// Interval is shorter). The next fault starts between a third and two
-	// thirds of its hold after it, so two overlap about half the time.
+	// Interval is shorter). The next fault starts between a quarter and
+	// half of its hold after it, so two overlap most of the time.
 	Interval time.Duration
 	// MinHold is the shortest hold: long enough for a fault to take
 	// effect (default two of the Cluster's election timeouts, so that a
@@ -166,7 +166,7 @@ type scheduleRun struct {
 	active []bool          // by index in Faults
 	began  []time.Time     // when each active random fault started
 	ends   []time.Time     // when each active random fault's hold ends
-	took   []time.Duration // the longest each OneShot's sequence took
+	took   []time.Duration // the longest each fault's Start took (a OneShot's: its sequence)
 	taken  []bool          // the faults that took their turn (see Turns), by index
 	next   time.Time       // when the next fault starts; zero: none will
 	// pending is the OneShot picked to start next, waiting until the

@@ -108,7 +108,7 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 		return
 	}
 	hold := min(s.drawHold(), left)
-	gap := hold/3 + time.Duration(s.Rng.Int64N(int64(hold/3)+1))
+	gap := hold/4 + time.Duration(s.Rng.Int64N(int64(hold/4)+1))
 	if s.startBounded(ctx, i) {
 		s.began[i] = s.clock().Now()
 		s.ends[i] = s.began[i].Add(hold)
@@ -156,13 +156,11 @@ func (s *scheduleRun) runSequence(ctx context.Context, i int, deadline time.Time
 		}
 	}
 	clock := s.clock()
-	began := clock.Now()
-	end := began.Add(min(s.budget(i), s.stepTimeout()))
+	end := clock.Now().Add(min(s.budget(i), s.stepTimeout()))
 	if !deadline.IsZero() && deadline.Before(end) {
 		end = deadline
 	}
 	active, _ := s.start(withSequenceEnd(ctx, end.Add(-restartBudget)), i)
-	s.took[i] = max(s.took[i], clock.Now().Sub(began))
 	if active {
 		s.stopBounded(ctx, i) // over, or failed midway: either way, undone now
 	}
@@ -190,8 +188,10 @@ func (s *scheduleRun) start(ctx context.Context, i int) (active, ok bool) {
 	clock := s.clock()
 	began := clock.Now()
 	op, err := f.Start(ctx, s.Cluster, s.Rng)
+	took := clock.Now().Sub(began)
+	s.took[i] = max(s.took[i], took)
 	if v, ok := op.Value.(faultrec.Targeted); ok { // a sequence: say how long it held the stage
-		v.TookMS = new(clock.Now().Sub(began).Milliseconds())
+		v.TookMS = new(took.Milliseconds())
 		op.Value = v
 	}
 	s.active[i] = err == nil || op.F != ""
@@ -248,13 +248,19 @@ func (s *scheduleRun) drawHold() time.Duration {
 // budget is the time fault i needs before the deadline to be started: a
 // OneShot's Budget on the cluster, or the longest its sequence took in
 // this run when that was longer, at most the step timeout that bounds it;
-// MinHold for a random fault.
+// for a random fault, MinHold and the time its start takes (the longest
+// it took in this run, at least startBudget), so that it is not cut short.
 func (s *scheduleRun) budget(i int) time.Duration {
 	if o, ok := oneShotOf(s.Faults[i]); ok {
 		return min(max(o.Budget(s.Cluster), s.took[i]), s.stepTimeout())
 	}
-	return s.minHold()
+	return s.minHold() + max(s.took[i], startBudget)
 }
+
+// startBudget is the time a random fault's start is given before it has
+// started once in the run: a start over SSH to every host takes a second
+// or more.
+const startBudget = 2 * time.Second
 
 // stepTimeout is StepTimeout, or DefaultStepTimeout.
 func (s *Schedule) stepTimeout() time.Duration {

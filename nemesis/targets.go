@@ -100,8 +100,10 @@ type selection struct {
 
 // selectTargets is SelectNodes, but a target that needs a role the
 // system cannot report (TargetLeader without the Leader capability,
-// TargetBehind without States) falls back to one node chosen with rng,
-// so that the fault's turn acts on a node instead of failing.
+// TargetBehind without States), or does not report now (no leader in the
+// middle of an election, no follower answering), falls back to one node
+// chosen with rng, so that the fault's turn acts on a node instead of
+// being refused for a passing reason.
 func selectTargets(ctx context.Context, c *Cluster, t Target, rng *rand.Rand) (selection, error) {
 	var missing error
 	switch {
@@ -110,12 +112,18 @@ func selectTargets(ctx context.Context, c *Cluster, t Target, rng *rand.Rand) (s
 	case t == TargetBehind && c.States == nil:
 		missing = errNoStates(c)
 	}
-	if missing != nil && len(c.Nodes) > 0 {
-		return selection{nodes: sample(c.Nodes, 1, rng), mode: TargetOne,
-			fallback: fmt.Sprintf("%s: %v; one node instead", t, missing)}, nil
+	var nodes []db.Node
+	if missing == nil {
+		nodes, missing = SelectNodes(ctx, c, t, rng)
+		if missing == nil || ctx.Err() != nil || (t != TargetLeader && t != TargetBehind) {
+			return selection{nodes: nodes, mode: t}, missing
+		}
 	}
-	nodes, err := SelectNodes(ctx, c, t, rng)
-	return selection{nodes: nodes, mode: t}, err
+	if len(c.Nodes) == 0 {
+		return selection{mode: t}, missing
+	}
+	return selection{nodes: sample(c.Nodes, 1, rng), mode: TargetOne,
+		fallback: fmt.Sprintf("%s: %v; one node instead", t, missing)}, nil
 }
 
 // leaderNode is the node Cluster.Leader names, alone.
