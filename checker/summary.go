@@ -83,12 +83,12 @@ type summarizedResults struct {
 // summarized fields do not have their types, is an error saying what is
 // wrong (encoding/json's words).
 func Summarize(results []byte) (Summary, error) {
-	if trimmed := bytes.TrimSpace(results); len(trimmed) == 0 || trimmed[0] != '{' {
-		return Summary{}, errors.New("not a JSON object")
-	}
 	var r summarizedResults
 	if err := json.Unmarshal(results, &r); err != nil {
 		return Summary{}, err
+	}
+	if bytes.Equal(bytes.TrimSpace(results), []byte("null")) {
+		return Summary{}, errors.New("null is not a JSON object")
 	}
 	s := Summary{ResultsSize: int64(len(results)), Valid: r.Valid, Checks: make(map[string]Validity, len(r.Checks)),
 		Ops: r.Ops, Name: r.Name, Seed: r.Seed, Started: r.Started, DurationS: r.DurationS,
@@ -121,6 +121,21 @@ func countFault(counts []FaultCount, family string) []FaultCount {
 		}
 	}
 	return append(counts, FaultCount{Family: family, Count: 1})
+}
+
+// SummarizeFile makes the Summary of the results.json at path, read whole
+// (up to the bound WriteResults reads): how a reader summarizes a run
+// written before summaries were. Errors name path.
+func SummarizeFile(path string) (Summary, error) {
+	b, err := inputfile.ReadFile(path, maxResultsBytes)
+	if err != nil {
+		return Summary{}, err
+	}
+	s, err := Summarize(b)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }
 
 // ReadSummary reads the summary.json at path. A file that is missing,
