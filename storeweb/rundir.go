@@ -26,10 +26,12 @@ type runDir struct {
 	abs        string // its path on disk
 }
 
-// runDir is the run directory name/t.
+// runDir is the run directory name/t, each a directory's name as a
+// directory read gives it (no separator, not "." or ".."), so that its
+// paths are joined as they are, without the cleaning of path.Join.
 func (s *Store) runDir(name, t string) runDir {
-	rel := path.Join(name, t)
-	return runDir{s: s, name: name, time: t, rel: rel, abs: s.abs(rel)}
+	const sep = string(filepath.Separator)
+	return runDir{s: s, name: name, time: t, rel: name + "/" + t, abs: s.dir + sep + name + sep + t}
 }
 
 // stat stats the file name of the run directory for a listing: as
@@ -37,7 +39,7 @@ func (s *Store) runDir(name, t string) runDir {
 // stat that fails for another reason than a missing file, is
 // checkedStat's.
 func (d runDir) stat(name string) (fs.FileInfo, error) {
-	st, err := os.Lstat(filepath.Join(d.abs, name))
+	st, err := os.Lstat(d.abs + string(filepath.Separator) + name)
 	switch {
 	case err == nil && st.Mode()&fs.ModeSymlink == 0:
 		return st, nil
