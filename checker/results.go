@@ -22,6 +22,10 @@ import (
 // checks (a check without a readable verdict counts as unknown). The file
 // is replaced atomically. A results.json that is not a JSON object is an
 // error wrapping ErrMalformed, and is left alone.
+//
+// Every results.json it writes gets its Summary, summary.json in the same
+// directory, written atomically after it (see writeSummary); an error
+// writing it comes after results.json was written.
 func WriteResults(path string, r Report) (Validity, error) {
 	fields, checks, err := readResults(path)
 	if err != nil {
@@ -52,7 +56,11 @@ func WriteResults(path string, r Report) (Validity, error) {
 		return Unknown, fmt.Errorf("results: %w", err)
 	}
 	fields["valid"], _ = valid.MarshalJSON()
-	if err := atomicfile.WriteFile(path, encodeResults(fields), 0o644); err != nil {
+	data := encodeResults(fields)
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return valid, fmt.Errorf("results: %w", err)
+	}
+	if err := writeSummary(path, data); err != nil {
 		return valid, fmt.Errorf("results: %w", err)
 	}
 	return valid, nil

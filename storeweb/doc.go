@@ -10,7 +10,13 @@
 //
 // Every page reads the store afresh, so a run that finishes appears on the
 // next request. A run directory whose results.json is missing or does not
-// parse is listed as broken, with the reason. Nothing outside the store is
+// parse is listed as broken, with the reason. The index shows each run's
+// summary.json (docs/FORMATS.md), a few hundred bytes, or for a run from
+// before summaries its whole results.json; either is read once and
+// remembered while results.json stays the same file with the same size and
+// modification time, so the index of an unchanged store of thousands of
+// runs stats each run's results.json and report.html and reads nothing.
+// chaos serve writes nothing into the store. Nothing outside the store is
 // ever served: paths are checked element by element (no "..", no empty
 // element), and every file is opened through an os.Root, which refuses
 // symlinks that leave the store.

@@ -36,14 +36,3 @@ func (f Filter) Match(r Run) bool {
 	}
 	return strings.Contains(strings.ToLower(r.Name), strings.ToLower(f.Name))
 }
-
-// Apply keeps the runs that pass the filter, in order.
-func (f Filter) Apply(runs []Run) []Run {
-	var out []Run
-	for _, r := range runs {
-		if f.Match(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}

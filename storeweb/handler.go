@@ -18,6 +18,7 @@ var templateFiles embed.FS
 type handler struct {
 	store *Store
 	pages *template.Template
+	rows  rowCache
 }
 
 // NewHandler serves s as web pages (the routes are in the package doc).
@@ -54,7 +55,19 @@ func (h *handler) index(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err, http.StatusInternalServerError)
 		return
 	}
-	h.render(w, "index", indexPage{Store: h.store.Dir(), Filter: f, Verdicts: Verdicts(), Runs: f.Apply(runs),
+	shown := 0
+	table, err := h.rows.table(h.pages, runs, func(r Run) bool {
+		if f.Match(r) {
+			shown++
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		h.fail(w, fmt.Errorf("template runRow: %w", err), http.StatusInternalServerError)
+		return
+	}
+	h.render(w, "index", indexPage{Store: h.store.Dir(), Filter: f, Verdicts: Verdicts(), Rows: table, Shown: shown,
 		Total: len(runs), Campaigns: groupCampaigns(camps, byPath(runs))})
 }
 

@@ -2,7 +2,6 @@ package storeweb
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -45,10 +44,15 @@ type Run struct {
 	Verdict string
 	// Broken says why the run is broken; "" when it is not.
 	Broken string
-	// Results is the run's results.json; zero when Broken.
-	Results testrun.Results
+	// Summary is what the pages show of the run's results.json: its
+	// summary.json, or results.json summarized when that is missing or not
+	// a summary of it (see Store.summaryOf); zero when Broken.
+	Summary checker.Summary
 	// HasReport says report.html exists.
 	HasReport bool
+	// version names the read of results.json that Verdict, Broken and
+	// Summary come from (runResults.version); 0 when none was remembered.
+	version uint64
 }
 
 // Href is the run's page.
@@ -63,27 +67,30 @@ func (r Run) ZipHref() string { return "/zip/" + url.PathEscape(r.Name) + "/" + 
 // store/<name>/<time>/ other than store/campaigns/. Symlinks (the latest
 // links) are not followed, so each run is listed once and none from
 // outside the store. A <name> directory that cannot be read is listed as
-// one broken run with an empty Time.
+// one broken run with an empty Time. A run unchanged since the last
+// listing is not read again, only stat'ed (see summaryCache).
 func (s *Store) Runs() ([]Run, error) {
 	names, err := s.subdirs(".")
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", s.dir, err)
 	}
+	gen := s.summaries.startListing()
+	defer s.summaries.sweep(gen)
 	var runs []Run
 	for _, name := range names {
 		if name == campaignsDir {
 			continue
 		}
-		times, err := s.subdirs(name)
+		times, err := s.listDirs(name)
 		if err != nil {
 			runs = append(runs, Run{Name: name, Verdict: Broken, Broken: err.Error()})
 			continue
 		}
 		for _, t := range times {
-			runs = append(runs, s.readRun(name, t))
+			runs = append(runs, s.readRun(s.runDir(name, t)))
 		}
 	}
-	slices.SortStableFunc(runs, newestFirst)
+	slices.SortFunc(runs, newestFirst) // a run's name and time are unique: the order is total
 	return runs, nil
 }
 
@@ -117,46 +124,23 @@ func (s *Store) Run(name, t string) (Run, error) {
 	if _, err := s.dirAt(name, t); err != nil {
 		return Run{}, err
 	}
-	return s.readRun(name, t), nil
+	return s.readRun(s.runDir(name, t)), nil
 }
 
-// readRun reads what the pages show of the run directory name/t.
-func (s *Store) readRun(name, t string) Run {
-	rel := path.Join(name, t)
-	r := Run{Name: name, Time: t}
-	res, err := s.readResults(rel)
-	if err != nil {
-		r.Verdict, r.Broken = Broken, err.Error()
+// readRun reads what the pages show of the run directory d.
+func (s *Store) readRun(d runDir) Run {
+	r := Run{Name: d.name, Time: d.time}
+	res := s.summaryOf(d)
+	if res.broken != "" {
+		r.Verdict, r.Broken = Broken, res.broken
 	} else {
-		r.Results, r.Verdict = res, verdict(res.Valid)
+		r.Summary, r.Verdict = res.sum, verdict(res.sum.Valid)
 	}
-	_, err = s.stat(path.Join(rel, reportFile))
+	r.version = res.version
+	_, err := d.stat(reportFile)
 	r.HasReport = err == nil
-	r.Started = s.startTime(rel, t, res.Started)
+	r.Started = s.startTime(d.rel, d.time, res.sum.Started)
 	return r
-}
-
-// readResults reads rel's results.json with its owner,
-// campaign.ReadResults, once the store has checked that it is a file in
-// the store; the error says what is wrong in words.
-func (s *Store) readResults(rel string) (testrun.Results, error) {
-	st, err := s.stat(path.Join(rel, resultsFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return testrun.Results{}, errors.New("no results.json: the run is still going, or stopped before it was checked")
-	case err != nil:
-		return testrun.Results{}, fmt.Errorf("results.json: %v", err)
-	case !st.Mode().IsRegular():
-		return testrun.Results{}, errors.New("results.json is not a file")
-	}
-	res, err := testrun.ReadResults(s.abs(rel))
-	if err != nil {
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner // ReadResults names the file; the page names the run
-		}
-		return testrun.Results{}, fmt.Errorf("results.json is corrupt: %v", err)
-	}
-	return res, nil
 }
 
 // startTime is the start time the run directory's name t gives, else the

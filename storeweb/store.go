@@ -23,12 +23,16 @@ func (e *NoStoreError) Error() string { return "store " + e.Dir + " " + e.Why }
 // path inside the store, or one that a symlink leads out of it.
 var ErrRefused = errors.New("refused")
 
-// Store is a store directory opened for reading. It holds no cache: every
-// call reads the directory afresh. Its methods may be called from many
+// Store is a store directory opened for reading. Every call reads the
+// directory afresh; the only thing it remembers is each run's summary,
+// with the identity of the results.json it came from (summaryCache), so a
+// changed results.json is read again. Its methods may be called from many
 // goroutines at once.
 type Store struct {
 	dir  string   // the store's absolute path, symlinks resolved
-	root *os.Root // every file is opened through it, so none outside dir is
+	root *os.Root // every file is checked through it before it is read or served, so none outside dir is
+	// summaries is what the store remembers.
+	summaries summaryCache
 }
 
 // Open opens the store directory dir. A dir that does not exist, is not a

@@ -2,6 +2,7 @@ package storeweb
 
 import (
 	"fmt"
+	"html/template"
 	"net/url"
 	"strings"
 	"time"
@@ -17,8 +18,9 @@ type (
 		Store     string
 		Filter    Filter
 		Verdicts  []string
-		Runs      []Run // the runs that pass Filter
-		Total     int   // every run of the store
+		Rows      template.HTML // the table rows of the runs that pass Filter (rowCache)
+		Shown     int           // the runs that pass Filter
+		Total     int           // every run of the store
 		Campaigns []campaignGroup
 	}
 	runPage struct {
@@ -113,33 +115,17 @@ func byPath(runs []Run) map[string]Run {
 // templateFuncs format the figures the pages show.
 func templateFuncs() map[string]any {
 	return map[string]any{
-		"when": func(t time.Time) string {
-			if t.IsZero() {
-				return "-"
-			}
-			return t.UTC().Format("2006-01-02 15:04:05 UTC")
-		},
-		"secs": func(s float64) string { return fmt.Sprintf("%.1f s", s) },
+		"when": formatWhen,
+		"secs": formatSecs,
 		"maybeSecs": func(s *float64) string {
 			if s == nil {
 				return "-"
 			}
-			return fmt.Sprintf("%.1f s", *s)
+			return formatSecs(*s)
 		},
-		"rate": func(r float64) string { return fmt.Sprintf("%.0f", r) },
-		"ops": func(c checker.Counts) string {
-			return fmt.Sprintf("%d: %d ok, %d fail, %d info", c.Invoke, c.OK, c.Fail, c.Info)
-		},
-		"faults": func(fcs []FaultCount) string {
-			if len(fcs) == 0 {
-				return "none"
-			}
-			parts := make([]string, len(fcs))
-			for i, fc := range fcs {
-				parts[i] = fmt.Sprintf("%s ×%d", fc.Family, fc.Count)
-			}
-			return strings.Join(parts, ", ")
-		},
+		"rate":   func(r float64) string { return fmt.Sprintf("%.0f", r) },
+		"ops":    formatOps,
+		"faults": formatFaults,
 		"fileHref": func(dir, p string) string {
 			segs := strings.Split(p, "/")
 			for i, s := range segs {
@@ -157,4 +143,32 @@ func templateFuncs() map[string]any {
 			return fmt.Sprintf("%d B", n)
 		},
 	}
+}
+
+// formatWhen is a time as the pages show it, "-" for none.
+func formatWhen(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// formatSecs is a duration in seconds as the pages show it.
+func formatSecs(s float64) string { return fmt.Sprintf("%.1f s", s) }
+
+// formatOps is a run's op counts as the pages show them.
+func formatOps(c checker.Counts) string {
+	return fmt.Sprintf("%d: %d ok, %d fail, %d info", c.Invoke, c.OK, c.Fail, c.Info)
+}
+
+// formatFaults is a run's faults by family as the pages show them.
+func formatFaults(fcs []checker.FaultCount) string {
+	if len(fcs) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(fcs))
+	for i, fc := range fcs {
+		parts[i] = fmt.Sprintf("%s ×%d", fc.Family, fc.Count)
+	}
+	return strings.Join(parts, ", ")
 }

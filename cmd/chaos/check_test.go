@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/checker"
 )
 
 // execute runs the chaos command line as main would and returns the exit
@@ -246,4 +248,15 @@ func TestCheckKeepsARunsResults(t *testing.T) {
 	assert.JSONEq(t, "42", string(r["seed"]))
 	assert.Contains(t, string(r["checks"]), "two leaders in term 3")
 	assert.Contains(t, string(r["checks"]), `"linearizable"`)
+
+	// summary.json is rewritten with results.json.
+	s, err := checker.ReadSummary(filepath.Join(dir, checker.SummaryFile))
+	require.NoError(t, err)
+	st, err := os.Stat(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	assert.Equal(t, st.Size(), s.ResultsSize)
+	assert.Equal(t, checker.Invalid, s.Valid)
+	assert.Equal(t, uint64(42), s.Seed)
+	assert.Equal(t, checker.Invalid, s.Checks["raft"])
+	assert.Equal(t, checker.Valid, s.Checks["linearizable"])
 }
