@@ -78,6 +78,12 @@ func TestScheduleKeepsAFastSystemBusy(t *testing.T) {
 		for i := range ops {
 			assert.LessOrEqual(t, len(replay(t, ops[:i+1])), 2, "seed %d: %v", seed, ops[:i+1])
 		}
+		for _, op := range fx.rec.Ops() {
+			// A stop would run into the deadline there: the fault holds to
+			// it, and the final stops stop it.
+			at := time.Duration(op.Time)
+			assert.False(t, at > 55*time.Second-restartBudget && at < 55*time.Second, "seed %d: %s at %v", seed, op.F, at)
+		}
 	}
 }
 

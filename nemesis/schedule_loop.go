@@ -107,7 +107,12 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 		s.runSequence(ctx, i, deadline)
 		return
 	}
-	hold := min(s.drawHold(), left)
+	hold := s.drawHold()
+	if hold > left-restartBudget {
+		// Its stop (a restart, say) would run into the deadline: it holds
+		// to the deadline, and the final stops stop it on their own bound.
+		hold = left
+	}
 	gap := hold/4 + time.Duration(s.Rng.Int64N(int64(hold/4)+1))
 	if s.startBounded(ctx, i) {
 		s.began[i] = s.clock().Now()
