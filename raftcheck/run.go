@@ -5,18 +5,20 @@ import (
 	"io/fs"
 
 	"chaos/checker"
-	"chaos/eventlog"
 )
 
 // CheckRun runs the raft and availability checkers on a run directory: the
 // nodes' event logs under runDir/nodes and the timeline of the run's
-// history. A run without
-// event logs (a system that writes none, such as etcd) gets only the
-// availability check, from the history alone. Event logs that cannot be
-// read make the raft check unknown, with the reason, never valid; the
-// availability check then judges from the history alone.
+// history. It reads the event logs once, each node's after the other, and
+// keeps only what the rules need of them (see read.go): its memory grows
+// with the logs' elections, restarts and snapshots, and 16 bytes a log
+// index, not with their lines. A run without event logs (a system that
+// writes none, such as etcd) gets only the availability check, from the
+// history alone. Event logs that cannot be read make the raft check
+// unknown, with the reason, never valid; the availability check then
+// judges from the history alone.
 func CheckRun(runDir string, t *Timeline, opts AvailabilityOptions) map[string]checker.Result {
-	events, skipped, err := eventlog.LoadRun(runDir)
+	r, err := readEvents(runFiles(runDir))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return map[string]checker.Result{"availability": TimelineAvailability(nil, t, opts)}
@@ -26,7 +28,6 @@ func CheckRun(runDir string, t *Timeline, opts AvailabilityOptions) map[string]c
 		return map[string]checker.Result{"raft": {Valid: checker.Unknown, Details: d},
 			"availability": TimelineAvailability(nil, t, opts)}
 	}
-	raft := Raft(events)
-	raft.Details.(*RaftDetails).Skipped = skipped
-	return map[string]checker.Result{"raft": raft, "availability": TimelineAvailability(events, t, opts)}
+	f := analyze(r.events)
+	return map[string]checker.Result{"raft": r.raft(f), "availability": r.availability(f, t, opts)}
 }
