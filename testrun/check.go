@@ -35,10 +35,11 @@ type CheckOptions struct {
 // directory, or the directory of a bare history.jsonl): the client
 // checks of the workload (linearizability or the set, and stats) and the
 // checks of the nodes' event logs (raft, availability). Visualizations of
-// keys that are not linearizable go into dir/linearizable. It is the one
-// way a run is checked, by `chaos run` and by `chaos check` alike. Errors
-// are about the input (wrapping checker.ErrMalformed) or about writing the
-// visualizations.
+// keys that are not linearizable go into dir/linearizable. Its checks are
+// the one way a run is checked: `chaos run` feeds them each op as it is
+// recorded (see recording), `chaos check` as it reads the file
+// (CheckFile). Errors are about the input (wrapping checker.ErrMalformed)
+// or about writing the visualizations.
 func Check(ctx context.Context, dir string, h history.History, o CheckOptions) (checker.Report, error) {
 	c := newChecking(dir, o)
 	for i := range h {
