@@ -33,7 +33,7 @@ func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 	warnings, err := scanEvents(r, func(e *Event) error {
 		events = append(events, *e)
 		return nil
-	}, func(more int) { events = slices.Grow(events, more) })
+	}, scanOptions{grow: func(more int) { events = slices.Grow(events, more) }})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,17 +56,28 @@ func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 // a torn line in the middle of a life, a line over 1 MiB) is an error
 // naming the line; the events before it have been given to fn.
 func ScanEvents(r io.Reader, fn func(*Event) error) ([]Warning, error) {
-	return scanEvents(r, fn, nil)
+	return scanEvents(r, fn, scanOptions{})
 }
 
-// scanEvents is ScanEvents; grow, when not nil, is told once, after
-// sampleLines lines, how many more lines the input likely holds.
-func scanEvents(r io.Reader, fn func(*Event) error, grow func(more int)) ([]Warning, error) {
+// scanOptions tune scanEvents.
+type scanOptions struct {
+	// grow, when not nil, is told once, after sampleLines lines, how many
+	// more lines the input likely holds.
+	grow func(more int)
+	// kinds, when not nil, are the kinds of the events fn is given; a line
+	// that skips says is of another kind is not decoded.
+	kinds []Kind
+}
+
+// scanEvents is ScanEvents with o.
+func scanEvents(r io.Reader, fn func(*Event) error, o scanOptions) ([]Warning, error) {
 	lr := newLineReader(r)
 	d := newDecoder()
 	var (
 		warnings []Warning
 		torn     *tornLine // the last line, if it was torn
+		ev       Event     // the event given to fn, one variable for all
+		perr     error
 	)
 	for line := 1; ; line++ {
 		text, complete, err := lr.next()
@@ -76,14 +87,14 @@ func scanEvents(r io.Reader, fn func(*Event) error, grow func(more int)) ([]Warn
 		if err != nil {
 			return nil, fmt.Errorf("events line %d: %w", line, err)
 		}
-		if line == sampleLines && grow != nil {
-			grow(lr.estimateLines(line))
+		if line == sampleLines && o.grow != nil {
+			o.grow(lr.estimateLines(line))
 		}
 		text = bytes.TrimSpace(text)
-		if len(text) == 0 {
+		if len(text) == 0 || (torn == nil && o.skips(text)) {
 			continue
 		}
-		ev, perr := d.parseLine(text)
+		ev, perr = d.parseLine(text)
 		switch {
 		case torn != nil && (perr != nil || ev.Event != KindStart):
 			return nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
@@ -96,7 +107,7 @@ func scanEvents(r io.Reader, fn func(*Event) error, grow func(more int)) ([]Warn
 				warnings = append(warnings, torn.warning())
 				torn = nil
 				ev.Line = line
-				if err := fn(&ev); err != nil {
+				if err := o.give(fn, &ev); err != nil {
 					return nil, err
 				}
 			}
@@ -105,7 +116,7 @@ func scanEvents(r io.Reader, fn func(*Event) error, grow func(more int)) ([]Warn
 			return nil, fmt.Errorf("events line %d: %w", line, perr)
 		}
 		ev.Line = line
-		if err := fn(&ev); err != nil {
+		if err := o.give(fn, &ev); err != nil {
 			return nil, err
 		}
 		if !complete {
@@ -116,6 +127,41 @@ func scanEvents(r io.Reader, fn func(*Event) error, grow func(more int)) ([]Warn
 		warnings = append(warnings, torn.warning())
 	}
 	return warnings, nil
+}
+
+// give hands e to fn when it is of a kind fn is given.
+func (o *scanOptions) give(fn func(*Event) error, e *Event) error {
+	if o.kinds != nil && !slices.Contains(o.kinds, e.Event) {
+		return nil
+	}
+	return fn(e)
+}
+
+// skips reports whether the line text, which follows no torn line, need
+// not be decoded: it ends as a whole line does and its first "event"
+// field names, without escapes, a kind fn is not given. A bad line that
+// skips so is not noticed; a torn one does not end so, and is.
+func (o *scanOptions) skips(text []byte) bool {
+	if o.kinds == nil || text[len(text)-1] != '}' {
+		return false
+	}
+	const key = `"event":"`
+	i := bytes.Index(text, []byte(key))
+	if i < 0 {
+		return false
+	}
+	kind := text[i+len(key):]
+	end := bytes.IndexByte(kind, '"')
+	if end < 0 || bytes.IndexByte(kind[:end], '\\') >= 0 {
+		return false
+	}
+	kind = kind[:end]
+	for _, k := range o.kinds {
+		if string(kind) == string(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // eventStart is how every event line begins.

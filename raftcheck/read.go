@@ -141,11 +141,13 @@ type reader struct {
 type nodeReader struct {
 	commit uint64 // the highest commit index in this life
 	// stretch stands for the applies and commits read since the node's
-	// last kept event, when there were any.
-	stretch *keyed
+	// last kept event, when inStretch.
+	stretch   keyed
+	inStretch bool
 	// earliest and latest are the node's applies and commits first and
-	// last by time (then key); set once any is read.
-	earliest, latest *keyed
+	// last by time (then key), when bulkSeen.
+	earliest, latest keyed
+	bulkSeen         bool
 }
 
 // bulk reports whether e is one of the events a log holds one of per
@@ -197,21 +199,22 @@ func (rd *reader) apply(e *eventlog.Event) {
 // take updates the node's stretch and its earliest and latest by an
 // apply or commit.
 func (n *nodeReader) take(k orderKey, e *eventlog.Event) {
-	s := n.stretch
+	s := &n.stretch
 	switch {
-	case s == nil:
-		n.stretch = &keyed{k, *e}
+	case !n.inStretch:
+		*s, n.inStretch = keyed{k, *e}, true
 	case e.Event == eventlog.KindApply && (s.ev.Event != eventlog.KindApply || e.Index > s.ev.Index):
 		*s = keyed{k, *e}
 	case e.Event == eventlog.KindCommit && s.ev.Event == eventlog.KindCommit:
 		*s = keyed{k, *e}
 	}
-	if n.earliest == nil || analysisOrder(k, e, n.earliest) < 0 {
-		n.earliest = &keyed{k, *e}
+	if !n.bulkSeen || analysisOrder(k, e, &n.earliest) < 0 {
+		n.earliest = keyed{k, *e}
 	}
-	if n.latest == nil || analysisOrder(k, e, n.latest) > 0 {
-		n.latest = &keyed{k, *e}
+	if !n.bulkSeen || analysisOrder(k, e, &n.latest) > 0 {
+		n.latest = keyed{k, *e}
 	}
+	n.bulkSeen = true
 }
 
 // analysisOrder compares e (key k) with o in the order foreignlog's
@@ -223,9 +226,9 @@ func analysisOrder(k orderKey, e *eventlog.Event, o *keyed) int {
 // endStretch keeps the event that stands for the node's open stretch of
 // applies and commits, if any.
 func (rd *reader) endStretch(n *nodeReader) {
-	if n.stretch != nil {
-		rd.kept = append(rd.kept, *n.stretch)
-		n.stretch = nil
+	if n.inStretch {
+		rd.kept = append(rd.kept, n.stretch)
+		n.inStretch = false
 	}
 }
 
@@ -234,8 +237,8 @@ func (rd *reader) endStretch(n *nodeReader) {
 func (rd *reader) finish() {
 	for _, n := range rd.nodes {
 		rd.endStretch(n)
-		if n.earliest != nil {
-			rd.kept = append(rd.kept, *n.earliest, *n.latest)
+		if n.bulkSeen {
+			rd.kept = append(rd.kept, n.earliest, n.latest)
 		}
 	}
 	slices.SortFunc(rd.kept, func(a, b keyed) int { return a.k.compare(b.k) })

@@ -97,17 +97,16 @@ const maxRoles = 2000
 
 // loadRoles reads the event logs of every node, one line at a time, and
 // keeps the events the node timeline draws, at most maxRoles of each
-// node's, in the form foreignlog analyses.
+// node's, in the form foreignlog analyses. The lines of other events are
+// not decoded (eventlog.ScanRunOf).
 func loadRoles(dir string) ([]foreignlog.Event, error) {
 	spreads := map[string]*eventlog.Spread{} // by node directory
-	_, err := eventlog.ScanRun(dir, func(node string, e *eventlog.Event) error {
-		switch e.Event {
-		case eventlog.KindRole, eventlog.KindStart, eventlog.KindStop:
-			if spreads[node] == nil {
-				spreads[node] = eventlog.NewSpread(maxRoles)
-			}
-			spreads[node].Offer(e)
+	kinds := []eventlog.Kind{eventlog.KindRole, eventlog.KindStart, eventlog.KindStop}
+	_, err := eventlog.ScanRunOf(dir, kinds, func(node string, e *eventlog.Event) error {
+		if spreads[node] == nil {
+			spreads[node] = eventlog.NewSpread(maxRoles)
 		}
+		spreads[node].Offer(e)
 		return nil
 	})
 	if err != nil {
