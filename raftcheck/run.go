@@ -18,16 +18,42 @@ import (
 // unknown, with the reason, never valid; the availability check then
 // judges from the history alone.
 func CheckRun(runDir string, t *Timeline, opts AvailabilityOptions) map[string]checker.Result {
-	r, err := readEvents(runFiles(runDir))
+	return ReadRun(runDir).Check(t, opts)
+}
+
+// Reading is a run directory's event logs being read for CheckRun's
+// checks, in a goroutine of its own: a caller with other work to do
+// meanwhile (reading the history) starts it first, and both go on at
+// once. A Reading never checked ends when its reading does.
+type Reading struct {
+	done chan struct{}
+	r    *runEvents
+	err  error
+}
+
+// ReadRun starts reading the event logs of runDir.
+func ReadRun(runDir string) *Reading {
+	rd := &Reading{done: make(chan struct{})}
+	go func() {
+		defer close(rd.done)
+		rd.r, rd.err = readEvents(runFiles(runDir))
+	}()
+	return rd
+}
+
+// Check waits for the reading to end and runs CheckRun's checks on what
+// it read, with the timeline t of the run's history.
+func (rd *Reading) Check(t *Timeline, opts AvailabilityOptions) map[string]checker.Result {
+	<-rd.done
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(rd.err, fs.ErrNotExist):
 		return map[string]checker.Result{"availability": TimelineAvailability(nil, t, opts)}
-	case err != nil:
+	case rd.err != nil:
 		d := &RaftDetails{Nodes: []string{}, Leaders: map[uint64]string{}, Counts: map[string]int{},
-			Violations: []Violation{}, Reason: "the event logs cannot be read: " + err.Error()}
+			Violations: []Violation{}, Reason: "the event logs cannot be read: " + rd.err.Error()}
 		return map[string]checker.Result{"raft": {Valid: checker.Unknown, Details: d},
 			"availability": TimelineAvailability(nil, t, opts)}
 	}
-	f := analyze(r.events)
-	return map[string]checker.Result{"raft": r.raft(f), "availability": r.availability(f, t, opts)}
+	f := analyze(rd.r.events)
+	return map[string]checker.Result{"raft": rd.r.raft(f), "availability": rd.r.availability(f, t, opts)}
 }

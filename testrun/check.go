@@ -63,6 +63,7 @@ func CheckFile(ctx context.Context, path string, o CheckOptions) (checker.Report
 	defer f.Close()
 	dir := filepath.Dir(path)
 	c := newChecking(dir, o)
+	c.events = raftcheck.ReadRun(dir) // on another core while the history is read
 	warnings, err := history.Scan(f, c.add)
 	if err != nil {
 		return checker.Report{}, warnings, err
@@ -76,6 +77,9 @@ type checking struct {
 	o        CheckOptions
 	checks   *checker.Checks
 	timeline raftcheck.Timeline
+	// events are the run's event logs, when their reading was started
+	// ahead of the report; nil reads them then.
+	events *raftcheck.Reading
 }
 
 // newChecking starts a check of the history of the run in dir.
@@ -103,7 +107,11 @@ func (c *checking) report(ctx context.Context, dir string) (checker.Report, erro
 		}
 	}
 	avail := raftcheck.AvailabilityOptions{RecoveryBound: recovery, RecoveryAdvisory: advisory}
-	for name, res := range raftcheck.CheckRun(dir, &c.timeline, avail) {
+	events := c.events
+	if events == nil {
+		events = raftcheck.ReadRun(dir)
+	}
+	for name, res := range events.Check(&c.timeline, avail) {
 		report.Checks[name] = res
 	}
 	verdicts := make([]checker.Validity, 0, len(report.Checks))
