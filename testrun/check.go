@@ -77,8 +77,8 @@ type checking struct {
 	o        CheckOptions
 	checks   *checker.Checks
 	timeline raftcheck.Timeline
-	// events are the run's event logs, when their reading was started
-	// ahead of the report; nil reads them then.
+	// events are the run's event logs being read: from the start of
+	// CheckFile, or of the report (a run's logs are pulled at its end).
 	events *raftcheck.Reading
 }
 
@@ -96,6 +96,9 @@ func (c *checking) add(op *history.Op) error {
 
 // report runs what needs the whole history and merges every verdict.
 func (c *checking) report(ctx context.Context, dir string) (checker.Report, error) {
+	if c.events == nil {
+		c.events = raftcheck.ReadRun(dir) // while the client checks finish
+	}
 	report, err := c.checks.Report(ctx)
 	if err != nil {
 		return checker.Report{}, err
@@ -107,11 +110,7 @@ func (c *checking) report(ctx context.Context, dir string) (checker.Report, erro
 		}
 	}
 	avail := raftcheck.AvailabilityOptions{RecoveryBound: recovery, RecoveryAdvisory: advisory}
-	events := c.events
-	if events == nil {
-		events = raftcheck.ReadRun(dir)
-	}
-	for name, res := range events.Check(&c.timeline, avail) {
+	for name, res := range c.events.Check(&c.timeline, avail) {
 		report.Checks[name] = res
 	}
 	verdicts := make([]checker.Validity, 0, len(report.Checks))
