@@ -1,6 +1,7 @@
 package raftcheck
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,6 +28,11 @@ const longEntries = minPages*appliedPageSize + 5000
 // last (events as JSON objects without time and node, which are added).
 // It returns the directory and each node's number of lines.
 func longRun(t *testing.T, last map[string]string) (string, map[string]int) {
+	return writeLongRun(t, longEntries, last)
+}
+
+// writeLongRun is longRun with entries entries.
+func writeLongRun(t testing.TB, entries int, last map[string]string) (string, map[string]int) {
 	t.Helper()
 	dir := t.TempDir()
 	lines := map[string]int{}
@@ -35,7 +41,7 @@ func longRun(t *testing.T, last map[string]string) (string, map[string]int) {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "nodes", node), 0o755))
 		f, err := os.Create(filepath.Join(dir, "nodes", node, eventlog.FileName))
 		require.NoError(t, err)
-		w := &lineWriter{node: node, f: f}
+		w := &lineWriter{node: node, w: bufio.NewWriter(f)}
 		role := "follower"
 		if n == 1 {
 			role = "leader"
@@ -43,7 +49,7 @@ func longRun(t *testing.T, last map[string]string) (string, map[string]int) {
 		w.line(`"event":"start","term":0,"for":"none","index":0`)
 		w.line(`"event":"vote","term":1,"for":"n1"`)
 		w.line(fmt.Sprintf(`"event":"role","role":%q,"term":1,"leader":"n1"`, role))
-		for i := 1; i <= longEntries; i++ {
+		for i := 1; i <= entries; i++ {
 			w.line(fmt.Sprintf(`"event":"commit","index":%d`, i))
 			w.line(fmt.Sprintf(`"event":"apply","index":%d,"term":1,"hash":"%016x"`, i, i*7919))
 		}
@@ -51,6 +57,7 @@ func longRun(t *testing.T, last map[string]string) (string, map[string]int) {
 			w.line(l)
 		}
 		require.NoError(t, w.err)
+		require.NoError(t, w.w.Flush())
 		require.NoError(t, f.Close())
 		lines[node] = w.n
 	}
@@ -61,7 +68,7 @@ func longRun(t *testing.T, last map[string]string) (string, map[string]int) {
 // one before.
 type lineWriter struct {
 	node string
-	f    *os.File
+	w    *bufio.Writer
 	n    int
 	err  error
 }
@@ -71,7 +78,7 @@ var longT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func (w *lineWriter) line(fields string) {
 	at := longT0.Add(time.Duration(w.n) * time.Millisecond).Format(time.RFC3339Nano)
 	w.n++
-	if _, err := fmt.Fprintf(w.f, `{"time":%q,"node":%q,%s}`+"\n", at, w.node, fields); err != nil && w.err == nil {
+	if _, err := fmt.Fprintf(w.w, `{"time":%q,"node":%q,%s}`+"\n", at, w.node, fields); err != nil && w.err == nil {
 		w.err = err
 	}
 }
