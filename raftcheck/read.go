@@ -2,6 +2,7 @@ package raftcheck
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -196,8 +197,8 @@ func (rd *reader) apply(e *eventlog.Event) {
 	}
 }
 
-// take updates the node's stretch and its earliest and latest by an
-// apply or commit.
+// take updates the node's stretch and its earliest and latest (of those
+// the analysis takes) by an apply or commit.
 func (n *nodeReader) take(k orderKey, e *eventlog.Event) {
 	s := &n.stretch
 	switch {
@@ -207,6 +208,9 @@ func (n *nodeReader) take(k orderKey, e *eventlog.Event) {
 		*s = keyed{k, *e}
 	case e.Event == eventlog.KindCommit && s.ev.Event == eventlog.KindCommit:
 		*s = keyed{k, *e}
+	}
+	if e.Term > math.MaxInt || e.Index > math.MaxInt {
+		return // foreignlog.FromEventLog leaves it out of the analysis
 	}
 	if !n.bulkSeen || analysisOrder(k, e, &n.earliest) < 0 {
 		n.earliest = keyed{k, *e}
