@@ -118,7 +118,7 @@ func (r *runEvents) raft(f foreignlog.Facts) checker.Result {
 		d.Reason = "no events"
 		return checker.Result{Valid: checker.Unknown, Details: d}
 	}
-	all := slices.Clone(r.found)
+	var all []Violation
 	byNode := groupByNode(r.events)
 	m := newMembership(r.events, byNode)
 	for _, node := range sortedKeys(byNode) {
@@ -127,8 +127,10 @@ func (r *runEvents) raft(f foreignlog.Facts) checker.Result {
 			all = append(all, checkNode(member)...)
 		}
 	}
+	all = append(all, r.commits...)
 	all, d.Damaged = splitDamaged(all)
 	all = append(all, electionSafety(f, d.Leaders)...)
+	all = append(all, r.stateMachine...)
 	if m != nil {
 		var found []Violation
 		found, d.Membership = m.check(r.events, byNode, f, r.firstApplied)

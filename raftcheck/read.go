@@ -93,9 +93,9 @@ type runEvents struct {
 	events  []eventlog.Event // kept, in key order
 	count   int              // every event read
 	skipped []string         // the readers' warnings
-	// found are the violations found as the events were read: commit
-	// indexes going down, and State Machine Safety's.
-	found []Violation
+	// commits are the commit indexes found going down as the events
+	// were read, and stateMachine State Machine Safety's violations.
+	commits, stateMachine []Violation
 	// firstApplied maps each term to the lowest index applied with an
 	// entry of it.
 	firstApplied map[uint64]uint64
@@ -114,11 +114,9 @@ func readEvents(src eventSource) (*runEvents, error) {
 	r.skipped = skipped
 	rd.finish()
 	if len(rd.applied.conflicts) > 0 {
-		found, err := rd.applied.violations(src)
-		if err != nil {
+		if r.stateMachine, err = rd.applied.violations(src); err != nil {
 			return nil, err
 		}
-		r.found = append(r.found, found...)
 	}
 	return r, nil
 }
@@ -175,7 +173,7 @@ func (rd *reader) add(k orderKey, e *eventlog.Event) error {
 	}
 	if e.Event == eventlog.KindCommit {
 		if e.Index < n.commit {
-			rd.out.found = append(rd.out.found, violation(KindCommitDecreased, *e,
+			rd.out.commits = append(rd.out.commits, violation(KindCommitDecreased, *e,
 				"%s commit index went from %d down to %d", e.Node, n.commit, e.Index))
 		}
 		n.commit = max(n.commit, e.Index)
