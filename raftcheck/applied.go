@@ -128,14 +128,15 @@ func hexHash(h string) (uint64, bool) {
 	}
 	var v uint64
 	for i := range 16 {
-		switch c := h[i]; {
-		case '0' <= c && c <= '9':
-			v = v<<4 | uint64(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | uint64(c-'a'+10)
-		default:
-			return 0, false
+		c := h[i]
+		d := c - '0'
+		if d > 9 {
+			d = c - 'a' + 10
+			if d < 10 || d > 15 {
+				return 0, false
+			}
 		}
+		v = v<<4 | uint64(d)
 	}
 	return v, true
 }

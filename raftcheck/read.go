@@ -32,7 +32,8 @@ import (
 //     apply;
 //   - foreignlog's analysis (analyze) reads of them only when the run's
 //     first and last events were, each node's first, and whether anything
-//     followed the last stop: each node's earliest and latest are kept.
+//     followed the last stop: each node's earliest, and the latest of all,
+//     are kept.
 //
 // Every other event is kept whole. The kept events are real events of
 // the logs, in the order the whole slice would have them, and every rule
@@ -129,11 +130,20 @@ type keyed struct {
 
 // reader is the state of one reading of a source.
 type reader struct {
-	out     *runEvents
-	nodes   map[string]*nodeReader
-	kept    []keyed
-	applied *appliedTable
-	noop    string // the hash of the empty entry a new leader appends
+	out      *runEvents
+	nodes    map[string]*nodeReader
+	lastName string      // the node of the last event read, and
+	last     *nodeReader // its reader
+	kept     []keyed
+	applied  *appliedTable
+	noop     string // the hash of the empty entry a new leader appends
+	// term and termFirst are the last term applied and its entry in
+	// out.firstApplied, which most applies leave as it is.
+	term, termFirst uint64
+	// latest is the last apply or commit of all by time (then key), when
+	// latestSeen.
+	latest     keyed
+	latestSeen bool
 }
 
 // nodeReader is what a reader follows of one node.
@@ -143,10 +153,10 @@ type nodeReader struct {
 	// last kept event, when inStretch.
 	stretch   keyed
 	inStretch bool
-	// earliest and latest are the node's applies and commits first and
-	// last by time (then key), when bulkSeen.
-	earliest, latest keyed
-	bulkSeen         bool
+	// earliest is the node's first apply or commit by time (then key),
+	// when earliestSeen.
+	earliest     keyed
+	earliestSeen bool
 }
 
 // bulk reports whether e is one of the events a log holds one of per
@@ -158,11 +168,7 @@ func bulk(e *eventlog.Event) bool {
 // add reads the next event.
 func (rd *reader) add(k orderKey, e *eventlog.Event) error {
 	rd.out.count++
-	n := rd.nodes[e.Node]
-	if n == nil {
-		n = &nodeReader{}
-		rd.nodes[e.Node] = n
-	}
+	n := rd.node(e.Node)
 	if !bulk(e) {
 		rd.endStretch(n)
 		if e.Event == eventlog.KindStart {
@@ -181,22 +187,44 @@ func (rd *reader) add(k orderKey, e *eventlog.Event) error {
 		rd.apply(e)
 	}
 	n.take(k, e)
+	if analyzable(e) && (!rd.latestSeen || analysisOrder(k, e, &rd.latest) > 0) {
+		rd.latest, rd.latestSeen = keyed{k, *e}, true
+	}
 	return nil
+}
+
+// node returns the reader of the node named name.
+func (rd *reader) node(name string) *nodeReader {
+	if rd.last != nil && name == rd.lastName {
+		return rd.last
+	}
+	n := rd.nodes[name]
+	if n == nil {
+		n = &nodeReader{}
+		rd.nodes[name] = n
+	}
+	rd.lastName, rd.last = name, n
+	return n
 }
 
 // apply takes what the cross-node rules need of an apply.
 func (rd *reader) apply(e *eventlog.Event) {
 	rd.applied.observe(e.Index, e.Term, e.Hash)
-	if i, ok := rd.out.firstApplied[e.Term]; !ok || e.Index < i {
-		rd.out.firstApplied[e.Term] = e.Index
+	if e.Term != rd.term || e.Index < rd.termFirst || len(rd.out.firstApplied) == 0 {
+		i, ok := rd.out.firstApplied[e.Term]
+		if !ok || e.Index < i {
+			i = e.Index
+			rd.out.firstApplied[e.Term] = i
+		}
+		rd.term, rd.termFirst = e.Term, i
 	}
 	if e.Hash != rd.noop && (rd.out.clientApply.IsZero() || e.Time.Before(rd.out.clientApply)) {
 		rd.out.clientApply = e.Time
 	}
 }
 
-// take updates the node's stretch and its earliest and latest (of those
-// the analysis takes) by an apply or commit.
+// take updates the node's stretch and its earliest (of those the
+// analysis takes) by an apply or commit.
 func (n *nodeReader) take(k orderKey, e *eventlog.Event) {
 	s := &n.stretch
 	switch {
@@ -207,17 +235,14 @@ func (n *nodeReader) take(k orderKey, e *eventlog.Event) {
 	case e.Event == eventlog.KindCommit && s.ev.Event == eventlog.KindCommit:
 		*s = keyed{k, *e}
 	}
-	if e.Term > math.MaxInt || e.Index > math.MaxInt {
-		return // foreignlog.FromEventLog leaves it out of the analysis
+	if analyzable(e) && (!n.earliestSeen || analysisOrder(k, e, &n.earliest) < 0) {
+		n.earliest, n.earliestSeen = keyed{k, *e}, true
 	}
-	if !n.bulkSeen || analysisOrder(k, e, &n.earliest) < 0 {
-		n.earliest = keyed{k, *e}
-	}
-	if !n.bulkSeen || analysisOrder(k, e, &n.latest) > 0 {
-		n.latest = keyed{k, *e}
-	}
-	n.bulkSeen = true
 }
+
+// analyzable reports whether foreignlog's analysis takes an apply or
+// commit: foreignlog.FromEventLog leaves out a term or index beyond int.
+func analyzable(e *eventlog.Event) bool { return e.Term <= math.MaxInt && e.Index <= math.MaxInt }
 
 // analysisOrder compares e (key k) with o in the order foreignlog's
 // analysis takes events: by time, then key.
@@ -239,9 +264,12 @@ func (rd *reader) endStretch(n *nodeReader) {
 func (rd *reader) finish() {
 	for _, n := range rd.nodes {
 		rd.endStretch(n)
-		if n.bulkSeen {
-			rd.kept = append(rd.kept, n.earliest, n.latest)
+		if n.earliestSeen {
+			rd.kept = append(rd.kept, n.earliest)
 		}
+	}
+	if rd.latestSeen {
+		rd.kept = append(rd.kept, rd.latest)
 	}
 	slices.SortFunc(rd.kept, func(a, b keyed) int { return a.k.compare(b.k) })
 	rd.kept = slices.CompactFunc(rd.kept, func(a, b keyed) bool { return a.k.seq == b.k.seq })

@@ -227,3 +227,18 @@ func TestReadKeepsTheHighestApplyOfAStretch(t *testing.T) {
 	assert.Equal(t, KindCameBackWithLess, d.Violations[0].Kind)
 	assert.Equal(t, len(evs), d.Violations[0].Line)
 }
+
+// hexHash takes exactly kv.Hash's form: 16 lowercase hex digits.
+func TestHexHash(t *testing.T) {
+	v, ok := hexHash("0123456789abcdef")
+	assert.True(t, ok)
+	assert.Equal(t, uint64(0x0123456789abcdef), v)
+	v, ok = hexHash("ffffffffffffffff")
+	assert.True(t, ok)
+	assert.Equal(t, ^uint64(0), v)
+	for _, bad := range []string{"", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF",
+		"/000000000000000", ":000000000000000", "`000000000000000", "g000000000000000", "000000000000000 "} {
+		_, ok := hexHash(bad)
+		assert.False(t, ok, bad)
+	}
+}
