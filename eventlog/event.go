@@ -1,7 +1,9 @@
 // Package eventlog owns chaos-node's protocol event log, events.jsonl
 // (docs/FORMATS.md, "events.jsonl"): the [Event] type, the [Writer] a
-// node appends with, and the torn-line-tolerant reader ([ReadEvents],
-// [LoadRun]) the Raft checker and `chaos logs` read with.
+// node appends with, and the torn-line-tolerant readers the Raft checker,
+// the report and `chaos logs` read with: [ScanEvents] and [ScanRun] give
+// the events one at a time, in the memory of one line, [ReadEvents] and
+// [LoadRun] return them all.
 //
 // The format: JSON lines, one event a line, each beginning with
 // {"time":" (RFC 3339 UTC, nanoseconds), then event and node, then the

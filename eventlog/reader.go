@@ -27,8 +27,24 @@ func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.M
 const maxEventLine = 1 << 20
 
 // ReadEvents reads one events.jsonl, in file order, each event's Line set.
-// It reads line by line and stops at the first bad line, never holding
-// more of the input than one line.
+// It reads the file as [ScanEvents] does and returns its events.
+func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
+	var events []Event
+	warnings, err := scanEvents(r, func(e *Event) error {
+		events = append(events, *e)
+		return nil
+	}, scanOptions{grow: func(more int) { events = slices.Grow(events, more) }})
+	if err != nil {
+		return nil, nil, err
+	}
+	return events, warnings, nil
+}
+
+// ScanEvents reads one events.jsonl and gives each event to fn, in file
+// order, its Line set; the event is fn's only until fn returns. It reads
+// line by line and stops at the first bad line or error of fn, never
+// holding more of the input than one line: a log of any length is read
+// in the memory of one event.
 //
 // A torn line, the beginning of an event line cut short, is what a node
 // killed (or a machine crashed) in the middle of a write leaves behind: it
@@ -38,14 +54,30 @@ const maxEventLine = 1 << 20
 // chaos-nodes did not end a torn line before starting). Blank lines are
 // skipped. Any other bad line (not a JSON object, no time, node or event,
 // a torn line in the middle of a life, a line over 1 MiB) is an error
-// naming the line.
-func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
+// naming the line; the events before it have been given to fn.
+func ScanEvents(r io.Reader, fn func(*Event) error) ([]Warning, error) {
+	return scanEvents(r, fn, scanOptions{})
+}
+
+// scanOptions tune scanEvents.
+type scanOptions struct {
+	// grow, when not nil, is told once, after sampleLines lines, how many
+	// more lines the input likely holds.
+	grow func(more int)
+	// kinds, when not nil, are the kinds of the events fn is given; a line
+	// that skips says is of another kind is not decoded.
+	kinds []Kind
+}
+
+// scanEvents is ScanEvents with o.
+func scanEvents(r io.Reader, fn func(*Event) error, o scanOptions) ([]Warning, error) {
 	lr := newLineReader(r)
 	d := newDecoder()
 	var (
-		events   []Event
 		warnings []Warning
 		torn     *tornLine // the last line, if it was torn
+		ev       Event     // the event given to fn, one variable for all
+		perr     error
 	)
 	for line := 1; ; line++ {
 		text, complete, err := lr.next()
@@ -53,19 +85,19 @@ func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("events line %d: %w", line, err)
+			return nil, fmt.Errorf("events line %d: %w", line, err)
 		}
-		if line == sampleLines {
-			events = slices.Grow(events, lr.estimateLines(line))
+		if line == sampleLines && o.grow != nil {
+			o.grow(lr.estimateLines(line))
 		}
 		text = bytes.TrimSpace(text)
-		if len(text) == 0 {
+		if len(text) == 0 || (torn == nil && o.skips(text)) {
 			continue
 		}
-		ev, perr := d.parseLine(text)
+		ev, perr = d.parseLine(text)
 		switch {
 		case torn != nil && (perr != nil || ev.Event != KindStart):
-			return nil, nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
+			return nil, fmt.Errorf("events line %d: %w (a torn line in the middle of a life)", torn.line, torn.err)
 		case torn != nil:
 			warnings = append(warnings, torn.warning())
 			torn = nil
@@ -75,14 +107,18 @@ func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 				warnings = append(warnings, torn.warning())
 				torn = nil
 				ev.Line = line
-				events = append(events, ev)
+				if err := o.give(fn, &ev); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		case perr != nil:
-			return nil, nil, fmt.Errorf("events line %d: %w", line, perr)
+			return nil, fmt.Errorf("events line %d: %w", line, perr)
 		}
 		ev.Line = line
-		events = append(events, ev)
+		if err := o.give(fn, &ev); err != nil {
+			return nil, err
+		}
 		if !complete {
 			break
 		}
@@ -90,7 +126,42 @@ func ReadEvents(r io.Reader) ([]Event, []Warning, error) {
 	if torn != nil {
 		warnings = append(warnings, torn.warning())
 	}
-	return events, warnings, nil
+	return warnings, nil
+}
+
+// give hands e to fn when it is of a kind fn is given.
+func (o *scanOptions) give(fn func(*Event) error, e *Event) error {
+	if o.kinds != nil && !slices.Contains(o.kinds, e.Event) {
+		return nil
+	}
+	return fn(e)
+}
+
+// skips reports whether the line text, which follows no torn line, need
+// not be decoded: it ends as a whole line does and its first "event"
+// field names, without escapes, a kind fn is not given. A bad line that
+// skips so is not noticed; a torn one does not end so, and is.
+func (o *scanOptions) skips(text []byte) bool {
+	if o.kinds == nil || text[len(text)-1] != '}' {
+		return false
+	}
+	const key = `"event":"`
+	i := bytes.Index(text, []byte(key))
+	if i < 0 {
+		return false
+	}
+	kind := text[i+len(key):]
+	end := bytes.IndexByte(kind, '"')
+	if end < 0 || bytes.IndexByte(kind[:end], '\\') >= 0 {
+		return false
+	}
+	kind = kind[:end]
+	for _, k := range o.kinds {
+		if string(kind) == string(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // eventStart is how every event line begins.

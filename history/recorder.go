@@ -34,6 +34,12 @@ type RecorderOptions struct {
 	// PanicOnInvalid makes an op that breaks the rules of a history panic
 	// instead of returning an error, so a test fails at the faulty call.
 	PanicOnInvalid bool
+	// Sink, if not nil, takes every op as it is recorded, in index order,
+	// in place of the recorder's memory: Ops then returns none, and a long
+	// run's history is held nowhere (a run checks it as it is recorded).
+	// It is called under the recorder's lock, so it must not call the
+	// recorder, and the op is Sink's only during the call.
+	Sink func(*Op)
 }
 
 // Outcome is how an operation ended, as given to [Recorder.Complete].
@@ -78,6 +84,9 @@ type Recorder struct {
 	mu     sync.Mutex
 	v      Validator
 	ops    History
+	sink   func(*Op)
+	count  int64 // ops recorded
+	next   int   // a client process above every one recorded
 	buf    []byte
 	err    error // first write error, sticky
 	closed bool
@@ -91,7 +100,7 @@ type Recorder struct {
 // nil w keeps the history in memory only. Close must be called to stop the
 // flushing goroutine and write the last lines.
 func NewRecorder(w io.Writer, clock func() time.Duration, opts RecorderOptions) *Recorder {
-	r := &Recorder{clock: clock, w: w, panic: opts.PanicOnInvalid,
+	r := &Recorder{clock: clock, w: w, panic: opts.PanicOnInvalid, sink: opts.Sink,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if w == nil {
 		close(r.done)
@@ -172,15 +181,16 @@ func (r *Recorder) Nemesis(f string, value any) error {
 	return err
 }
 
-// record stamps op with the next index and the current time, validates and
-// appends it. invoke is the index of the invoke a completion answers, or -1.
+// record stamps op with the next index and the current time, validates it,
+// buffers its line and keeps it, or hands it to the sink. invoke is the
+// index of the invoke a completion answers, or -1.
 func (r *Recorder) record(op Op, invoke int64) (Op, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return Op{}, ErrClosed
 	}
-	op.Index = int64(len(r.ops))
+	op.Index = r.count
 	op.Time = int64(r.clock())
 	if invoke >= 0 {
 		if o, ok := r.v.open[op.Process]; ok && o.index != invoke {
@@ -191,13 +201,21 @@ func (r *Recorder) record(op Op, invoke int64) (Op, error) {
 	if err := r.v.Add(&op); err != nil {
 		return Op{}, r.refuse(fmt.Errorf("record op %d: %w", op.Index, err))
 	}
-	r.ops = append(r.ops, op)
+	r.count++
+	if !op.Process.IsNemesis() {
+		r.next = max(r.next, int(op.Process)+1)
+	}
 	if r.w != nil {
 		r.buf = op.appendJSON(r.buf)
 		r.buf = append(r.buf, '\n')
 		if len(r.buf) >= flushBytes {
 			r.flushLocked()
 		}
+	}
+	if r.sink != nil {
+		r.sink(&op)
+	} else {
+		r.ops = append(r.ops, op)
 	}
 	return op, nil
 }
@@ -211,7 +229,7 @@ func (r *Recorder) refuse(err error) error {
 }
 
 // flushLocked writes the buffered lines. A write error is kept and reported
-// by Err and Close; recording goes on in memory.
+// by Err and Close; recording goes on, in memory or into the sink.
 func (r *Recorder) flushLocked() {
 	if len(r.buf) == 0 || r.err != nil {
 		return
@@ -222,12 +240,19 @@ func (r *Recorder) flushLocked() {
 	r.buf = r.buf[:0]
 }
 
-// Ops returns the history recorded so far. The slice is never modified by
-// later recording and may be kept.
+// Ops returns the history recorded so far; none when the recorder has a
+// Sink. The slice is never modified by later recording and may be kept.
 func (r *Recorder) Ops() History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ops[:len(r.ops):len(r.ops)]
+}
+
+// NextProcess returns a client process number above every one recorded.
+func (r *Recorder) NextProcess() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next
 }
 
 // Err returns the first error writing the history out, if any.

@@ -252,3 +252,25 @@ func TestRecorderConcurrentWorkers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, h, parsed)
 }
+
+// A recorder with a sink hands it every op it records, in order, as it
+// writes it, and keeps none: a run's history is held nowhere. An op it
+// refuses reaches neither.
+func TestRecorderSinkTakesEveryOpInsteadOfMemory(t *testing.T) {
+	var buf bytes.Buffer
+	var sunk History
+	r := NewRecorder(&buf, (&fakeClock{}).read, RecorderOptions{Sink: func(op *Op) { sunk = append(sunk, *op) }})
+	p, err := r.Invoke(3, "write", "k1", 3)
+	require.NoError(t, err)
+	require.NoError(t, r.Nemesis("kill", []string{"n1"}))
+	_, err = r.Invoke(3, "read", "k1", nil)
+	require.ErrorIs(t, err, ErrInvalid, "process 3 has an open op")
+	require.NoError(t, r.Complete(p, Outcome{Type: OK, Value: 3}))
+	assert.Equal(t, 4, r.NextProcess())
+	require.NoError(t, r.Close())
+	assert.Empty(t, r.Ops())
+	parsed, _, err := Parse(&buf)
+	require.NoError(t, err)
+	assert.Equal(t, parsed, sunk)
+	assert.Equal(t, []int64{0, 1, 2}, []int64{sunk[0].Index, sunk[1].Index, sunk[2].Index})
+}

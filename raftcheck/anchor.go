@@ -3,9 +3,7 @@ package raftcheck
 import (
 	"time"
 
-	"chaos/eventlog"
 	"chaos/history"
-	"chaos/node/kv"
 )
 
 // loadStart estimates when, on the nodes' clocks, the load began: the
@@ -16,16 +14,11 @@ import (
 // completed. So the load began at or after (first apply) - (first ok
 // write's completion time), and that is the estimate: early by the time
 // from the first apply to the first ok reply, a few milliseconds while
-// the cluster serves. ok is false when the history has no ok write, cas
-// or add, or the events no applied client command.
-func loadStart(events []eventlog.Event, h history.History) (time.Time, bool) {
-	noop := kv.Hash(nil) // the empty entry a new leader appends, which no client asked for
-	var firstApply time.Time
-	for _, e := range events {
-		if e.Event == eventlog.KindApply && e.Hash != noop && (firstApply.IsZero() || e.Time.Before(firstApply)) {
-			firstApply = e.Time
-		}
-	}
+// the cluster serves. firstApply is the earliest apply of a client command
+// (not the empty entry a new leader appends), zero for none
+// (runEvents.clientApply). ok is false when the history has no ok write,
+// cas or add, or the events no applied client command.
+func loadStart(firstApply time.Time, h history.History) (time.Time, bool) {
 	if firstApply.IsZero() {
 		return time.Time{}, false
 	}

@@ -8,6 +8,7 @@ import (
 
 	"chaos/checker"
 	"chaos/eventlog"
+	"chaos/foreignlog"
 	"chaos/history"
 )
 
@@ -145,19 +146,25 @@ func Availability(events []eventlog.Event, h history.History, opts AvailabilityO
 
 // TimelineAvailability is Availability on the timeline of a history.
 func TimelineAvailability(events []eventlog.Event, t *Timeline, opts AvailabilityOptions) checker.Result {
+	r, _ := readEvents(sliceSource(events)) // a slice gives no error
+	return r.availability(analyze(r.events), t, opts)
+}
+
+// availability is [TimelineAvailability] over the events read, f their
+// analysis.
+func (r *runEvents) availability(f foreignlog.Facts, t *Timeline, opts AvailabilityOptions) checker.Result {
 	opts = opts.withDefaults()
 	h := t.history()
-	f := analyze(events)
 	d := &AvailabilityDetails{Leaderless: leaderlessWindows(f), Unavailable: []ClientWindow{},
 		Recoveries: []Recovery{}, RecoveryBound: opts.RecoveryBound, RecoveryAdvisory: opts.RecoveryAdvisory}
 	for _, w := range d.Leaderless {
 		d.LeaderlessTotal += w.Duration
 	}
 	valid := recoveryVerdict(h, t.okTimes(), opts, d)
-	if len(events) == 0 {
+	if r.count == 0 {
 		return checker.Result{Valid: valid, Details: d}
 	}
-	d.Liveness = judgeLiveness(events, f, h, opts.Livelock, opts.Stuck)
+	d.Liveness = judgeLiveness(r, f, h, opts.Livelock, opts.Stuck)
 	if !d.Liveness.found() {
 		return checker.Result{Valid: valid, Details: d}
 	}

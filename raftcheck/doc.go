@@ -18,5 +18,7 @@
 //     majority was up and connected ([StuckRule]).
 //
 // Both return a [checker.Result] in the shape results.json stores, and say
-// valid only when they could decide.
+// valid only when they could decide. [CheckRun] runs both on a run
+// directory, reading its event logs once, a line at a time, and keeping
+// only what the rules need of them (read.go), whatever their length.
 package raftcheck

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"chaos/eventlog"
 	"chaos/foreignlog"
 	"chaos/history"
 )
@@ -80,10 +79,10 @@ func (l *LivenessDetails) found() bool { return len(l.Livelocks) > 0 || len(l.St
 
 // judgeLiveness applies both rules to a run's events and history; f is
 // the events' analysis.
-func judgeLiveness(events []eventlog.Event, f foreignlog.Facts, h history.History, lr LivelockRule, sr StuckRule) *LivenessDetails {
+func judgeLiveness(r *runEvents, f foreignlog.Facts, h history.History, lr LivelockRule, sr StuckRule) *LivenessDetails {
 	l := &LivenessDetails{Rules: []string{"election livelock: " + lr.String(), "stuck leaderless: " + sr.String()},
 		LivelockTerms: lr.Terms, LivelockWindow: lr.Window, StuckBound: sr.Bound, Stuck: []Stuck{}}
-	start, ok := loadStart(events, h)
+	start, ok := loadStart(r.clientApply, h)
 	base, baseName := start, "of the load"
 	if !ok {
 		base, baseName = f.Start, "after the first event"
@@ -91,13 +90,13 @@ func judgeLiveness(events []eventlog.Event, f foreignlog.Facts, h history.Histor
 	} else {
 		l.LoadStart = &start
 	}
-	terms := termRecords(events)
+	terms := termRecords(r.events)
 	l.Livelocks, l.LongestLeaderlessRun = livelocks(terms, lr, base, baseName)
 	if !ok {
 		return l
 	}
 	spans := stuckSpans(&sweep{terms: terms, tenures: f.Leaders, facts: f.Start, start: start, nodes: f.Nodes,
-		confs: placedConfigurations(events)}, h)
+		confs: placedConfigurations(r.events)}, h)
 	for _, sp := range spans {
 		d := time.Duration(sp.End - sp.Start)
 		l.LongestStuck = max(l.LongestStuck, d)

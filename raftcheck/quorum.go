@@ -66,23 +66,19 @@ type Vote struct {
 //
 // Votes for the leader in its term from nodes outside the configuration's
 // voters do not count, which is the point: a removed node's vote never
-// makes a leader. Terms two nodes led are Election Safety's.
-func (m *membership) quorums(events []eventlog.Event, f foreignlog.Facts) (out []Violation, checked, undecided int) {
+// makes a leader. Terms two nodes led are Election Safety's. firstApplied
+// maps each term to the lowest index applied with an entry of it, in all
+// the events; events need hold only the votes of them (see read.go).
+func (m *membership) quorums(events []eventlog.Event, firstApplied map[uint64]uint64, f foreignlog.Facts) (out []Violation, checked, undecided int) {
 	type ballot struct {
 		term uint64
 		For  string
 	}
-	firstApplied := map[uint64]uint64{} // term -> lowest index applied with an entry of it
-	votes := map[ballot][]string{}      // -> the voters, in slice order
+	votes := map[ballot][]string{} // -> the voters, in slice order
 	nodes := map[string]bool{}
 	for _, e := range events {
 		nodes[e.Node] = true
-		switch e.Event {
-		case eventlog.KindApply:
-			if i, ok := firstApplied[e.Term]; !ok || e.Index < i {
-				firstApplied[e.Term] = e.Index
-			}
-		case eventlog.KindVote:
+		if e.Event == eventlog.KindVote {
 			b := ballot{e.Term, e.For}
 			if !slices.Contains(votes[b], e.Node) {
 				votes[b] = append(votes[b], e.Node)
@@ -259,12 +255,13 @@ func (tl confTimeline) at(t time.Time) (Configuration, bool) {
 }
 
 // check runs the membership checks of [Raft] and returns their violations
-// and details.
-func (m *membership) check(events []eventlog.Event, byNode map[string][]eventlog.Event, f foreignlog.Facts) ([]Violation, *MembershipDetails) {
+// and details; firstApplied is quorums'.
+func (m *membership) check(events []eventlog.Event, byNode map[string][]eventlog.Event, f foreignlog.Facts,
+	firstApplied map[uint64]uint64) ([]Violation, *MembershipDetails) {
 	d := &MembershipDetails{}
 	d.Configurations, d.OmittedConfigurations = m.history()
 	out := disagreements(events)
-	quorum, checked, undecided := m.quorums(events, f)
+	quorum, checked, undecided := m.quorums(events, firstApplied, f)
 	d.QuorumsChecked, d.QuorumsUndecided = checked, undecided
 	out = append(out, quorum...)
 	votes := m.nonVoterVotes(byNode, events)

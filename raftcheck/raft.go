@@ -103,30 +103,37 @@ type RaftDetails struct {
 // Per-node checks follow each node's file order (Event.Line, ties in
 // slice order), not wall time, which clock faults skew. Violations are
 // sorted by time. Without any event the verdict is unknown; with a
-// violation it is invalid; otherwise valid.
+// violation it is invalid; otherwise valid. [CheckRun] checks the same
+// on a run directory's logs without holding them (read.go).
 func Raft(events []eventlog.Event) checker.Result {
-	d := &RaftDetails{Events: len(events), Nodes: []string{}, Leaders: map[uint64]string{},
-		Counts: map[string]int{}, Violations: []Violation{}}
-	if len(events) == 0 {
+	r, _ := readEvents(sliceSource(events)) // a slice gives no error
+	return r.raft(analyze(r.events))
+}
+
+// raft is [Raft] over the events read, f their analysis.
+func (r *runEvents) raft(f foreignlog.Facts) checker.Result {
+	d := &RaftDetails{Events: r.count, Nodes: []string{}, Leaders: map[uint64]string{},
+		Counts: map[string]int{}, Violations: []Violation{}, Skipped: r.skipped}
+	if r.count == 0 {
 		d.Reason = "no events"
 		return checker.Result{Valid: checker.Unknown, Details: d}
 	}
 	var all []Violation
-	byNode := groupByNode(events)
-	m := newMembership(events, byNode)
+	byNode := groupByNode(r.events)
+	m := newMembership(r.events, byNode)
 	for _, node := range sortedKeys(byNode) {
 		d.Nodes = append(d.Nodes, node)
 		for _, member := range members(byNode[node], m != nil) {
 			all = append(all, checkNode(member)...)
 		}
 	}
+	all = append(all, r.commits...)
 	all, d.Damaged = splitDamaged(all)
-	f := analyze(events)
 	all = append(all, electionSafety(f, d.Leaders)...)
-	all = append(all, stateMachineSafety(events)...)
+	all = append(all, r.stateMachine...)
 	if m != nil {
 		var found []Violation
-		found, d.Membership = m.check(events, byNode, f)
+		found, d.Membership = m.check(r.events, byNode, f, r.firstApplied)
 		all = append(all, found...)
 	}
 	slices.SortStableFunc(all, func(a, b Violation) int { return a.Time.Compare(b.Time) })
@@ -176,15 +183,15 @@ func violation(kind string, e eventlog.Event, format string, args ...any) Violat
 		Text: fmt.Sprintf(format, args...)}
 }
 
-// checkNode checks one node's events, in file order: terms, votes and
-// commit indexes.
+// checkNode checks one member's events, in file order: terms, votes and
+// what it came back with. Its commit indexes are checked as they are read
+// (see read.go): evs need hold only the events read.go keeps.
 func checkNode(evs []eventlog.Event) []Violation {
 	var (
 		out      []Violation
 		votes    = map[uint64]eventlog.Event{} // term -> first vote
 		durable  uint64                        // highest term known persisted by earlier lives
 		lifeTerm uint64                        // highest node term in this life
-		commit   uint64                        // highest commit index in this life
 		life     []eventlog.Event              // events of the current life
 		kept     durableState                  // what the node showed durable so far
 	)
@@ -198,7 +205,7 @@ func checkNode(evs []eventlog.Event) []Violation {
 				durable = max(durable, e.Term)
 			}
 		}
-		life, lifeTerm, commit = life[:0], 0, 0
+		life, lifeTerm = life[:0], 0
 	}
 	for _, e := range evs {
 		if e.Event == eventlog.KindStart {
@@ -222,20 +229,13 @@ func checkNode(evs []eventlog.Event) []Violation {
 			}
 			lifeTerm = max(lifeTerm, e.Term)
 		}
-		switch e.Event {
-		case eventlog.KindVote:
+		if e.Event == eventlog.KindVote {
 			if first, ok := votes[e.Term]; !ok {
 				votes[e.Term] = e
 			} else if first.For != e.For {
 				out = append(out, violation(KindDoubleVote, e,
 					"%s voted for %s in term %d after voting for %s (line %d)", e.Node, e.For, e.Term, first.For, first.Line))
 			}
-		case eventlog.KindCommit:
-			if e.Index < commit {
-				out = append(out, violation(KindCommitDecreased, e,
-					"%s commit index went from %d down to %d", e.Node, commit, e.Index))
-			}
-			commit = max(commit, e.Index)
 		}
 	}
 	return out
@@ -266,29 +266,6 @@ func electionSafety(f foreignlog.Facts, leaders map[uint64]string) []Violation {
 			out = append(out, Violation{Kind: KindElectionSafety, Node: t.Node, Term: uint64(term),
 				Time: f.Start.Add(t.Start), Line: t.Line,
 				Text: fmt.Sprintf("%s became leader in term %d, which %s already led", t.Node, term, first)})
-		}
-	}
-	return out
-}
-
-// stateMachineSafety reports every apply of an index whose entry term or
-// command hash differs from the index's first apply, in slice order.
-func stateMachineSafety(events []eventlog.Event) []Violation {
-	var out []Violation
-	applied := map[uint64]eventlog.Event{} // index -> first apply
-	for _, e := range events {
-		if e.Event != eventlog.KindApply {
-			continue
-		}
-		first, ok := applied[e.Index]
-		if !ok {
-			applied[e.Index] = e
-			continue
-		}
-		if first.Hash != e.Hash || first.Term != e.Term {
-			out = append(out, violation(KindStateMachineSafety, e,
-				"%s applied index %d as term %d hash %s; %s applied it as term %d hash %s",
-				e.Node, e.Index, e.Term, e.Hash, first.Node, first.Term, first.Hash))
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,17 +108,31 @@ func readHistory(path string) (*Digest, error) {
 	return d, nil
 }
 
-// loadRoles reads the event logs of every node and keeps the events the
-// node timeline draws, in the form foreignlog analyses.
+// maxRoles bounds the events of one node the node timeline draws: a node
+// with more has an even sample of them drawn (eventlog.Spread), so that a
+// long run's report is drawn in bounded memory.
+const maxRoles = 2000
+
+// loadRoles reads the event logs of every node, one line at a time, and
+// keeps the events the node timeline draws, at most maxRoles of each
+// node's, in the form foreignlog analyses. The lines of other events are
+// not decoded (eventlog.ScanRunOf).
 func loadRoles(dir string) ([]foreignlog.Event, error) {
-	events, _, err := eventlog.LoadRun(dir)
+	spreads := map[string]*eventlog.Spread{} // by node directory
+	kinds := []eventlog.Kind{eventlog.KindRole, eventlog.KindStart, eventlog.KindStop}
+	_, err := eventlog.ScanRunOf(dir, kinds, func(node string, e *eventlog.Event) error {
+		if spreads[node] == nil {
+			spreads[node] = eventlog.NewSpread(maxRoles)
+		}
+		spreads[node].Offer(e)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	var out []foreignlog.Event
-	for _, e := range events {
-		switch e.Event {
-		case eventlog.KindRole, eventlog.KindStart, eventlog.KindStop:
+	for _, node := range slices.Sorted(maps.Keys(spreads)) {
+		for _, e := range spreads[node].Events() {
 			if ev, ok := foreignlog.FromEventLog(e); ok {
 				out = append(out, ev)
 			}

@@ -40,10 +40,11 @@ type CheckOptions struct {
 // directory, or the directory of a bare history.jsonl): the client
 // checks of the workload (linearizability or the set, and stats) and the
 // checks of the nodes' event logs (raft, availability). Visualizations of
-// keys that are not linearizable go into dir/linearizable. It is the one
-// way a run is checked, by `chaos run` and by `chaos check` alike. Errors
-// are about the input (wrapping checker.ErrMalformed) or about writing the
-// visualizations.
+// keys that are not linearizable go into dir/linearizable. Its checks are
+// the one way a run is checked: `chaos run` feeds them each op as it is
+// recorded (see recording), `chaos check` as it reads the file
+// (CheckFile). Errors are about the input (wrapping checker.ErrMalformed)
+// or about writing the visualizations.
 func Check(ctx context.Context, dir string, h history.History, o CheckOptions) (checker.Report, error) {
 	c := newChecking(dir, o)
 	for i := range h {
@@ -67,6 +68,7 @@ func CheckFile(ctx context.Context, path string, o CheckOptions) (checker.Report
 	defer f.Close()
 	dir := filepath.Dir(path)
 	c := newChecking(dir, o)
+	c.events = raftcheck.ReadRun(dir) // on another core while the history is read
 	add := c.add
 	if o.Observe != nil {
 		add = func(op *history.Op) error {
@@ -90,6 +92,9 @@ type checking struct {
 	o        CheckOptions
 	checks   *checker.Checks
 	timeline raftcheck.Timeline
+	// events are the run's event logs being read: from the start of
+	// CheckFile, or of the report (a run's logs are pulled at its end).
+	events *raftcheck.Reading
 }
 
 // newChecking starts a check of the history of the run in dir.
@@ -106,6 +111,9 @@ func (c *checking) add(op *history.Op) error {
 
 // report runs what needs the whole history and merges every verdict.
 func (c *checking) report(ctx context.Context, dir string) (checker.Report, error) {
+	if c.events == nil {
+		c.events = raftcheck.ReadRun(dir) // while the client checks finish
+	}
 	report, err := c.checks.Report(ctx)
 	if err != nil {
 		return checker.Report{}, err
@@ -117,7 +125,7 @@ func (c *checking) report(ctx context.Context, dir string) (checker.Report, erro
 		}
 	}
 	avail := raftcheck.AvailabilityOptions{RecoveryBound: recovery, RecoveryAdvisory: advisory}
-	for name, res := range raftcheck.CheckRun(dir, &c.timeline, avail) {
+	for name, res := range c.events.Check(&c.timeline, avail) {
 		report.Checks[name] = res
 	}
 	verdicts := make([]checker.Validity, 0, len(report.Checks))

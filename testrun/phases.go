@@ -84,29 +84,27 @@ func (r *run) finalPhase(ctx context.Context, l *load) {
 	}
 }
 
-// check runs every checker on the recorded history and writes
-// results.json and report.html.
+// check finishes the checks the history was fed to as it was recorded
+// (see recording) and writes results.json and report.html.
 func (r *run) check(ctx context.Context, unavailable map[string]string, interrupted bool) (Result, error) {
 	_ = r.histF.Close()
-	h := r.rec.Ops()
-	if err := history.Validate(h); err != nil {
-		return Result{}, fmt.Errorf("the recorded history is malformed (a bug in chaos): %w", err)
+	if err := r.recorded.err; err != nil {
+		return Result{}, fmt.Errorf("check: %w", err)
 	}
 	checkCtx := context.Background()
 	if ctx.Err() == nil {
 		checkCtx = ctx
 	}
-	report, err := Check(checkCtx, r.rd.dir, h, CheckOptions{Workload: r.o.Workload,
-		CheckerTimeout: r.o.CheckerTimeout, Checker: r.o.Checker, Recovery: r.o.Recovery,
-		RecoveryAdvisory: r.o.recoveryAdvisory})
+	report, err := r.recorded.checks.report(checkCtx, r.rd.dir)
 	if err != nil {
 		return Result{}, fmt.Errorf("check: %w", err)
 	}
-	first, rate := firstAnomaly(report, h, r.start), opsPerSecond(report, h)
+	first := firstAnomalyIn(report, scanFile(r.rd.path("history.jsonl")), r.start)
+	rate := okRate(report, r.recorded.last)
 	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
 		LoadStarted: r.start.UTC().Format(time.RFC3339Nano), DurationS: time.Since(r.started).Seconds(),
 		Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
-		Nemesis: nemesisSummary(h, unavailable), Leaders: r.leaders.list(), Clients: clientsSummary(r.cl.Made())}
+		Nemesis: nemesisSummary(r.recorded.nemesis, unavailable), Leaders: r.leaders.list(), Clients: clientsSummary(r.cl.Made())}
 	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}

@@ -82,18 +82,21 @@ func Run(ctx context.Context, o Options, env Env) (Result, error) {
 
 // run is the state of one run.
 type run struct {
-	o       Options
-	env     Env
-	seed    uint64
-	rd      *runDir
-	log     *slog.Logger
-	start   time.Time
-	cl      *cluster.Cluster
-	rec     *history.Recorder
-	histF   *os.File
-	faults  []nemesis.Fault
-	started time.Time
-	leaders leaderLog // who led during the load, sampled by the progress poller
+	o     Options
+	env   Env
+	seed  uint64
+	rd    *runDir
+	log   *slog.Logger
+	start time.Time
+	cl    *cluster.Cluster
+	rec   *history.Recorder
+	histF *os.File
+	// recorded is what the run keeps of the history, which the recorder
+	// hands it op by op.
+	recorded recording
+	faults   []nemesis.Fault
+	started  time.Time
+	leaders  leaderLog // who led during the load, sampled by the progress poller
 	// leftovers is the setup's heal op, when it found what an earlier
 	// run left (see healLeftovers); the zero Op otherwise.
 	leftovers nemesis.Op
@@ -219,7 +222,9 @@ func (r *run) prepareLoad() (*load, error) {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
 	r.start = time.Now()
-	r.rec = history.NewRecorder(r.histF, func() time.Duration { return time.Since(r.start) }, history.RecorderOptions{})
+	r.recorded.checks = newChecking(r.rd.dir, r.checkOptions())
+	r.rec = history.NewRecorder(r.histF, func() time.Duration { return time.Since(r.start) },
+		history.RecorderOptions{Sink: r.recorded.take})
 	l.runner, err = workload.NewRunner(workload.Config{Clients: clients, Rate: r.o.Rate,
 		TimeLimit: r.o.TimeLimit + maxLoadOverrun + time.Second, Stop: l.stop,
 		RequestTimeout: r.o.RequestTimeout, Generator: gen, Recorder: r.rec, Seed: r.seed})

@@ -23,7 +23,7 @@ func FinalSetRead(ctx context.Context, clients []Client, attempted []int64, rec 
 	if len(clients) == 0 {
 		return errors.New("final set read: no clients")
 	}
-	first := nextProcess(rec.Ops())
+	first := rec.NextProcess()
 	errs := make([]error, len(clients))
 	var wg sync.WaitGroup
 	for i, c := range clients {
@@ -48,15 +48,4 @@ func finalRead(ctx context.Context, c Client, process int, attempted []int64, re
 		return fmt.Errorf("record %v: %w", out.Type, err)
 	}
 	return nil
-}
-
-// nextProcess returns a client process number above every one in h.
-func nextProcess(h history.History) int {
-	next := 0
-	for i := range h {
-		if p := h[i].Process; !p.IsNemesis() && int(p) >= next {
-			next = int(p) + 1
-		}
-	}
-	return next
 }

@@ -64,3 +64,14 @@ func TestFinalSetReadRecordsAFailedRead(t *testing.T) {
 	require.NoError(t, rec.Close())
 	assert.ErrorIs(t, FinalSetRead(t.Context(), failing, nil, rec), history.ErrClosed)
 }
+
+// nextProcess returns a client process number above every one in h.
+func nextProcess(h history.History) int {
+	next := 0
+	for i := range h {
+		if p := h[i].Process; !p.IsNemesis() && int(p) >= next {
+			next = int(p) + 1
+		}
+	}
+	return next
+}
