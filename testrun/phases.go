@@ -112,7 +112,8 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	res := Result{Valid: valid, Report: report, Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate}
+	res := Result{Valid: valid, Report: report, Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
+		Faults: summary.Nemesis.Counts}
 	if err := r.writeLinearizableSummary(res); err != nil {
 		return res, fmt.Errorf("%w: %v", ErrSetup, err)
 	}

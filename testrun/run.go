@@ -13,6 +13,7 @@ import (
 	"chaos/checker"
 	"chaos/cluster"
 	"chaos/history"
+	"chaos/history/faultrec"
 	"chaos/internal/secret"
 	"chaos/internal/termsafe"
 	"chaos/nemesis"
@@ -34,6 +35,9 @@ type Result struct {
 	FirstAnomalyS *float64
 	// OpsPerS is the operations that completed ok per second of load.
 	OpsPerS float64
+	// Faults is what became of the schedule's faults (results.json's
+	// nemesis.counts).
+	Faults faultrec.Tally
 }
 
 // Env is what a run talks to besides its options.

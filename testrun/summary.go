@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"chaos/checker"
+	"chaos/history/faultrec"
 	"chaos/internal/atomicfile"
 )
 
@@ -14,6 +15,10 @@ import (
 func (r *run) summarize(res Result) {
 	w := r.env.Out
 	fmt.Fprintf(w, "ops: %d invoked, %d ok, %d fail, %d info\n", res.Report.Ops.Invoke, res.Report.Ops.OK, res.Report.Ops.Fail, res.Report.Ops.Info)
+	if f := res.Faults; f != (faultrec.Tally{}) {
+		fmt.Fprintf(w, "faults: %d started, %d refused, %d failed, %d cut short, %d probe misses\n",
+			f.Started, f.Refused, f.Failed, f.CutShort, f.ProbeMisses)
+	}
 	for _, l := range checkLines(res.Report, true) {
 		fmt.Fprintln(w, l)
 	}
