@@ -110,9 +110,11 @@ type Schedule struct {
 	// DefaultOverlap); a targeted sequence always holds alone.
 	Overlap int
 	// Acts, when set, says per fault what it acts on (faultrec.Target:
-	// processes, links, clocks, storage): two faults that act on the same
-	// thing never hold at once (a kill under a pause would leave the
-	// resume waiting for a node that cannot answer); "" overlaps anything.
+	// processes, links, clocks): two faults that act on the same thing
+	// never hold at once (a kill under a pause would leave the resume
+	// waiting for a node that cannot answer), nor does a fault on the
+	// processes beside any other (a clock or a cut set through a node's
+	// fault hooks fails on a node killed or paused); "" overlaps anything.
 	Acts     []faultrec.Target
 	Rng      *rand.Rand
 	Recorder *history.Recorder

@@ -117,7 +117,8 @@ func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
 
 // Two faults that act on the same thing never hold at once (a kill under
 // a pause would leave the resume waiting for a node that cannot answer),
-// while faults on different things overlap.
+// nor does a fault on the processes beside another (a fault hook fails on
+// a node killed or paused), while faults on links and clocks overlap.
 func TestScheduleOverlapsOnlyFaultsOnDifferentThings(t *testing.T) {
 	acts := map[string]faultrec.Target{"kill": faultrec.TargetProcesses, "pause": faultrec.TargetProcesses,
 		"partition": faultrec.TargetLinks, "packet": faultrec.TargetLinks, "clock": faultrec.TargetClocks}
@@ -137,6 +138,9 @@ func TestScheduleOverlapsOnlyFaultsOnDifferentThings(t *testing.T) {
 			for fam := range active {
 				on[acts[fam]]++
 				assert.Equal(t, 1, on[acts[fam]], "seed %d: two faults on %s: %v", seed, acts[fam], active)
+			}
+			if on[faultrec.TargetProcesses] > 0 {
+				assert.Len(t, active, 1, "seed %d: a fault beside one on the processes: %v", seed, active)
 			}
 			if len(active) == 2 {
 				overlapped++

@@ -121,14 +121,15 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 	s.next = now.Add(gap)
 }
 
-// actsOnActive reports whether fault i acts on what an active fault acts on
+// actsOnActive reports whether fault i may not hold beside an active fault
 // (see Acts).
 func (s *scheduleRun) actsOnActive(i int) bool {
 	if s.Acts == nil || s.Acts[i] == "" {
 		return false
 	}
 	for j, a := range s.active {
-		if a && s.Acts[j] == s.Acts[i] {
+		if a && s.Acts[j] != "" && (s.Acts[j] == s.Acts[i] || s.Acts[j] == faultrec.TargetProcesses ||
+			s.Acts[i] == faultrec.TargetProcesses) {
 			return true
 		}
 	}
