@@ -96,6 +96,7 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 		checkCtx = ctx
 	}
 	report, err := r.recorded.checks.report(checkCtx, r.rd.dir)
+	r.recorded.checks = nil // what the checks kept of every op: free for the report to reuse
 	if err != nil {
 		return Result{}, fmt.Errorf("check: %w", err)
 	}
