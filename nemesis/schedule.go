@@ -89,12 +89,12 @@ type Schedule struct {
 	// draws fault i with probability Weights[i] over the sum of the
 	// weights of the faults it may pick. Nil weighs all alike.
 	Weights []int
-	// Turns, when set, says per fault whether it takes turns: the faults
-	// that take turns are picked together as often as their weights say,
-	// but each, once picked, waits until every other of them has been
-	// (see pickTurn). The targeted families take turns, so that the few
-	// sequences of a run cover most of them instead of repeating one; the
-	// weights still bias the order.
+	// Turns, when set, says per fault whether it is of the group that
+	// takes turns (the targeted families) or of the other (the random
+	// ones): each group is picked as often as its weights say, and each
+	// fault of it, once picked, waits until every other of its group has
+	// been (see pickTurn), so that the few faults of a run cover the
+	// families instead of repeating one; the weights still bias the order.
 	Turns []bool
 	// Interval (> 0) is the longest a random fault holds; each holds a
 	// time drawn uniformly between MinHold and Interval (MinHold when

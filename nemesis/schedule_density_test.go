@@ -89,8 +89,8 @@ func TestScheduleKeepsAFastSystemBusy(t *testing.T) {
 
 // A sequence that cannot finish before the deadline is not started:
 // another family is, and nothing is cut short. One whose budget exceeds
-// the whole window never starts. After a sequence, the next fault follows
-// at once.
+// half the window is given half the window (its waits end early), so that
+// a short run still holds it.
 func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		fx := newScheduleFixture(t, seed, "kill")
@@ -103,7 +103,11 @@ func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
 		sequences := 0
 		for _, op := range fx.rec.Ops() {
 			assert.NotContains(t, string(op.Value), "cut short", "seed %d", seed)
-			assert.NotEqual(t, "on-huge", op.F, "seed %d: a sequence longer than the window started", seed)
+			if op.F == "on-huge" {
+				// Its minute is capped at half the 40 s window: it began
+				// with 20 s left, and took its 5 s.
+				assert.LessOrEqual(t, time.Duration(op.Time), 40*time.Second-20*time.Second+5*time.Second, "seed %d", seed)
+			}
 			if op.F == "on-seq" {
 				sequences++
 				// on-seq is recorded when the 8 s sequence ends; it

@@ -253,12 +253,18 @@ func (s *scheduleRun) drawHold() time.Duration {
 
 // budget is the time fault i needs before the deadline to be started: a
 // OneShot's Budget on the cluster, or the longest its sequence took in
-// this run when that was longer, at most the step timeout that bounds it;
+// this run when that was longer, at most the step timeout that bounds it
+// and half the fault window (a sequence whose budget a short run cannot
+// hold still runs there, its waits ending early: see runSequence);
 // for a random fault, MinHold and the time its start takes (the longest
 // it took in this run, at least startBudget), so that it is not cut short.
 func (s *scheduleRun) budget(i int) time.Duration {
 	if o, ok := oneShotOf(s.Faults[i]); ok {
-		return min(max(o.Budget(s.Cluster), s.took[i]), s.stepTimeout())
+		b := min(max(o.Budget(s.Cluster), s.took[i]), s.stepTimeout())
+		if s.TimeLimit > 0 {
+			b = min(b, s.TimeLimit/2) // a short window still holds a sequence, ended early
+		}
+		return b
 	}
 	return s.minHold() + max(s.took[i], startBudget)
 }

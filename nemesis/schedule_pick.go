@@ -5,29 +5,42 @@ package nemesis
 
 // pickTurn draws the index of the fault to start among those `may`
 // allows, and false when it allows none. It draws by every weight (see
-// pick), which says whether a fault that takes turns starts; if one does,
-// it is drawn again, by weight, among those `may` allows that have not had
-// their turn (all of them again when each has), and marked as having had
-// it; once every fault that takes turns has, all are back. So the faults
-// that take turns start as often as their weights say, each in turn.
+// pick), which says which group starts: the faults that take turns (see
+// Turns) or the others; then it draws again, by weight, among those of
+// that group `may` allows that have not had their turn (all of the group
+// again when each has), and marks the one drawn as having had it; once
+// every fault of the group has, all of it is back. So each group starts
+// as often as its weights say, and its faults each in turn: a minute's
+// run covers the families instead of repeating one.
 func (s *scheduleRun) pickTurn(may func(int) bool) (int, bool) {
 	i, ok := s.pick(may)
-	if !ok || s.Turns == nil || !s.Turns[i] {
-		return i, ok
+	if !ok {
+		return i, false
 	}
-	waiting := func(j int) bool { return may(j) && s.Turns[j] && !s.taken[j] }
+	group := s.takesTurns(i)
+	inGroup := func(j int) bool { return s.takesTurns(j) == group }
+	waiting := func(j int) bool { return may(j) && inGroup(j) && !s.taken[j] }
 	if !s.anyOf(waiting) {
-		clear(s.taken)
+		s.clearTurns(inGroup)
 	}
 	i, _ = s.pick(waiting)
 	s.taken[i] = true
-	for j, turns := range s.Turns {
-		if turns && !s.taken[j] {
-			return i, true
+	if !s.anyOf(func(j int) bool { return inGroup(j) && !s.taken[j] }) {
+		s.clearTurns(inGroup)
+	}
+	return i, true
+}
+
+// takesTurns reports whether fault i is of the group that takes turns.
+func (s *Schedule) takesTurns(i int) bool { return s.Turns != nil && s.Turns[i] }
+
+// clearTurns gives the faults of a group their turn back.
+func (s *scheduleRun) clearTurns(inGroup func(int) bool) {
+	for j := range s.taken {
+		if inGroup(j) {
+			s.taken[j] = false
 		}
 	}
-	clear(s.taken)
-	return i, true
 }
 
 // pick draws the index of a fault among those `may` allows, by Weights

@@ -44,7 +44,10 @@ func TestSchedulePicksByWeight(t *testing.T) {
 // schedule starts it far more often.
 func TestScheduleFlipsByWeight(t *testing.T) {
 	fx := newScheduleFixture(t, 11, "kill", "lease")
-	fx.s.Weights, fx.s.Overlap = []int{1, 9}, 1 // one at a time: each start may pick either
+	// One at a time, so that each start may pick either; lease of the group
+	// that takes turns, kill of the other, so that the weights pick the
+	// group (within a group the faults take turns).
+	fx.s.Weights, fx.s.Overlap, fx.s.Turns = []int{1, 9}, 1, []bool{false, true}
 	_, err := fx.run(t, func(waits int) bool { return waits == 40 })
 	assert.NoError(t, err)
 	n := map[string]int{}

@@ -49,5 +49,7 @@ func (l *LeaderCycle) Budget(c *Cluster) time.Duration {
 	return sequenceBudget(c, l.Election, 20, 1)
 }
 
-// Budget: a member removed, added back wiped, caught up and promoted.
-func (m *Member) Budget(c *Cluster) time.Duration { return sequenceBudget(c, m.Election, 30, 1) }
+// Budget: a member removed, added back wiped, caught up and promoted (on
+// etcd, which refuses a removal until its members have been connected for
+// a while, 6 to 11 s).
+func (m *Member) Budget(c *Cluster) time.Duration { return sequenceBudget(c, m.Election, 12, 1) }
