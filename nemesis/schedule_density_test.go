@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -152,4 +153,18 @@ func TestScheduleOverlapsOnlyFaultsOnDifferentThings(t *testing.T) {
 		}
 	}
 	assert.Positive(t, overlapped, "faults on different things overlap")
+}
+
+// What a random fault acts on does not keep a sequence out: a sequence
+// clears the stage, so it starts while a kill holds too, stopping it.
+func TestScheduleActsDoNotKeepSequencesOut(t *testing.T) {
+	fx := newScheduleFixture(t, 1, "kill")
+	fx.s.Faults = append(fx.s.Faults, fx.newSequence(t, "seq", time.Second, time.Second))
+	fx.s.Acts = []faultrec.Target{faultrec.TargetProcesses, faultrec.TargetRoles}
+	r := newScheduleRun(fx.s)
+	now := fx.clock.Now()
+	fx.faults["kill"].active, r.active[0] = true, true
+	r.began[0], r.ends[0] = now.Add(-time.Minute), now.Add(time.Minute) // held long enough, not over
+	r.startNext(context.Background(), time.Time{})
+	assert.Equal(t, []string{"stop kill", "start seq", "stop seq"}, fx.log.all())
 }

@@ -94,7 +94,10 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 			return
 		}
 	}
-	i, ok := s.pickTurn(func(j int) bool { return !s.active[j] && !s.actsOnActive(j) && s.budget(j) <= left })
+	i, ok := s.pickTurn(func(j int) bool {
+		// A sequence clears the stage: what holds does not keep it out.
+		return !s.active[j] && (isOneShot(s.Faults[j]) || !s.actsOnActive(j)) && s.budget(j) <= left
+	})
 	if !ok {
 		s.next = s.firstEnd() // a family may be free then, or none will be
 		return
@@ -114,7 +117,7 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 		hold = left
 	}
 	gap := hold/4 + time.Duration(s.Rng.Int64N(int64(hold/4)+1))
-	if s.startBounded(ctx, i) {
+	if active, _ := s.start(ctx, i); active {
 		s.began[i] = s.clock().Now()
 		s.ends[i] = s.began[i].Add(hold)
 	}
@@ -174,14 +177,6 @@ func (s *scheduleRun) runSequence(ctx context.Context, i int, deadline time.Time
 	if !active {
 		s.next = clock.Now().Add(s.election())
 	}
-}
-
-// startBounded starts fault i within StepTimeout, records it, and reports
-// whether the family is now active (it started, or failed having done
-// something).
-func (s *scheduleRun) startBounded(ctx context.Context, i int) bool {
-	active, _ := s.start(ctx, i)
-	return active
 }
 
 // start starts fault i within StepTimeout and records it; it reports

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/history/faultrec"
 )
 
 // all allows every fault.
@@ -71,6 +73,9 @@ func TestScheduleRejectsBadWeights(t *testing.T) {
 	fx := newScheduleFixture(t, 1, "kill", "lease")
 	fx.s.Turns = []bool{true}
 	assert.EqualError(t, fx.s.Run(context.Background()), "nemesis schedule: 1 turns for 2 faults")
+	fx = newScheduleFixture(t, 1, "kill", "lease")
+	fx.s.Acts = []faultrec.Target{faultrec.TargetProcesses}
+	assert.EqualError(t, fx.s.Run(context.Background()), "nemesis schedule: 1 targets for 2 faults")
 }
 
 // Faults that take turns are picked once each before any is picked again,
