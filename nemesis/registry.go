@@ -25,9 +25,10 @@ type Family struct {
 	// others' weights (see Schedule.Weights): the targeted families,
 	// which each provoke one situation that random faults rarely make,
 	// weigh more than the random ones, and alike (4), but leader-cycle
-	// (2), whose cut and kill the random families also make. Sequences
-	// come back to back (schedule version 2), so a minute's run holds
-	// every targeted family's turn, about twice on chaos-node.
+	// (2), whose cut and kill the random families also make. The weights
+	// pick between the groups; sequences hold the stage for at most half
+	// the time (SequenceShare), so a minute's run on chaos-node holds
+	// every targeted family's turn, and on etcd one or two sequences.
 	Weight int
 	// Targeted says the family aims at roles the cluster reports and runs
 	// a sequence (see targeted_sequence.go); its heal is the random

@@ -40,8 +40,10 @@ var ErrDeadline = errors.New("the schedule's deadline passed")
 // ScheduleVersion names how a schedule turns a seed into faults; a run
 // made by another version replays its seed differently. Version 1 flipped
 // one family every Interval ± Interval/2 (started it, or stopped it when
-// active); version 2 is Schedule's, below.
-const ScheduleVersion = 2
+// active); version 2 held faults for a drawn time, back to back; version
+// 3, Schedule's below, also shares the stage between sequences and random
+// faults by time (SequenceShare) and budgets a sequence by what it took.
+const ScheduleVersion = 3
 
 // Schedule composes fault families over a test and keeps the stage busy:
 // every fault is started with a hold, drawn between MinHold and Interval,
@@ -50,10 +52,12 @@ const ScheduleVersion = 2
 // composes its nemeses so, too). A family is picked at random, by Weights
 // and Turns, among those that are not active and that fit in the time
 // left: a random fault needs MinHold of it, a OneShot (a targeted
-// sequence) its Budget. A OneShot gets a clear stage: the active faults
-// are stopped before it starts, it is stopped at once after, and the next
-// fault starts as soon as it ends. Every transition is recorded in the
-// history.
+// sequence) its Budget, or once it ran, twice what it took (see budget).
+// A OneShot gets a clear stage: the active faults are stopped before it
+// starts, it is stopped at once after, and the next fault starts as soon
+// as it ends. Sequences hold the stage for at most SequenceShare of the
+// time when random faults are scheduled too. Every transition is recorded
+// in the history.
 //
 // The schedule ends at its deadline (TimeLimit after Run starts, on Time)
 // or when ctx ends, whichever comes first, and from then on it starts no
@@ -174,7 +178,9 @@ type scheduleRun struct {
 	// pending is the OneShot picked to start next, waiting until the
 	// random faults have held MinHold; -1 when none is.
 	pending int
-	recErr  error // the first error recording into the history
+	begun   time.Time     // when the loop began
+	staged  time.Duration // how long sequences held the stage so far
+	recErr  error         // the first error recording into the history
 }
 
 func newScheduleRun(s *Schedule) *scheduleRun {

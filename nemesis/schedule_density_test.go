@@ -91,8 +91,10 @@ func TestScheduleKeepsAFastSystemBusy(t *testing.T) {
 // A sequence that cannot finish before the deadline is not started:
 // another family is, and nothing is cut short. One whose budget exceeds
 // half the window is given half the window (its waits end early), so that
-// a short run still holds it.
+// a short run still holds it; once a sequence ran, its budget is twice
+// what it took and a restart's room (huge: 5 s, so 13 s), within that.
 func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
+	ran := map[string]int{}
 	for seed := uint64(1); seed <= 20; seed++ {
 		fx := newScheduleFixture(t, seed, "kill")
 		seq := fx.newSequence(t, "seq", 8*time.Second, 12*time.Second)
@@ -101,22 +103,72 @@ func TestScheduleStartsNoSequenceThatCannotFinish(t *testing.T) {
 		fx.s.Weights, fx.s.TimeLimit, fx.s.StepTimeout = []int{1, 4, 4}, 40*time.Second, 2*time.Minute
 		_, err := fx.run(t, nil)
 		require.NoError(t, err)
-		sequences := 0
+		hugeBudget := 20 * time.Second // its minute, capped at half the 40 s window
 		for _, op := range fx.rec.Ops() {
 			assert.NotContains(t, string(op.Value), "cut short", "seed %d", seed)
-			if op.F == "on-huge" {
-				// Its minute is capped at half the 40 s window: it began
-				// with 20 s left, and took its 5 s.
-				assert.LessOrEqual(t, time.Duration(op.Time), 40*time.Second-20*time.Second+5*time.Second, "seed %d", seed)
-			}
-			if op.F == "on-seq" {
-				sequences++
-				// on-seq is recorded when the 8 s sequence ends; it
-				// began with at least its 12 s budget left.
-				assert.LessOrEqual(t, time.Duration(op.Time), 40*time.Second-12*time.Second+8*time.Second, "seed %d", seed)
+			switch op.F {
+			case "on-huge": // recorded when it ends: it began 5 s before
+				assert.LessOrEqual(t, time.Duration(op.Time)-5*time.Second, 40*time.Second-hugeBudget, "seed %d", seed)
+				hugeBudget = 2*5*time.Second + restartBudget
+				ran["huge"]++
+			case "on-seq": // min(12 s, 2×8 s + 3 s): always 12 s
+				assert.LessOrEqual(t, time.Duration(op.Time)-8*time.Second, 40*time.Second-12*time.Second, "seed %d", seed)
+				ran["seq"]++
 			}
 		}
-		assert.Positive(t, sequences, "seed %d", seed)
+	}
+	assert.Positive(t, ran["seq"])
+	assert.Positive(t, ran["huge"])
+}
+
+// A sequence's budget, once it ran, is what it took on this cluster (with
+// room), not its bound: a sequence bounded by 30 s that takes 4 s runs
+// back to back while 11 s are left, seven times in a 40 s window (its
+// bound, capped at 20 s, would have stopped it after five).
+func TestScheduleBudgetsASequenceByWhatItTook(t *testing.T) {
+	fx := newScheduleFixture(t, 1)
+	fx.s.Faults = []Fault{fx.newSequence(t, "seq", 4*time.Second, 30*time.Second)}
+	fx.s.TimeLimit = 40 * time.Second
+	_, err := fx.run(t, nil)
+	require.NoError(t, err)
+	var ends []time.Duration
+	for _, op := range fx.rec.Ops() {
+		if op.F == "on-seq" {
+			ends = append(ends, time.Duration(op.Time))
+		}
+	}
+	// From 1 s, every 4.1 s: the seventh starts at 25.6 s with 14.4 s
+	// left; the eighth would start at 29.7 s with 10.3 s left.
+	assert.Len(t, ends, 7, "%v", ends)
+}
+
+// With etcd's timing (a second's election timeout) and sequences that take
+// 20 s, the sequences hold the stage for about half the window and the
+// random faults get the rest: a 55 s window holds at most two sequences
+// and six or more random faults; without random faults the sequences
+// come back to back.
+func TestScheduleSharesTheStageByTime(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		fx := newScheduleFixture(t, seed, "kill", "pause", "partition", "packet")
+		fx.s.Cluster = &Cluster{Timing: db.Timing{Heartbeat: 100 * time.Millisecond, ElectionTimeout: time.Second}}
+		for _, name := range []string{"vote", "figure", "delay"} {
+			fx.s.Faults = append(fx.s.Faults, fx.newSequence(t, name, 20*time.Second, 30*time.Second))
+		}
+		fx.s.Weights, fx.s.Turns = []int{1, 1, 1, 1, 4, 4, 4}, []bool{false, false, false, false, true, true, true}
+		fx.s.TimeLimit = 55 * time.Second
+		_, err := fx.run(t, nil)
+		require.NoError(t, err)
+		sequences, random := 0, 0
+		for _, op := range fx.rec.Ops() {
+			switch op.F {
+			case "on-vote", "on-figure", "on-delay":
+				sequences++
+			case "on-kill", "on-pause", "on-partition", "on-packet":
+				random++
+			}
+		}
+		assert.LessOrEqual(t, sequences, 2, "seed %d", seed)
+		assert.GreaterOrEqual(t, random, 6, "seed %d", seed)
 	}
 }
 

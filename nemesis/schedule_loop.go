@@ -15,7 +15,8 @@ import (
 // end are left to finish, which stops them in heal order.
 func (s *scheduleRun) loop(ctx context.Context, deadline time.Time) {
 	clock := s.clock()
-	s.next = clock.Now().Add(s.election())
+	s.begun = clock.Now()
+	s.next = s.begun.Add(s.election())
 	for ctx.Err() == nil {
 		wake, ok := s.wakeAt()
 		if !ok && deadline.IsZero() {
@@ -94,9 +95,13 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 			return
 		}
 	}
+	staged := s.mayStage(now)
 	i, ok := s.pickTurn(func(j int) bool {
-		// A sequence clears the stage: what holds does not keep it out.
-		return !s.active[j] && (isOneShot(s.Faults[j]) || !s.actsOnActive(j)) && s.budget(j) <= left
+		if isOneShot(s.Faults[j]) {
+			// A sequence clears the stage: what holds does not keep it out.
+			return staged && !s.active[j] && s.budget(j) <= left
+		}
+		return !s.active[j] && !s.actsOnActive(j) && s.budget(j) <= left
 	})
 	if !ok {
 		s.next = s.firstEnd() // a family may be free then, or none will be
@@ -165,7 +170,9 @@ func (s *scheduleRun) runSequence(ctx context.Context, i int, deadline time.Time
 		}
 	}
 	clock := s.clock()
-	end := clock.Now().Add(min(s.budget(i), s.stepTimeout()))
+	began := clock.Now()
+	defer func() { s.staged += clock.Now().Sub(began) }()
+	end := began.Add(s.bound(i))
 	if !deadline.IsZero() && deadline.Before(end) {
 		end = deadline
 	}
@@ -246,22 +253,52 @@ func (s *scheduleRun) drawHold() time.Duration {
 	return lo + time.Duration(s.Rng.Int64N(int64(s.Interval-lo)+1))
 }
 
-// budget is the time fault i needs before the deadline to be started: a
-// OneShot's Budget on the cluster, or the longest its sequence took in
-// this run when that was longer, at most the step timeout that bounds it
-// and half the fault window (a sequence whose budget a short run cannot
-// hold still runs there, its waits ending early: see runSequence);
-// for a random fault, MinHold and the time its start takes (the longest
-// it took in this run, at least startBudget), so that it is not cut short.
+// budget is the time fault i needs before the deadline to be started.
+// For a OneShot: once its sequence ran in this run, twice the longest it
+// took and restartBudget (what this cluster needs, with room), within its
+// bound; before that, its bound. For a random fault: MinHold and the
+// time its start takes (the longest it took in this run, at least
+// startBudget), so that it is not cut short.
 func (s *scheduleRun) budget(i int) time.Duration {
-	if o, ok := oneShotOf(s.Faults[i]); ok {
-		b := min(max(o.Budget(s.Cluster), s.took[i]), s.stepTimeout())
-		if s.TimeLimit > 0 {
-			b = min(b, s.TimeLimit/2) // a short window still holds a sequence, ended early
+	if _, ok := oneShotOf(s.Faults[i]); ok {
+		b := s.bound(i)
+		if took := s.took[i]; took > 0 {
+			b = min(b, max(2*took+restartBudget, took))
 		}
 		return b
 	}
 	return s.minHold() + max(s.took[i], startBudget)
+}
+
+// bound is the longest the OneShot i's sequence is given: its Budget on
+// the cluster, or the longest it took in this run when that was longer,
+// at most the step timeout that bounds it and half the fault window (a
+// sequence whose bound a short run cannot hold still runs there, its
+// waits ending early: see runSequence).
+func (s *scheduleRun) bound(i int) time.Duration {
+	o, _ := oneShotOf(s.Faults[i])
+	b := min(max(o.Budget(s.Cluster), s.took[i]), s.stepTimeout())
+	if s.TimeLimit > 0 {
+		b = min(b, s.TimeLimit/2) // a short window still holds a sequence, ended early
+	}
+	return b
+}
+
+// SequenceShare is the part of the time so far that sequences may have
+// held the stage, when random faults are scheduled too: a new sequence
+// starts only while they held at most this much, so that on a system
+// whose sequences take tens of seconds (an election timeout of a second)
+// the random faults still get their half of the window.
+const SequenceShare = 0.5
+
+// mayStage reports whether a sequence may take the stage at now: always
+// in a schedule of sequences alone, and otherwise while the sequences
+// held it for at most SequenceShare of the time since the loop began.
+func (s *scheduleRun) mayStage(now time.Time) bool {
+	if !s.anyOf(func(j int) bool { return !isOneShot(s.Faults[j]) }) {
+		return true
+	}
+	return float64(s.staged) <= SequenceShare*float64(now.Sub(s.begun))
 }
 
 // startBudget is the time a random fault's start is given before it has

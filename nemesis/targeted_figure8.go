@@ -32,10 +32,12 @@ import (
 //     entry of its own term was on a majority, has applied an entry that
 //     X (its log ends in t' > t) can now win an election and overwrite.
 //
-// From step 3 on, the bystanders (neither L nor X) run on slow clocks
-// (favourRate, through the clock hooks), so that L, then X, times out
-// first and wins the election the sequence needs; any of the bystanders
-// could win otherwise. A system without fault hooks keeps its clocks, and
+// During step 3 the bystanders (neither L nor X) run on slow clocks
+// (favourRate, through the clock hooks), so that L times out first and
+// wins the election the sequence needs; any of the bystanders could win
+// otherwise. For X's election they run true again: with X's log ahead of
+// theirs none of them can win it, and slow they would remember L for ten
+// election timeouts before they vote. A system without fault hooks keeps its clocks, and
 // the sequence runs all the same, with less chance of the elections it
 // needs ("slow_clocks" in its op says so).
 //
@@ -196,9 +198,14 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v *faultrec.Targeted, le
 	if err := f.seq.cut.set(ctx, c, sides(voters, append([]string{leader}, away...))); err != nil {
 		return err
 	}
-	// The bystanders' clocks stay slow: second, whose log ends in a term
-	// above L's old entries, times out first and asks for their votes.
-	// The others elect among themselves before L rejoins them.
+	// The bystanders' clocks run true again: on second's side none of
+	// them can win (second, whose log ends in a term above L's old
+	// entries, refuses them its vote, and they are one short of a majority
+	// without it), and slow they would remember L ten election timeouts
+	// before they grant second their votes.
+	if err := f.fast(ctx, c, bystanders); err != nil {
+		return err
+	}
 	return p.finalLeader(ctx, reelected)
 }
 
@@ -342,6 +349,15 @@ func (f *Figure8) slow(ctx context.Context, c *Cluster, v *faultrec.Targeted, no
 		}
 	}
 	return nil
+}
+
+// fast puts the clocks of nodes, which slow slowed, back to true time
+// (nothing without hooks).
+func (f *Figure8) fast(ctx context.Context, c *Cluster, nodes []string) error {
+	if c.Hooks == nil {
+		return nil
+	}
+	return f.seq.resetClocks(ctx, c, nodes)
 }
 
 // loneIndex is the first index that the cut-off leader may hold alone:
