@@ -86,6 +86,6 @@ func TestTestRecordKeepsSSHWithoutSecrets(t *testing.T) {
 func TestReplayNoteNamesAnotherScheduleVersion(t *testing.T) {
 	assert.Empty(t, TestRecord{Seed: 5, ScheduleVersion: nemesis.ScheduleVersion}.ReplayNote())
 	old := TestRecord{Seed: 5, Version: "v0.3.0"}.ReplayNote() // before schedule_version was recorded
-	assert.Equal(t, "This run was made by nemesis schedule version 1 (chaos v0.3.0); this chaos's schedule is version 2, "+
+	assert.Equal(t, "This run was made by nemesis schedule version 1 (chaos v0.3.0); this chaos's schedule is version 3, "+
 		"so --seed 5 starts other faults here: replay it with the chaos that made it.", old)
 }
