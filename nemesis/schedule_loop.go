@@ -105,6 +105,7 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 	})
 	if !ok {
 		s.next = s.firstEnd() // a family may be free then, or none will be
+		s.nextStage(now)
 		return
 	}
 	if isOneShot(s.Faults[i]) {
@@ -127,6 +128,20 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 		s.ends[i] = s.began[i].Add(hold)
 	}
 	s.next = now.Add(gap)
+	s.nextStage(now)
+}
+
+// nextStage brings the next pick forward to the moment the sequences'
+// share lets one start again, when that comes first: a random fault's gap
+// does not keep the stage from them.
+func (s *scheduleRun) nextStage(now time.Time) {
+	if s.mayStage(now) || !s.anyOf(func(j int) bool { return isOneShot(s.Faults[j]) }) {
+		return
+	}
+	at := s.begun.Add(time.Duration(float64(s.staged) / SequenceShare))
+	if s.next.IsZero() || at.Before(s.next) {
+		s.next = at
+	}
 }
 
 // actsOnActive reports whether fault i may not hold beside an active fault
