@@ -55,8 +55,8 @@ const ScheduleVersion = 3
 // sequence) its Budget, or once it ran, twice what it took (see budget).
 // A OneShot gets a clear stage: the active faults are stopped before it
 // starts, it is stopped at once after, and the next fault starts as soon
-// as it ends. Sequences hold the stage for at most SequenceShare of the
-// time when random faults are scheduled too. Every transition is recorded
+// as it ends. Sequences longer than Interval hold the stage for at most
+// SequenceShare of the time when random faults are scheduled too. Every transition is recorded
 // in the history.
 //
 // The schedule ends at its deadline (TimeLimit after Run starts, on Time)
@@ -179,7 +179,7 @@ type scheduleRun struct {
 	// random faults have held MinHold; -1 when none is.
 	pending int
 	begun   time.Time     // when the loop began
-	staged  time.Duration // how long sequences held the stage so far
+	staged  time.Duration // how long sequences longer than Interval held the stage so far
 	recErr  error         // the first error recording into the history
 }
 

@@ -230,7 +230,7 @@ func TestScheduleGivesSequencesTheirShare(t *testing.T) {
 	n := 0
 	for seed := uint64(1); seed <= 20; seed++ {
 		fx := newScheduleFixture(t, seed, "kill", "pause")
-		fx.s.Faults = append(fx.s.Faults, fx.newSequence(t, "seq", 10*time.Second, 15*time.Second))
+		fx.s.Faults = append(fx.s.Faults, fx.newSequence(t, "seq", 12*time.Second, 15*time.Second))
 		fx.s.Weights, fx.s.Turns = []int{1, 1, 20}, []bool{false, false, true}
 		fx.s.Acts = []faultrec.Target{faultrec.TargetProcesses, faultrec.TargetProcesses, ""}
 		fx.s.TimeLimit = 100 * time.Second
@@ -241,14 +241,38 @@ func TestScheduleGivesSequencesTheirShare(t *testing.T) {
 			if op.F != "on-seq" {
 				continue
 			}
-			began := time.Duration(op.Time) - 10*time.Second // recorded as it ends
+			began := time.Duration(op.Time) - 12*time.Second // recorded as it ends
 			if staged > 0 {
 				late += began - 2*staged // the share lets it start at twice the time staged
 				n++
 			}
-			staged += 10 * time.Second
+			staged += 12 * time.Second
 		}
 	}
 	require.Positive(t, n)
 	assert.LessOrEqual(t, late/time.Duration(n), time.Second)
+}
+
+// A sequence no longer than a random fault's longest hold is one fault
+// among the others: it is not charged to the share, and sequences picked
+// that often come back to back, a heartbeat apart (or a random fault's
+// MinHold, when the pick drew one).
+func TestScheduleChargesOnlyLongSequences(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		fx := newScheduleFixture(t, seed, "kill", "pause")
+		fx.s.Faults = append(fx.s.Faults, fx.newSequence(t, "seq", 5*time.Second, 8*time.Second))
+		fx.s.Weights, fx.s.Turns = []int{1, 1, 20}, []bool{false, false, true}
+		fx.s.TimeLimit = 60 * time.Second
+		_, err := fx.run(t, nil)
+		require.NoError(t, err)
+		sequences := 0
+		for _, op := range fx.rec.Ops() {
+			if op.F == "on-seq" {
+				sequences++
+			}
+		}
+		// From 1 s, 5.1 s apart, while 8 s are left: ten, less the picks
+		// that drew a random fault. Charged, they would be five at most.
+		assert.GreaterOrEqual(t, sequences, 7, "seed %d", seed)
+	}
 }

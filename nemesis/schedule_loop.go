@@ -186,7 +186,11 @@ func (s *scheduleRun) runSequence(ctx context.Context, i int, deadline time.Time
 	}
 	clock := s.clock()
 	began := clock.Now()
-	defer func() { s.staged += clock.Now().Sub(began) }()
+	defer func() {
+		if held := clock.Now().Sub(began); held > s.Interval {
+			s.staged += held // longer than any random hold: charged to the share
+		}
+	}()
 	end := began.Add(s.bound(i))
 	if !deadline.IsZero() && deadline.Before(end) {
 		end = deadline
@@ -299,16 +303,21 @@ func (s *scheduleRun) bound(i int) time.Duration {
 	return b
 }
 
-// SequenceShare is the part of the time so far that sequences may have
-// held the stage, when random faults are scheduled too: a new sequence
-// starts only while they held at most this much, so that on a system
-// whose sequences take tens of seconds (an election timeout of a second)
-// the random faults still get their half of the window.
+// SequenceShare is the part of the time so far that long sequences may
+// have held the stage, when random faults are scheduled too. A sequence
+// that holds the stage longer than a random fault's longest hold
+// (Interval) takes that time from the random faults, which cannot start
+// meanwhile: a new sequence starts only while such sequences held at most
+// this much, so that on a system whose sequences take tens of seconds (an
+// election timeout of a second) the random faults still get half the
+// window. Shorter sequences are one fault among the others, and come back
+// to back.
 const SequenceShare = 0.5
 
 // mayStage reports whether a sequence may take the stage at now: always
-// in a schedule of sequences alone, and otherwise while the sequences
-// held it for at most SequenceShare of the time since the loop began.
+// in a schedule of sequences alone, and otherwise while the long
+// sequences held it for at most SequenceShare of the time since the loop
+// began.
 func (s *scheduleRun) mayStage(now time.Time) bool {
 	if !s.anyOf(func(j int) bool { return !isOneShot(s.Faults[j]) }) {
 		return true
