@@ -145,14 +145,17 @@ func (s *scheduleRun) nextStage(now time.Time) {
 }
 
 // actsOnActive reports whether fault i may not hold beside an active fault
-// (see Acts).
+// (see Acts): one on the same thing, or, on a system with fault hooks
+// (whose link and clock faults go through the nodes, which a killed or
+// paused node cannot answer), one on the processes beside any other.
 func (s *scheduleRun) actsOnActive(i int) bool {
 	if s.Acts == nil || s.Acts[i] == "" {
 		return false
 	}
+	alone := s.Cluster.Hooks != nil
 	for j, a := range s.active {
-		if a && s.Acts[j] != "" && (s.Acts[j] == s.Acts[i] || s.Acts[j] == faultrec.TargetProcesses ||
-			s.Acts[i] == faultrec.TargetProcesses) {
+		if a && s.Acts[j] != "" && (s.Acts[j] == s.Acts[i] ||
+			alone && (s.Acts[j] == faultrec.TargetProcesses || s.Acts[i] == faultrec.TargetProcesses)) {
 			return true
 		}
 	}
