@@ -275,7 +275,9 @@ func (p *figure8Play) secondLeader(ctx context.Context, term uint64) (string, ui
 
 // reelect waits for the first leader to lead again in a term above
 // secondTerm with its lone entries committed, and returns that term; 0
-// with the outcome recorded when it does not.
+// with the outcome recorded when it does not (not re-elected, or
+// re-elected without committing them: "reelected_term" and "commit" say
+// how far it came).
 func (p *figure8Play) reelect(ctx context.Context, secondTerm uint64) (uint64, error) {
 	var reelected uint64
 	err := p.until(ctx, p.slowWithin(), func() bool {
@@ -290,6 +292,12 @@ func (p *figure8Play) reelect(ctx context.Context, secondTerm uint64) (uint64, e
 		return 0, err
 	}
 	p.v.ReelectedTerm, p.v.Commit = new(reelected), new(p.st[p.leader].Commit)
+	if p.st[p.leader].Commit < *p.v.Index {
+		// Re-elected, but its commit index never reached its old entries:
+		// the last step would test nothing.
+		p.v.Outcome = "the first leader did not commit its lone entries"
+		return 0, nil
+	}
 	return reelected, nil
 }
 

@@ -282,6 +282,30 @@ func TestTargetedFigure8(t *testing.T) {
 	golden.Equal(t, "testdata/targeted-figure8.golden", b.String())
 }
 
+// A first leader re-elected whose commit index never reaches its lone
+// entries (90 < 91 here) ends the sequence there, saying so: the last step
+// would test nothing, and the op says how far it came.
+func TestFigure8ReelectedWithoutCommit(t *testing.T) {
+	ctx := context.Background()
+	fx := newSeqFixture(t)
+	fx.script = func(fx *seqFixture, elapsed time.Duration) {
+		figure8Script(fx, min(elapsed, steady+time.Second+100*time.Millisecond))
+		if elapsed >= steady+time.Second {
+			fx.set(func() { fx.states["n3"] = db.NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 90, LastIndex: 96} })
+		}
+	}
+	f := &Figure8{Pace: fx.pace()}
+	op, err := f.Start(ctx, fx.c, seeded(1))
+	require.NoError(t, err)
+	v := op.Value.(faultrec.Targeted)
+	assert.Equal(t, "the first leader did not commit its lone entries", v.Outcome)
+	assert.Equal(t, new(uint64(6)), v.ReelectedTerm)
+	assert.Equal(t, new(uint64(90)), v.Commit)
+	assert.Empty(t, v.FinalLeader, "no last step")
+	_, err = f.Stop(ctx, fx.c)
+	requireHealed(t, err)
+}
+
 // Figure 8 (d): the new leader keeps just enough bystanders for a
 // majority, those with the shortest logs; the rest go with the old leader.
 func TestFigure8FinalSides(t *testing.T) {
