@@ -291,7 +291,9 @@ func TestFigure8ReelectedWithoutCommit(t *testing.T) {
 	fx.script = func(fx *seqFixture, elapsed time.Duration) {
 		figure8Script(fx, min(elapsed, steady+time.Second+100*time.Millisecond))
 		if elapsed >= steady+time.Second {
-			fx.set(func() { fx.states["n3"] = db.NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 90, LastIndex: 96} })
+			fx.set(func() {
+				fx.states["n3"] = db.NodeState{Role: RoleLeader, Term: 6, Leader: "n3", Commit: 90, LastIndex: 96}
+			})
 		}
 	}
 	f := &Figure8{Pace: fx.pace()}
