@@ -37,7 +37,7 @@ import (
 // a first round of the majority that split (every vote in it a vote for
 // oneself) spoils the attempt: the sequence then heals, waits for a
 // leader and tries again, three times at most. Once the voter voted again
-// (or ten election timeouts passed), the sequence heals the cut and the
+// (or five election timeouts passed), the sequence heals the cut and the
 // links: nothing stays for Stop.
 //
 // Op "start-vote-restart": {"votes_from", "leader", "term", "minority",
@@ -204,7 +204,7 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v *faultrec.Ta
 		return err
 	}
 	second := []string{}
-	_, err := f.Pace.until(ctx, 10*electionOf(c, f.Election), pollEvery, func() (bool, error) {
+	_, err := f.Pace.until(ctx, secondVoteWithin*electionOf(c, f.Election), pollEvery, func() (bool, error) {
 		votes, err := secondVotesIn(ctx, c, vote, moved)
 		if err != nil {
 			return false, nil // not answering yet
@@ -218,6 +218,14 @@ func (f *VoteRestart) crashVoter(ctx context.Context, c *Cluster, v *faultrec.Ta
 	}
 	return err
 }
+
+// secondVoteWithin is how many election timeouts the sequence watches the
+// restarted voter for a second vote. The old leader's side has no leader
+// by then (see awaitNoLeader): its next campaign comes within two election
+// timeouts (an election timer, then the pre-vote's round trip), and the
+// voter, up again, is asked in it; five leave room for a round that split.
+// On a correct node no vote comes, and the whole wait is spent.
+const secondVoteWithin = 5
 
 // awaitNoLeader waits, three election timeouts at most, until no node of
 // side leads a term before term: the old leader stepped down (it cannot
