@@ -116,10 +116,9 @@ type Schedule struct {
 	// Acts, when set, says per fault what it acts on (faultrec.Target:
 	// processes, links, clocks): two faults that act on the same thing
 	// never hold at once (a kill under a pause would leave the resume
-	// waiting for a node that cannot answer), nor, on a system with fault
-	// hooks (Cluster.Hooks), does a fault on the processes beside any
-	// other (a clock or a cut set through a node's fault hooks fails on a
-	// node killed or paused); "" overlaps anything.
+	// waiting for a node that cannot answer), nor does a fault on the
+	// processes beside any other, but for a pause on a system without
+	// fault hooks (see scheduleRun.alone); "" overlaps anything.
 	Acts     []faultrec.Target
 	Rng      *rand.Rand
 	Recorder *history.Recorder

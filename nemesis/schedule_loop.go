@@ -145,21 +145,33 @@ func (s *scheduleRun) nextStage(now time.Time) {
 }
 
 // actsOnActive reports whether fault i may not hold beside an active fault
-// (see Acts): one on the same thing, or, on a system with fault hooks
-// (whose link and clock faults go through the nodes, which a killed or
-// paused node cannot answer), one on the processes beside any other.
+// (see Acts): one on the same thing, or one on the processes beside any
+// other, but for a pause on a system without fault hooks (see alone).
 func (s *scheduleRun) actsOnActive(i int) bool {
 	if s.Acts == nil || s.Acts[i] == "" {
 		return false
 	}
-	alone := s.Cluster.Hooks != nil
 	for j, a := range s.active {
-		if a && s.Acts[j] != "" && (s.Acts[j] == s.Acts[i] ||
-			alone && (s.Acts[j] == faultrec.TargetProcesses || s.Acts[i] == faultrec.TargetProcesses)) {
+		if a && s.Acts[j] != "" && (s.Acts[j] == s.Acts[i] || s.alone(i) || s.alone(j)) {
 			return true
 		}
 	}
 	return false
+}
+
+// alone reports whether fault i, when it holds, holds beside no other: a
+// fault on the processes that restarts nodes (a kill, a storage fault),
+// whose restarted node may need its peers to answer (etcd serves its
+// clients only once it reached its cluster, which a cut keeps from it), or
+// any fault on the processes of a system with fault hooks (a cut or a
+// clock set through a node's hooks fails on a node killed or paused). A
+// pause on a system without hooks holds beside a cut: the resumed node
+// answers on its own.
+func (s *scheduleRun) alone(i int) bool {
+	if s.Acts[i] != faultrec.TargetProcesses {
+		return false
+	}
+	return s.Cluster.Hooks != nil || s.Faults[i].Name() != faultrec.NamePause
 }
 
 // heldMinHold is when every active random fault will have held MinHold.
