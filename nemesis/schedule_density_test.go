@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,12 +132,7 @@ func TestScheduleBudgetsASequenceByWhatItTook(t *testing.T) {
 	fx.s.TimeLimit = 40 * time.Second
 	_, err := fx.run(t, nil)
 	require.NoError(t, err)
-	var ends []time.Duration
-	for _, op := range fx.rec.Ops() {
-		if op.F == "on-seq" {
-			ends = append(ends, time.Duration(op.Time))
-		}
-	}
+	ends := opTimes(fx.rec, "on-seq")
 	// From 1 s, every 4.1 s: the seventh starts at 25.6 s with 14.4 s
 	// left; the eighth would start at 29.7 s with 10.3 s left.
 	assert.Len(t, ends, 7, "%v", ends)
@@ -158,15 +154,8 @@ func TestScheduleSharesTheStageByTime(t *testing.T) {
 		fx.s.TimeLimit = 55 * time.Second
 		_, err := fx.run(t, nil)
 		require.NoError(t, err)
-		sequences, random := 0, 0
-		for _, op := range fx.rec.Ops() {
-			switch op.F {
-			case "on-vote", "on-figure", "on-delay":
-				sequences++
-			case "on-kill", "on-pause", "on-partition", "on-packet":
-				random++
-			}
-		}
+		sequences := len(opTimes(fx.rec, "on-vote", "on-figure", "on-delay"))
+		random := len(opTimes(fx.rec, "on-kill", "on-pause", "on-partition", "on-packet"))
 		assert.LessOrEqual(t, sequences, 2, "seed %d", seed)
 		assert.GreaterOrEqual(t, random, 6, "seed %d", seed)
 	}
@@ -262,11 +251,8 @@ func TestScheduleGivesSequencesTheirShare(t *testing.T) {
 		_, err := fx.run(t, nil)
 		require.NoError(t, err)
 		staged := time.Duration(0)
-		for _, op := range fx.rec.Ops() {
-			if op.F != "on-seq" {
-				continue
-			}
-			began := time.Duration(op.Time) - 12*time.Second // recorded as it ends
+		for _, end := range opTimes(fx.rec, "on-seq") {
+			began := end - 12*time.Second // recorded as it ends
 			if staged > 0 {
 				late += began - 2*staged // the share lets it start at twice the time staged
 				n++
@@ -290,14 +276,21 @@ func TestScheduleChargesOnlyLongSequences(t *testing.T) {
 		fx.s.TimeLimit = 60 * time.Second
 		_, err := fx.run(t, nil)
 		require.NoError(t, err)
-		sequences := 0
-		for _, op := range fx.rec.Ops() {
-			if op.F == "on-seq" {
-				sequences++
-			}
-		}
+		sequences := len(opTimes(fx.rec, "on-seq"))
 		// From 1 s, 5.1 s apart, while 8 s are left: ten, less the picks
 		// that drew a random fault. Charged, they would be five at most.
 		assert.GreaterOrEqual(t, sequences, 7, "seed %d", seed)
 	}
+}
+
+// opTimes returns the times, on the history's clock, of the ops of rec
+// called one of names, in order.
+func opTimes(rec *history.Recorder, names ...string) []time.Duration {
+	var at []time.Duration
+	for _, op := range rec.Ops() {
+		if slices.Contains(names, op.F) {
+			at = append(at, time.Duration(op.Time))
+		}
+	}
+	return at
 }
