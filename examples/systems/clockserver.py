@@ -24,6 +24,7 @@ state to report.
 import argparse
 import json
 import os
+import socketserver
 import threading
 import time
 import urllib.error
@@ -141,6 +142,19 @@ def handler(args, register):
     return Handler
 
 
+class Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer without the name lookup: HTTPServer.server_bind asks
+    the resolver for the address's name (socket.getfqdn) before it listens,
+    and on a host without DNS that waits out the resolver's timeouts (10 s),
+    so every start and restart answered 10 s late."""
+
+    daemon_threads = True
+
+    def server_bind(self):
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--id", required=True)
@@ -153,8 +167,7 @@ def main():
     if args.id == args.members.split(",")[0].split("=", 1)[0]:
         register = Register(os.path.join(args.data_dir, "register.json"))
     host, port = args.addr.rsplit(":", 1)
-    srv = ThreadingHTTPServer((host, int(port)), handler(args, register))
-    srv.daemon_threads = True
+    srv = Server((host, int(port)), handler(args, register))
     srv.serve_forever()
 
 
