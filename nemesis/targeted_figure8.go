@@ -37,9 +37,9 @@ import (
 // wins the election the sequence needs; any of the bystanders could win
 // otherwise. For X's election they run true again: with X's log ahead of
 // theirs none of them can win it, and slow they would remember L for ten
-// election timeouts before they vote. A system without fault hooks keeps its clocks, and
-// the sequence runs all the same, with less chance of the elections it
-// needs ("slow_clocks" in its op says so).
+// election timeouts before they vote. A system without fault hooks keeps
+// its clocks, and the sequence runs all the same, with less chance of the
+// elections it needs ("slow_clocks" in its op says so).
 //
 // On a correct node L commits the old entries only with an entry of t”
 // on a majority, which X can then never win against. The sequence ends,
@@ -202,8 +202,9 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v *faultrec.Targeted, le
 	// them can win (second, whose log ends in a term above L's old
 	// entries, refuses them its vote, and they are one short of a majority
 	// without it), and slow they would remember L ten election timeouts
-	// before they grant second their votes.
-	if err := f.fast(ctx, c, bystanders); err != nil {
+	// before they grant second their votes. (Nodes without hooks have no
+	// clock to reset.)
+	if err := f.seq.resetClocks(ctx, c, bystanders); err != nil {
 		return err
 	}
 	return p.finalLeader(ctx, reelected)
@@ -357,15 +358,6 @@ func (f *Figure8) slow(ctx context.Context, c *Cluster, v *faultrec.Targeted, no
 		}
 	}
 	return nil
-}
-
-// fast puts the clocks of nodes, which slow slowed, back to true time
-// (nothing without hooks).
-func (f *Figure8) fast(ctx context.Context, c *Cluster, nodes []string) error {
-	if c.Hooks == nil {
-		return nil
-	}
-	return f.seq.resetClocks(ctx, c, nodes)
 }
 
 // loneIndex is the first index that the cut-off leader may hold alone:
