@@ -56,8 +56,8 @@ const ScheduleVersion = 3
 // A OneShot gets a clear stage: the active faults are stopped before it
 // starts, it is stopped at once after, and the next fault starts as soon
 // as it ends. Sequences longer than Interval hold the stage for at most
-// SequenceShare of the time when random faults are scheduled too. Every transition is recorded
-// in the history.
+// SequenceShare of the time when random faults are scheduled too. Every
+// transition is recorded in the history.
 //
 // The schedule ends at its deadline (TimeLimit after Run starts, on Time)
 // or when ctx ends, whichever comes first, and from then on it starts no
@@ -180,13 +180,16 @@ type scheduleRun struct {
 	pending int
 	begun   time.Time     // when the loop began
 	staged  time.Duration // how long sequences longer than Interval held the stage so far
+	mixed   bool          // Faults has both OneShots and random faults: the share applies
 	recErr  error         // the first error recording into the history
 }
 
 func newScheduleRun(s *Schedule) *scheduleRun {
 	n := len(s.Faults)
+	mixed := s.anyOf(func(j int) bool { return isOneShot(s.Faults[j]) }) &&
+		s.anyOf(func(j int) bool { return !isOneShot(s.Faults[j]) })
 	return &scheduleRun{Schedule: s, active: make([]bool, n), began: make([]time.Time, n), ends: make([]time.Time, n),
-		took: make([]time.Duration, n), taken: make([]bool, n), pending: -1}
+		took: make([]time.Duration, n), taken: make([]bool, n), pending: -1, mixed: mixed}
 }
 
 func (s *Schedule) validate() error {

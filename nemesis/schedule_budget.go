@@ -52,10 +52,7 @@ const SequenceShare = 0.5
 // sequences held it for at most SequenceShare of the time since the loop
 // began.
 func (s *scheduleRun) mayStage(now time.Time) bool {
-	if !s.anyOf(func(j int) bool { return !isOneShot(s.Faults[j]) }) {
-		return true
-	}
-	return float64(s.staged) <= SequenceShare*float64(now.Sub(s.begun))
+	return !s.mixed || float64(s.staged) <= SequenceShare*float64(now.Sub(s.begun))
 }
 
 // startBudget is the time a random fault's start is given before it has

@@ -95,11 +95,11 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 			return
 		}
 	}
-	staged := s.mayStage(now)
+	shareLeft := s.mayStage(now)
 	i, ok := s.pickTurn(func(j int) bool {
 		if isOneShot(s.Faults[j]) {
 			// A sequence clears the stage: what holds does not keep it out.
-			return staged && !s.active[j] && s.budget(j) <= left
+			return shareLeft && !s.active[j] && s.budget(j) <= left
 		}
 		return !s.active[j] && !s.actsOnActive(j) && s.budget(j) <= left
 	})
@@ -135,7 +135,7 @@ func (s *scheduleRun) startNext(ctx context.Context, deadline time.Time) {
 // share lets one start again, when that comes first: a random fault's gap
 // does not keep the stage from them.
 func (s *scheduleRun) nextStage(now time.Time) {
-	if s.mayStage(now) || !s.anyOf(func(j int) bool { return isOneShot(s.Faults[j]) }) {
+	if s.mayStage(now) {
 		return
 	}
 	at := s.begun.Add(time.Duration(float64(s.staged) / SequenceShare))
