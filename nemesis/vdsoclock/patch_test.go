@@ -1,0 +1,193 @@
+//go:build linux && amd64
+
+package vdsoclock
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// childEnv makes the test binary a child that reads its clocks: for each
+// line on stdin it prints time.Now's wall clock and the monotonic time
+// since it started, in nanoseconds, both read through the vDSO by Go's
+// runtime.
+const childEnv = "VDSOCLOCK_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		start := time.Now()
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			now := time.Now()
+			fmt.Printf("%d %d\n", now.UnixNano(), now.Sub(start).Nanoseconds())
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// goChild is a Go program reading its clocks, as TestMain's child runs it.
+type goChild struct {
+	cmd *exec.Cmd
+	in  io.Writer
+	out *bufio.Scanner
+	// since is a monotonic time the child said, and began this process's
+	// reading at that moment (the middle of the round trip).
+	began time.Time
+	since int64
+}
+
+func startGoChild(t *testing.T) *goChild {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c := &goChild{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	c.read(t) // the child is up
+	before := time.Now()
+	_, c.since = c.read(t)
+	c.began = before.Add(time.Since(before) / 2)
+	return c
+}
+
+// read asks the child for its clocks.
+func (c *goChild) read(t *testing.T) (wall, mono int64) {
+	t.Helper()
+	_, err := io.WriteString(c.in, "\n")
+	require.NoError(t, err)
+	require.True(t, c.out.Scan(), "the child said nothing: %v", c.out.Err())
+	_, err = fmt.Sscan(strings.TrimSpace(c.out.Text()), &wall, &mono)
+	require.NoError(t, err)
+	return wall, mono
+}
+
+// offsets are how far the child's clocks are from this process's: its
+// wall clock, and its monotonic time since it began against this
+// process's (within the round trip of a read, tens of microseconds).
+func (c *goChild) offsets(t *testing.T) (wall, mono time.Duration) {
+	before := time.Now()
+	w, m := c.read(t)
+	after := time.Now()
+	mid := before.Add(after.Sub(before) / 2)
+	wall = time.Duration(w - mid.UnixNano())
+	mono = time.Duration(m-c.since) - mid.Sub(c.began)
+	return wall, mono
+}
+
+func TestPatchMovesAGoProgramsClocksAndHealPutsThemBack(t *testing.T) {
+	c := startGoChild(t)
+	pid := c.cmd.Process.Pid
+	wall, mono := c.offsets(t)
+	require.InDelta(t, 0, float64(wall), float64(time.Millisecond), "before the patch")
+	require.InDelta(t, 0, float64(mono), float64(time.Millisecond), "before the patch")
+
+	s := Skew{Realtime: 5 * time.Second, Monotonic: 3 * time.Second}
+	p, err := Patch(pid, s)
+	require.NoError(t, err)
+	assert.Contains(t, p.Funcs, "__vdso_clock_gettime")
+	wall, mono = c.offsets(t)
+	assert.InDelta(t, float64(s.Realtime), float64(wall), float64(time.Millisecond), "realtime")
+	assert.InDelta(t, float64(s.Monotonic), float64(mono), float64(time.Millisecond), "monotonic")
+
+	found, err := Inspect(pid)
+	require.NoError(t, err)
+	require.NotNil(t, found)
+	assert.Equal(t, p.Code, found.Code)
+	rt, mo := found.Offsets()
+	assert.Equal(t, s.Realtime, rt)
+	assert.Equal(t, s.Monotonic, mo)
+
+	// The fault changes in place: the data page alone is rewritten.
+	s = Skew{Realtime: -2 * time.Hour, Monotonic: 4 * time.Second}
+	_, err = Patch(pid, s)
+	require.NoError(t, err)
+	wall, mono = c.offsets(t)
+	assert.InDelta(t, float64(s.Realtime), float64(wall), float64(time.Millisecond), "realtime, rewritten")
+	assert.InDelta(t, float64(s.Monotonic), float64(mono), float64(time.Millisecond), "monotonic, rewritten")
+
+	_, err = Set(pid, Skew{Monotonic: time.Second})
+	assert.ErrorContains(t, err, "would move them back")
+
+	healed, err := Heal(pid)
+	require.NoError(t, err)
+	require.NotNil(t, healed)
+	after, err := Inspect(pid)
+	require.NoError(t, err)
+	assert.Nil(t, after, "the vDSO's own words are back")
+	wall, mono = c.offsets(t)
+	assert.InDelta(t, 0, float64(wall), float64(time.Millisecond), "after heal")
+	assert.InDelta(t, 0, float64(mono), float64(time.Millisecond), "after heal")
+	assert.NoError(t, processRuns(pid), "no thread is left stopped")
+}
+
+func TestPatchRunsAGoProgramsClockAtTheRate(t *testing.T) {
+	c := startGoChild(t)
+	pid := c.cmd.Process.Pid
+	_, err := Patch(pid, Skew{Rate: 2})
+	require.NoError(t, err)
+	w0, m0 := c.read(t)
+	t0 := time.Now()
+	// A second of true time, polled: the child's clock must move twice as far.
+	for time.Since(t0) < time.Second {
+		c.read(t)
+	}
+	w1, m1 := c.read(t)
+	elapsed := time.Since(t0)
+	assert.InEpsilon(t, 2*float64(elapsed), float64(m1-m0), 0.05, "monotonic at 2x")
+	assert.InEpsilon(t, 2*float64(elapsed), float64(w1-w0), 0.05, "realtime at 2x")
+	_, err = Heal(pid)
+	require.NoError(t, err)
+}
+
+func TestHealLeavesAnUnpatchedProcessAlone(t *testing.T) {
+	c := startGoChild(t)
+	p, err := Heal(c.cmd.Process.Pid)
+	assert.NoError(t, err)
+	assert.Nil(t, p)
+}
+
+func TestPatchRefusesABadRate(t *testing.T) {
+	_, err := Patch(os.Getpid(), Skew{Rate: -1})
+	assert.ErrorContains(t, err, "clock rate -1")
+}
+
+func TestPatchSaysWhenTheProcessIsGone(t *testing.T) {
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	_, err := Patch(cmd.Process.Pid, Skew{Realtime: time.Second})
+	assert.ErrorIs(t, err, errExited)
+}
+
+// processRuns reports an error when a thread of pid is stopped (state T
+// or t in /proc/PID/task/TID/stat).
+func processRuns(pid int) error {
+	tids, err := threadsOf(pid)
+	if err != nil {
+		return err
+	}
+	for _, tid := range tids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+		if err != nil {
+			return err
+		}
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if fields[0] == "T" || fields[0] == "t" {
+			return fmt.Errorf("thread %d of %d is stopped (%s)", tid, pid, fields[0])
+		}
+	}
+	return nil
+}
