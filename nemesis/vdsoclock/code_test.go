@@ -17,27 +17,56 @@ import (
 )
 
 // mapped is code and a data page mapped in this process, as Patch maps
-// them in a node's.
+// them in a node's, and a scratch page for what the code writes (memory
+// Go does not move: the code gets its address as a plain integer).
 type mapped struct{ mem []byte }
+
+// scratch is the address of the scratch page, the third.
+func (m *mapped) scratch() uintptr { return uintptr(unsafe.Pointer(&m.mem[2*pageSize])) }
+
+// timespec is the timespec at the scratch page's start.
+func (m *mapped) timespec() *unix.Timespec { return (*unix.Timespec)(unsafe.Pointer(&m.mem[2*pageSize])) }
 
 func mapCode(t *testing.T, p Page, counter uint64) *mapped {
 	t.Helper()
-	mem, err := syscall.Mmap(-1, 0, 2*pageSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	m, err := mapPagesHere(p, counter)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = syscall.Munmap(mem) })
+	t.Cleanup(m.unmap)
+	return m
+}
+
+func mapCodeB(b *testing.B, p Page) *mapped {
+	m, err := mapPagesHere(p, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(m.unmap)
+	return m
+}
+
+// mapPagesHere maps the code and the data page p in this process.
+func mapPagesHere(p Page, counter uint64) (*mapped, error) {
+	mem, err := syscall.Mmap(-1, 0, 3*pageSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, err
+	}
 	copy(mem, code[:])
 	copy(mem[pageSize:], p.Encode(counter))
-	require.NoError(t, syscall.Mprotect(mem[:pageSize], syscall.PROT_READ|syscall.PROT_EXEC))
-	return &mapped{mem: mem}
+	if err := syscall.Mprotect(mem[:pageSize], syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
+		_ = syscall.Munmap(mem)
+		return nil, err
+	}
+	return &mapped{mem: mem}, nil
 }
+
+func (m *mapped) unmap() { _ = syscall.Munmap(m.mem) }
 
 func (m *mapped) entry(off int) uintptr { return uintptr(unsafe.Pointer(&m.mem[off])) }
 
 // clockGettime calls the code's clock_gettime for clock id.
 func (m *mapped) clockGettime(id int) (int64, uintptr) {
-	var ts unix.Timespec
-	r := callc.Call2(m.entry(entryClockGettime), uintptr(id), uintptr(unsafe.Pointer(&ts)))
-	return ts.Nano(), r
+	r := callc.Call2(m.entry(entryClockGettime), uintptr(id), m.scratch())
+	return m.timespec().Nano(), r
 }
 
 func kernelNow(t *testing.T, id int) int64 {
@@ -137,17 +166,17 @@ func TestMulShiftIsTheSigned128BitProduct(t *testing.T) {
 func TestCodeGettimeofdayAndTimeMoveTheRealtimeClock(t *testing.T) {
 	s := Skew{Realtime: 90 * time.Minute}
 	m := mapCode(t, PageFor(s, readingsNow(t)), 0)
-	var tv unix.Timeval
 	before := time.Now().Add(s.Realtime).UnixMicro()
-	r := callc.Call2(m.entry(entryGettimeofday), uintptr(unsafe.Pointer(&tv)), 0)
+	r := callc.Call2(m.entry(entryGettimeofday), m.scratch(), 0)
+	tv := *(*unix.Timeval)(unsafe.Pointer(&m.mem[2*pageSize]))
 	after := time.Now().Add(s.Realtime).UnixMicro()
 	require.Zero(t, r)
 	got := tv.Sec*1e6 + tv.Usec
 	assert.True(t, got >= before-1 && got <= after+1, "gettimeofday %d not in [%d, %d]", got, before, after)
 	assert.Less(t, tv.Usec, int64(1e6))
 
-	var stored int64
-	secs := int64(callc.Call2(m.entry(entryTime), uintptr(unsafe.Pointer(&stored)), 0))
+	secs := int64(callc.Call2(m.entry(entryTime), m.scratch(), 0))
+	stored := *(*int64)(unsafe.Pointer(&m.mem[2*pageSize]))
 	want := time.Now().Add(s.Realtime).Unix()
 	assert.InDelta(t, want, secs, 1)
 	assert.Equal(t, secs, stored)
