@@ -5,7 +5,7 @@ package vdsoclock
 import (
 	"os"
 	"testing"
-	
+
 	"golang.org/x/sys/unix"
 
 	"chaos/nemesis/vdsoclock/internal/callc"

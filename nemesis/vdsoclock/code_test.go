@@ -25,7 +25,9 @@ type mapped struct{ mem []byte }
 func (m *mapped) scratch() uintptr { return uintptr(unsafe.Pointer(&m.mem[2*pageSize])) }
 
 // timespec is the timespec at the scratch page's start.
-func (m *mapped) timespec() *unix.Timespec { return (*unix.Timespec)(unsafe.Pointer(&m.mem[2*pageSize])) }
+func (m *mapped) timespec() *unix.Timespec {
+	return (*unix.Timespec)(unsafe.Pointer(&m.mem[2*pageSize]))
+}
 
 func mapCode(t *testing.T, p Page, counter uint64) *mapped {
 	t.Helper()
