@@ -24,6 +24,7 @@ linearizability with Porcupine.`,
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newFaultProxyCmd())
+	root.AddCommand(newVDSOClockCmd())
 	root.AddCommand(newFaultFSCmd())
 	root.AddCommand(newCorruptCmd())
 	return root

@@ -35,8 +35,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// goChild is a Go program reading its clocks, as TestMain's child runs it.
-type goChild struct {
+// clockChild is a program that reads its clocks: for each line on its
+// stdin it prints its realtime clock and a monotonic clock (of any
+// origin), in nanoseconds.
+type clockChild struct {
 	cmd *exec.Cmd
 	in  io.Writer
 	out *bufio.Scanner
@@ -46,17 +48,24 @@ type goChild struct {
 	since int64
 }
 
-func startGoChild(t *testing.T) *goChild {
+// startGoChild starts the test binary as TestMain's child.
+func startGoChild(t *testing.T) *clockChild {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
+	return startClockChild(t, cmd)
+}
+
+// startClockChild starts cmd and waits until it answers.
+func startClockChild(t *testing.T, cmd *exec.Cmd) *clockChild {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	c := &goChild{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	c := &clockChild{cmd: cmd, in: in, out: bufio.NewScanner(out)}
 	c.read(t) // the child is up
 	before := time.Now()
 	_, c.since = c.read(t)
@@ -65,7 +74,7 @@ func startGoChild(t *testing.T) *goChild {
 }
 
 // read asks the child for its clocks.
-func (c *goChild) read(t *testing.T) (wall, mono int64) {
+func (c *clockChild) read(t *testing.T) (wall, mono int64) {
 	t.Helper()
 	_, err := io.WriteString(c.in, "\n")
 	require.NoError(t, err)
@@ -78,7 +87,7 @@ func (c *goChild) read(t *testing.T) (wall, mono int64) {
 // offsets are how far the child's clocks are from this process's: its
 // wall clock, and its monotonic time since it began against this
 // process's (within the round trip of a read, tens of microseconds).
-func (c *goChild) offsets(t *testing.T) (wall, mono time.Duration) {
+func (c *clockChild) offsets(t *testing.T) (wall, mono time.Duration) {
 	before := time.Now()
 	w, m := c.read(t)
 	after := time.Now()
