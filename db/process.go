@@ -17,6 +17,10 @@ type Process struct {
 	// Stopped is true when the process is stopped by a signal (state T
 	// in /proc/PID/stat): a SIGSTOP nobody undid.
 	Stopped bool
+	// Record is the path, on the host, of the start record that names
+	// the process ("PID STARTTIME", see Daemon): a tool on the host
+	// checks it before it touches the process (chaos vdso-clock).
+	Record string
 }
 
 // ProcessFinder is a system that can say which process runs a node on its
@@ -47,7 +51,11 @@ func (d daemon) process(ctx context.Context, r control.Remote) (Process, error) 
 	if err != nil {
 		return Process{}, err
 	}
-	return parseProcess(string(out))
+	p, err := parseProcess(string(out))
+	if p.Pid > 0 {
+		p.Record = d.record()
+	}
+	return p, err
 }
 
 // parseProcess reads processCmd's answer: empty, or "PID STATE".

@@ -37,6 +37,11 @@ const (
 	// the file themselves (chaos-node). Only the node's processes are
 	// affected, so it is safe on hosts that share a clock.
 	ClockFaketime ClockStrategy = "faketime"
+	// ClockVDSO patches the vDSO of each node's processes so that their
+	// clock readings move (nemesis/clock_vdso.go, `chaos vdso-clock`):
+	// any x86-64 program that reads time through the vDSO (Go, the JVM,
+	// C), only that node's processes, no file to start under.
+	ClockVDSO ClockStrategy = "vdso"
 )
 
 // Kinds of clock faults, recorded in the op's "kind".
@@ -119,8 +124,10 @@ func (k *Clock) Available(ctx context.Context, c *Cluster) error {
 		return requireRemotes("clock", c)
 	case ClockFaketime:
 		return wrapFamily("clock", fakeAvailable(ctx, c))
+	case ClockVDSO:
+		return wrapFamily("clock", vdsoAvailable(ctx, c))
 	}
-	return fmt.Errorf("clock: unknown strategy %q (want hook, faketime or system)", k.Strategy)
+	return fmt.Errorf("clock: unknown strategy %q (want hook, vdso, faketime or system)", k.Strategy)
 }
 
 // Start picks targets and a kind of fault with rng and applies it. When
@@ -193,6 +200,9 @@ func (k *Clock) Heal(ctx context.Context, c *Cluster) error {
 func (k *Clock) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
 	if k.strategy() == ClockFaketime {
 		return fakeLeftover(ctx, c, n)
+	}
+	if k.strategy() == ClockVDSO {
+		return vdsoLeftover(ctx, c, n)
 	}
 	if k.strategy() != ClockSystem || c.SharedClock {
 		return nil, nil
@@ -289,6 +299,9 @@ func (k *Clock) apply(ctx context.Context, c *Cluster, nodes []db.Node, v *fault
 	if ClockStrategy(v.Mechanism) == ClockFaketime {
 		v.Readers = fakeReaders(ctx, c, nodes)
 	}
+	if ClockStrategy(v.Mechanism) == ClockVDSO {
+		return k.vdsoApplyAll(ctx, c, nodes, v)
+	}
 	changed, err := mapNodes(nodes, func(n db.Node) (bool, error) { return k.applyNode(ctx, c, n, v) })
 	if err != nil || ClockStrategy(v.Mechanism) != ClockHook {
 		return err
@@ -349,6 +362,9 @@ func (k *Clock) jump(ctx context.Context, c *Cluster, n db.Node, ms, total int64
 func (k *Clock) reset(ctx context.Context, c *Cluster, n db.Node) error {
 	if k.strategy() == ClockFaketime {
 		return fakeReset(ctx, c, n)
+	}
+	if k.strategy() == ClockVDSO {
+		return vdsoReset(ctx, c, n)
 	}
 	if k.strategy() == ClockSystem {
 		return k.system(ctx, c, n, k.resetCmd())

@@ -225,7 +225,7 @@ func TestClockAvailable(t *testing.T) {
 	require.NoError(t, (&Clock{Strategy: ClockSystem}).Available(ctx, g))
 	g.SharedClock = true
 	assert.EqualError(t, (&Clock{Strategy: ClockSystem}).Available(ctx, g), "clock: "+errSharedClock.Error())
-	assert.EqualError(t, (&Clock{Strategy: "ntp"}).Available(ctx, g), `clock: unknown strategy "ntp" (want hook, faketime or system)`)
+	assert.EqualError(t, (&Clock{Strategy: "ntp"}).Available(ctx, g), `clock: unknown strategy "ntp" (want hook, vdso, faketime or system)`)
 }
 
 // The system strategy never runs a command on hosts that share the

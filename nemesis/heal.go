@@ -51,7 +51,7 @@ func HealEach(ctx context.Context, c *Cluster, faults []Fault) []NodeHeal {
 // that takes the node it acts on. Its Leader, States and
 // Events are nil: a heal has no use for them.
 func only(c *Cluster, n db.Node) *Cluster {
-	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock, FaultProxy: c.FaultProxy, Hooks: c.Hooks,
+	v := &Cluster{Nodes: []db.Node{n}, DB: c.DB, SharedClock: c.SharedClock, FaultProxy: c.FaultProxy, VDSOClock: c.VDSOClock, Hooks: c.Hooks,
 		Timing: c.Timing, Storage: c.Storage, Membership: c.Membership, FakeClocks: c.FakeClocks, Processes: c.Processes,
 		Peers: c.Peers, Remotes: map[string]control.Remote{}}
 	if r, ok := c.Remotes[n.Name]; ok {

@@ -85,6 +85,9 @@ type Cluster struct {
 	// the packet fault's proxy mechanism (see net_proxy.go); nil leaves that
 	// mechanism out.
 	FaultProxy *FaultProxy
+	// VDSOClock says where the vdso clock strategy's tool runs on the
+	// hosts (see clock_vdso.go); nil leaves that strategy out.
+	VDSOClock *VDSOClock
 
 	// cuts are the targeted faults' cuts in place, which the nodes' drop
 	// lists hold the union of (see netCut); the first cut makes it (the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -36,16 +35,8 @@ import (
 // that share a host (local mode) share its proxy, each setting its own
 // links.
 type FaultProxy struct {
-	// Binary is the chaos binary on this machine; "" when it cannot be
-	// found (then the proxy is unavailable).
-	Binary string
-	// Upload copies Binary to Path on a host the first time a fault needs
-	// the proxy there, unless the same file is there already. Without it
-	// Path is Binary, on hosts that share this machine's files (local
-	// mode).
-	Upload bool
-	// Path is the chaos binary on the hosts.
-	Path string
+	// HostBinary is the chaos binary the hosts run the proxy with.
+	HostBinary
 	// Dir is the proxy's directory on each host: its pidfile, start
 	// record and log (fault-proxy.pid, .started, .log) and its control
 	// socket.
@@ -53,18 +44,10 @@ type FaultProxy struct {
 }
 
 // NewFaultProxy places the fault proxy in layout: this executable, copied
-// to BinDir/chaos-fault-proxy when upload (a name of its own, so that it
-// never replaces a node's binary), its files in DataDir/fault-proxy.
+// to BinDir/chaos-fault-proxy when upload, its files in
+// DataDir/fault-proxy.
 func NewFaultProxy(layout db.Layout, upload bool) *FaultProxy {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = ""
-	}
-	fp := &FaultProxy{Binary: exe, Upload: upload, Path: exe, Dir: path.Join(layout.DataDir, "fault-proxy")}
-	if upload {
-		fp.Path = path.Join(layout.BinDir, "chaos-fault-proxy")
-	}
-	return fp
+	return &FaultProxy{HostBinary: newHostBinary(layout, upload, "chaos-fault-proxy"), Dir: path.Join(layout.DataDir, "fault-proxy")}
 }
 
 // daemon is the proxy's process on a host. Its directory, which holds
@@ -80,17 +63,7 @@ func (fp *FaultProxy) missing() error {
 	if fp == nil {
 		return errors.New("no place for it on the hosts (Cluster.FaultProxy is nil)")
 	}
-	if fp.Binary == "" {
-		return errors.New("the chaos binary of this process cannot be found")
-	}
-	st, err := os.Stat(fp.Binary)
-	if err != nil {
-		return fmt.Errorf("the chaos binary: %w", err)
-	}
-	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("the chaos binary %s is no executable file", fp.Binary)
-	}
-	return nil
+	return fp.HostBinary.missing()
 }
 
 // errProxyReorder is why the proxy does not reorder: a byte stream cannot.
@@ -117,34 +90,15 @@ func proxyMissing(fp *FaultProxy, caps map[string]NetCaps, ends []string) error 
 }
 
 // proxyState is what a Packet remembers of the proxies it used: the
-// hosts (by node) where the binary was checked or copied, and the
-// binary's digest. Its user serializes the calls.
-type proxyState struct {
-	sum       string
-	installed map[string]bool
-}
+// hosts where the binary was checked or copied. Its user serializes the
+// calls.
+type proxyState struct{ installs }
 
-// install makes sure fp's binary is on r's host (node's), copying it
-// unless the same file is there; without fp.Upload there is nothing to
-// do.
+// install makes sure fp's binary is on r's host (node's).
 func (ps *proxyState) install(ctx context.Context, fp *FaultProxy, r control.Remote, node string) error {
-	if !fp.Upload || ps.installed[node] {
-		return nil
-	}
-	if ps.sum == "" {
-		sum, err := control.FileSHA256(fp.Binary)
-		if err != nil {
-			return fmt.Errorf("fault proxy: %w", err)
-		}
-		ps.sum = sum
-	}
-	if _, err := control.EnsureFile(ctx, r, fp.Binary, fp.Path, ps.sum, 0o755); err != nil {
+	if err := ps.installs.install(ctx, &fp.HostBinary, r, node); err != nil {
 		return fmt.Errorf("fault proxy: %w", err)
 	}
-	if ps.installed == nil {
-		ps.installed = map[string]bool{}
-	}
-	ps.installed[node] = true
 	return nil
 }
 

@@ -226,12 +226,13 @@ func healedByStorage(bool) []Fault { return nil }
 // family sets; its cuts, links and clocks are healed by theirs.
 func figure8Healers(bool) []Fault { return []Fault{&appendLimitHealer{}} }
 
-// clockHealers heals the clock hooks and the fake clocks' control files
-// everywhere and, where the hosts have clocks of their own, the system
-// clock too.
+// clockHealers heals the clock hooks, the fake clocks' control files and
+// the vdso patches everywhere and, where the hosts have clocks of their
+// own, the system clock too.
 func clockHealers(sharedClock bool) []Fault {
+	healers := []Fault{&Clock{Strategy: ClockHook}, &Clock{Strategy: ClockFaketime}, &Clock{Strategy: ClockVDSO}}
 	if sharedClock {
-		return []Fault{&Clock{Strategy: ClockHook}, &Clock{Strategy: ClockFaketime}}
+		return healers
 	}
-	return []Fault{&Clock{Strategy: ClockHook}, &Clock{Strategy: ClockFaketime}, &Clock{Strategy: ClockSystem}}
+	return append(healers, &Clock{Strategy: ClockSystem})
 }

@@ -40,8 +40,8 @@ type Lease struct {
 	Election time.Duration
 	// Pace is the sequence's clock (default: real time).
 	Pace Pace
-	// Clock is how the leader's clock is slowed: ClockHook (the default)
-	// or ClockFaketime.
+	// Clock is how the leader's clock is slowed: ClockHook (the default),
+	// ClockVDSO or ClockFaketime.
 	Clock ClockStrategy
 
 	seq sequence
@@ -93,7 +93,11 @@ func (l *Lease) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, erro
 	if l.clock() == ClockFaketime {
 		got, err = s.setFakeRate(ctx, c, leader, rate)
 	} else {
-		got, err = s.setRate(ctx, c, leader, rate)
+		set := s.setRate
+		if l.clock() == ClockVDSO {
+			set = s.setVDSORate
+		}
+		got, err = set(ctx, c, leader, rate)
 		v.Effect = EffectObserved
 		if got != rate {
 			v.Effect = EffectNotObserved

@@ -38,6 +38,7 @@ type sequence struct {
 	slowed bool      // links is active
 	clocks []string  // nodes whose clock hook was set
 	fakes  []string  // nodes whose fake clock was set (clock_faketime.go)
+	vdsos  []string  // nodes whose processes' clocks were patched (clock_vdso.go)
 	splits []string  // nodes whose append limit hook was set
 	down   []db.Node // nodes killed and not yet restarted
 }
@@ -139,6 +140,12 @@ func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 	}
 	errs = append(errs, resetFakeClocks(ctx, c, fakes))
 	s.fakes = nil
+	vdsos := s.vdsos
+	if all {
+		vdsos = partitionNames(c.Nodes)
+	}
+	errs = append(errs, resetVDSOClocks(ctx, c, vdsos))
+	s.vdsos = nil
 	splits := s.splits
 	if all {
 		splits = partitionNames(c.Nodes)

@@ -15,7 +15,8 @@ import (
 // runs, which strategy the families use (clockStrategy).
 
 // ClockAuto is --clock-strategy's default: hook where the system has
-// hooks, else faketime where it works.
+// hooks, else vdso where the hosts let chaos trace the nodes, else
+// faketime where it works.
 const ClockAuto = "auto"
 
 // clockFamilies are the families that bend clocks.
@@ -70,15 +71,15 @@ func (r *run) clockStrategy(ctx context.Context, c *nemesis.Cluster) nemesis.Clo
 }
 
 // setClock gives f, a fault of a family that bends clocks, the run's
-// strategy: the clock family takes any; lease takes faketime, and the
-// hook otherwise (it cannot slow a system clock).
+// strategy: the clock family takes any; lease takes faketime and vdso,
+// and the hook otherwise (it cannot slow a system clock).
 func setClock(f nemesis.Fault, s nemesis.ClockStrategy) {
 	switch f := f.(type) {
 	case *nemesis.Clock:
 		f.Strategy = s
 	case *nemesis.Lease:
 		f.Clock = nemesis.ClockHook
-		if s == nemesis.ClockFaketime {
+		if s == nemesis.ClockFaketime || s == nemesis.ClockVDSO {
 			f.Clock = s
 		}
 	}

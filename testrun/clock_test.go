@@ -56,7 +56,7 @@ func TestValidateClockStrategies(t *testing.T) {
 	}
 	o := validOptions()
 	o.ClockStrategy = "ntp"
-	assert.EqualError(t, o.Prepare(), `bad option: --clock-strategy "ntp": want auto, hook, faketime or system`)
+	assert.EqualError(t, o.Prepare(), `bad option: --clock-strategy "ntp": want auto, hook, vdso, faketime or system`)
 }
 
 // validOptions are options Prepare accepts.

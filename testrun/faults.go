@@ -18,6 +18,7 @@ import (
 func (r *run) nemesisCluster() *nemesis.Cluster {
 	c := nemesis.NewCluster(r.cl.DB, r.cl.Nodes, r.cl.Remotes, r.cl.SharedClock)
 	c.Write, c.FaultProxy = r.cl.Write, nemesis.NewFaultProxy(r.cl.Layout, !r.cl.Local)
+	c.VDSOClock = nemesis.NewVDSOClock(r.cl.Layout, !r.cl.Local)
 	return c
 }
 

@@ -218,8 +218,8 @@ func (o *Options) validateValues() error {
 		return usagef("--workload %q: want register or set", o.Workload)
 	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
 		return usagef("--read-consistency %q: want %s or %s", o.ReadConsistency, ReadLinearizable, ReadSerializable)
-	case !slices.Contains([]string{"", ClockAuto, string(nemesis.ClockHook), string(nemesis.ClockFaketime), string(nemesis.ClockSystem)}, o.ClockStrategy):
-		return usagef("--clock-strategy %q: want %s, %s, %s or %s", o.ClockStrategy, ClockAuto, nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem)
+	case !slices.Contains([]string{"", ClockAuto, string(nemesis.ClockHook), string(nemesis.ClockVDSO), string(nemesis.ClockFaketime), string(nemesis.ClockSystem)}, o.ClockStrategy):
+		return usagef("--clock-strategy %q: want %s, %s, %s, %s or %s", o.ClockStrategy, ClockAuto, nemesis.ClockHook, nemesis.ClockVDSO, nemesis.ClockFaketime, nemesis.ClockSystem)
 	case o.Keys < 1:
 		return usagef("--keys %d: want at least 1", o.Keys)
 	case o.Rate < 0:

@@ -111,6 +111,7 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	}()
 	c.SharedClock = local
 	c.FaultProxy = nemesis.NewFaultProxy(layout, !local)
+	c.VDSOClock = nemesis.NewVDSOClock(layout, !local)
 	for _, h := range nemesis.HealEach(ctx, c, nemesis.HealFaults(local)) {
 		outcome[h.Node.Name] = h.Err
 	}

@@ -118,12 +118,12 @@ func TestHealFaultsNeverSetTheSharedClock(t *testing.T) {
 		return names, clocks
 	}
 	names, clocks := strategies(nemesis.HealFaults(true))
-	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime}, clocks)
-	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "clock", "figure8", "member", "power-loss", "kill"}, names,
+	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockVDSO}, clocks)
+	assert.Equal(t, []string{"pause", "partition", "packet", "clock", "clock", "clock", "figure8", "member", "power-loss", "kill"}, names,
 		"every family (figure8 for its append limits, member for the original membership, power-loss for every storage family), "+
 			"SIGCONT first so that the nodes answer the hooks")
 	_, clocks = strategies(nemesis.HealFaults(false))
-	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockSystem}, clocks)
+	assert.Equal(t, []nemesis.ClockStrategy{nemesis.ClockHook, nemesis.ClockFaketime, nemesis.ClockVDSO, nemesis.ClockSystem}, clocks)
 }
 
 // The pieces of a heal put together: the reached host is healed by every

@@ -88,8 +88,9 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.BoolVar(&ro.keepGoing, "keep-going", false, "with --test-count: run every count, then print and store the detection rate and time to the first anomaly")
 	f.StringVar(&ro.nemesis, "nemesis", "", "comma list of fault families (below, e.g. lease,vote-restart), or none, or all (default: every family the environment supports but the opt-in member)")
 	f.StringVar(&o.ClockStrategy, "clock-strategy", testrun.ClockAuto,
-		"how the clock and lease families bend clocks: hook (chaos-node's fault hook), faketime (nodes started under a fake clock: libfaketime for dynamically linked programs that are not Go, chaos-node natively), "+
-			"system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock), or auto: hook where the system has hooks, else faketime where it works")
+		"how the clock and lease families bend clocks: hook (chaos-node's fault hook), vdso (the nodes' processes' vDSO clock functions patched through ptrace: any x86-64 program that reads time through the vDSO, Go and the JVM included; root or CAP_SYS_PTRACE on the hosts), "+
+			"faketime (nodes started under a fake clock: libfaketime for dynamically linked programs that are not Go, chaos-node natively), "+
+			"system (the hosts' real clocks, NTP stopped: real VMs only, for any system; refused on hosts sharing this machine's clock), or auto: hook where the system has hooks, else vdso where the hosts allow it, else faketime where it works")
 	f.DurationVar(&o.NemesisInterval, "nemesis-interval", 10*time.Second, "the longest a fault holds: each holds between two election timeouts and this, and the next starts before it ends")
 	f.BoolVar(&o.StorageFaults, "storage-faults", false, "serve each node's data directory through chaos's fault file system (FUSE: /dev/fuse and root on every host), "+
 		"so that the storage families (power-loss, corrupt, disk-full, eio) join the default mix; naming one in --nemesis turns it on too")

@@ -56,19 +56,6 @@ redirected and the offsets read back from its data page, or the error.`,
 	return cmd
 }
 
-// vdsoClockLine is one process's line of output.
-type vdsoClockLine struct {
-	Pid   int      `json:"pid"`
-	Code  string   `json:"code,omitempty"`
-	Funcs []string `json:"funcs,omitempty"`
-	// Patched is false for a process whose vDSO is the kernel's own.
-	Patched     bool    `json:"patched"`
-	RealtimeNS  int64   `json:"realtime_offset_ns"`
-	MonotonicNS int64   `json:"monotonic_offset_ns"`
-	Rate        float64 `json:"rate,omitempty"`
-	Error       string  `json:"error,omitempty"`
-}
-
 func newVDSOClockSubCmd(action, short string) *cobra.Command {
 	var o vdsoClockOptions
 	cmd := &cobra.Command{
@@ -124,19 +111,10 @@ func vdsoClockEach(w io.Writer, action string, pids []int, s vdsoclock.Skew) err
 		default:
 			p, err = vdsoclock.Inspect(pid)
 		}
-		line := vdsoClockLine{Pid: pid}
-		if err != nil {
-			line.Error = err.Error()
-			if i == 0 {
-				first = err
-			}
-		} else if p != nil {
-			line.Code, line.Funcs = fmt.Sprintf("%#x", p.Code), p.Funcs
-			if action != "heal" { // healed, the clocks are the kernel's
-				rt, mono := p.Offsets()
-				line.Patched, line.Rate, line.RealtimeNS, line.MonotonicNS = true, p.Page.Rate(), int64(rt), int64(mono)
-			}
+		if err != nil && i == 0 {
+			first = err
 		}
+		line := vdsoclock.LineOf(pid, p, err, action == "heal")
 		b, jerr := json.Marshal(line)
 		if jerr != nil {
 			return setupError(jerr)

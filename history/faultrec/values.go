@@ -44,6 +44,19 @@ type Clock struct {
 	Readers map[string]string `json:"readers,omitempty"`
 	// Fallback says why the target asked for gave way to one node.
 	Fallback string `json:"fallback,omitempty"`
+	// Shown (vdso only) is what each node's process read back from its
+	// clock's data page once the fault was applied.
+	Shown map[string]ClockShown `json:"shown,omitempty"`
+}
+
+// ClockShown is what a node process's patched clocks show (the vdso
+// mechanism): its pid, its realtime and monotonic clocks' offsets from
+// true time and their rate.
+type ClockShown struct {
+	Pid         int     `json:"pid"`
+	RealtimeMS  float64 `json:"realtime_offset_ms"`
+	MonotonicMS float64 `json:"monotonic_offset_ms"`
+	Rate        float64 `json:"rate"`
 }
 
 // Packet is the value of start-packet and stop-packet (the same), and of

@@ -200,3 +200,39 @@ func Heal(pid int) (*Patched, error) {
 
 // Offsets is what p's clocks show against true time now.
 func (p *Patched) Offsets() (realtime, monotonic time.Duration) { return p.Page.Shown(readings()) }
+
+// Line is what `chaos vdso-clock` prints for each process, one JSON line
+// each, and what the vdso clock strategy reads back.
+type Line struct {
+	Pid int `json:"pid"`
+	// Code is the code page's address ("0x7f..."), where a patch is or
+	// was; Funcs are the vDSO functions it redirects.
+	Code  string   `json:"code,omitempty"`
+	Funcs []string `json:"funcs,omitempty"`
+	// Patched is false for a process whose vDSO is the kernel's own.
+	Patched bool `json:"patched"`
+	// RealtimeNS and MonotonicNS are how far its clocks are from true
+	// time, read back from its data page; Rate is how fast they run.
+	RealtimeNS  int64   `json:"realtime_offset_ns"`
+	MonotonicNS int64   `json:"monotonic_offset_ns"`
+	Rate        float64 `json:"rate,omitempty"`
+	// Error is why the action failed on this process.
+	Error string `json:"error,omitempty"`
+}
+
+// LineOf is pid's line after an action that returned p and err; healed
+// says the vDSO is the kernel's own again.
+func LineOf(pid int, p *Patched, err error, healed bool) Line {
+	l := Line{Pid: pid}
+	switch {
+	case err != nil:
+		l.Error = err.Error()
+	case p != nil:
+		l.Code, l.Funcs = fmt.Sprintf("%#x", p.Code), p.Funcs
+		if !healed {
+			rt, mono := p.Offsets()
+			l.Patched, l.Rate, l.RealtimeNS, l.MonotonicNS = true, p.Page.Rate(), int64(rt), int64(mono)
+		}
+	}
+	return l
+}
