@@ -57,7 +57,7 @@ redirected and the offsets read back from its data page, or the error.`,
 }
 
 func newVDSOClockSubCmd(action, short string) *cobra.Command {
-	var o vdsoClockOptions
+	o := vdsoClockOptions{rate: 1} // heal and show have no --rate
 	cmd := &cobra.Command{
 		Use:   action,
 		Short: short,
@@ -67,8 +67,8 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 				return usageErrorf("vdso-clock %s: --pid (above 1) and --started (the node's start record) are required", action)
 			}
 			s := vdsoclock.Skew{Realtime: o.realtime, Monotonic: o.monotonic, Rate: o.rate}
-			if err := s.Validate(); err != nil {
-				return usageErrorf("vdso-clock %s: --rate: %v", action, err)
+			if err := s.Validate(); err != nil || o.rate == 0 { // 0 would mean true time to Skew
+				return usageErrorf("vdso-clock %s: --rate %v: want a rate above 0 and at most 1000 (1 is true time)", action, o.rate)
 			}
 			if err := vdsoclock.Started(o.pid, o.started); err != nil {
 				return usageErrorf("vdso-clock %s: %v", action, err)

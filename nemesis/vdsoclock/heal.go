@@ -16,7 +16,7 @@ import (
 func Inspect(pid int) (*Patched, error) {
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
 	if err != nil {
-		return nil, fmt.Errorf("the memory of %d: %w", pid, err)
+		return nil, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
 	}
 	defer mem.Close()
 	v, own, err := vdsoPair(pid, mem)
@@ -136,7 +136,7 @@ func Set(pid int, s Skew) (*Patched, error) {
 func writePage(pid int, p *Patched, page Page) (uint64, error) {
 	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
-		return 0, fmt.Errorf("the memory of %d: %w", pid, err)
+		return 0, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
 	}
 	defer mem.Close()
 	at := int64(p.Code + pageSize)
@@ -179,7 +179,7 @@ func Heal(pid int) (*Patched, error) {
 	defer st.release()
 	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("the memory of %d: %w", pid, err)
+		return nil, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
 	}
 	defer mem.Close()
 	v, own, err := vdsoPair(pid, mem)

@@ -58,7 +58,7 @@ func Patch(pid int, s Skew) (*Patched, error) {
 	defer st.release()
 	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("the memory of %d: %w", pid, err)
+		return nil, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
 	}
 	defer mem.Close()
 	maps, err := readMaps(pid)
@@ -95,7 +95,7 @@ func checkExecutable(pid int) error {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("process %d: %w", pid, errExited)
 		}
-		return fmt.Errorf("the executable of %d: %w", pid, err)
+		return fmt.Errorf("the executable of %d: %w", pid, seizeHint(err))
 	}
 	defer f.Close()
 	if f.Class != elf.ELFCLASS64 || f.Machine != elf.EM_X86_64 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,4 +200,32 @@ func processRuns(pid int) error {
 		}
 	}
 	return nil
+}
+
+// A process the pause family stopped (SIGSTOP) is patched and healed
+// without being resumed: it stays stopped, and reads the skew once it
+// goes on.
+func TestPatchLeavesAStoppedProcessStopped(t *testing.T) {
+	c := startGoChild(t)
+	pid := c.cmd.Process.Pid
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return processRuns(pid) != nil }, 5*time.Second, 5*time.Millisecond)
+
+	s := Skew{Realtime: 3 * time.Second}
+	_, err := Patch(pid, s)
+	require.NoError(t, err)
+	assert.Error(t, processRuns(pid), "still stopped after the patch")
+
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGCONT))
+	wall, _ := c.offsets(t)
+	assert.InDelta(t, float64(s.Realtime), float64(wall), float64(time.Millisecond))
+
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return processRuns(pid) != nil }, 5*time.Second, 5*time.Millisecond)
+	_, err = Heal(pid)
+	require.NoError(t, err)
+	assert.Error(t, processRuns(pid), "still stopped after the heal")
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGCONT))
+	wall, _ = c.offsets(t)
+	assert.InDelta(t, 0, float64(wall), float64(time.Millisecond))
 }

@@ -65,10 +65,11 @@ func (s *stopped) seize(tid int) error {
 	return err
 }
 
-// seizeHint adds how to fix a refused seize.
+// seizeHint adds how to fix a refused seize, or a refused look at the
+// process's executable or memory (which need the same permission).
 func seizeHint(err error) error {
-	if errors.Is(err, unix.EPERM) {
-		return fmt.Errorf("%w: tracing needs root or CAP_SYS_PTRACE (and Yama's ptrace_scope below 3)", err)
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return fmt.Errorf("%w: tracing another process needs root with CAP_SYS_PTRACE (and Yama's ptrace_scope below 3)", err)
 	}
 	return err
 }
