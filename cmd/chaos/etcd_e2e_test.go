@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,5 +84,81 @@ func TestEtcdSerializableReadsOnTestbed(t *testing.T) {
 	}
 	if !strings.Contains(out, "linearizable: false") || !strings.Contains(out, "was overwritten by") {
 		t.Errorf("the summary does not name a stale read:\n%s", out)
+	}
+}
+
+// Issue 41: on etcd (a Go program, which libfaketime cannot reach) the
+// clock and lease families are available, through the vdso patch that
+// auto picks, and a default-length run of them is valid. Then a node's
+// realtime clock stepped 5 s ahead by `chaos vdso-clock` makes etcd itself
+// log the clock difference against its peers (capnslog's "the clock
+// difference against peer ... is too high"; zap's "prober found high clock
+// drift"), and `chaos heal` puts the vDSO back, the node running.
+func TestEtcdClockThroughTheVDSOOnTestbed(t *testing.T) {
+	flags := etcdOnTestbed(t, "10.77.251.0/24")
+	store := t.TempDir()
+	code, out, errOut := runChaos(t, 6*time.Minute, append(slices.Clone(flags), "--store", store,
+		"--nemesis", "clock,lease", "--nemesis-interval", "4s", "--time-limit", "30s", "--seed", "1")...)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0 (valid)\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "unavailable") {
+		t.Errorf("a family is unavailable:\n%s\n%s", out, errOut)
+	}
+	hist, err := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hist), `"mechanism":"vdso"`) {
+		t.Errorf("no clock op of the vdso mechanism in the history")
+	}
+
+	// The nodes stay up for the drift check.
+	code, out, errOut = runChaos(t, 3*time.Minute, append(slices.Clone(flags), "--store", store,
+		"--nemesis", "none", "--time-limit", "3s", "--leave-db-running")...)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errOut)
+	}
+	n1 := testbedHost(t, flags, 0)
+	set := `p=$(cut -d' ' -f1 /var/lib/chaos/etcd/n1/etcd.started) && /opt/chaos/chaos-vdso-clock vdso-clock set --pid "$p" --started /var/lib/chaos/etcd/n1/etcd.started --tree --realtime 5s`
+	if out, err := n1(set); err != nil {
+		t.Fatalf("vdso-clock set: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		log, _ := n1(`grep -c -e 'clock difference against peer' -e 'prober found high clock drift' /var/lib/chaos/etcd/n1/etcd.log`)
+		if strings.TrimSpace(log) != "0" && strings.TrimSpace(log) != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd n1 logged no clock drift within 90 s of its clock stepped 5 s ahead")
+		}
+		time.Sleep(time.Second)
+	}
+	heal := append([]string{"heal", "--store", store}, flags[3:]...) // the testbed's flags, without run --db etcd
+	if code, out, errOut := runChaos(t, 2*time.Minute, heal...); code != exitOK {
+		t.Fatalf("heal: exit %d\n%s\n%s", code, out, errOut)
+	}
+	shown, err := n1(`p=$(cut -d' ' -f1 /var/lib/chaos/etcd/n1/etcd.started) && /opt/chaos/chaos-vdso-clock vdso-clock show --pid "$p" --started /var/lib/chaos/etcd/n1/etcd.started && grep State /proc/$p/status`)
+	if err != nil || !strings.Contains(shown, `"patched":false`) || strings.Contains(shown, "stopped") {
+		t.Errorf("after heal: %v\n%s", err, shown)
+	}
+}
+
+// testbedHost returns a func that runs a shell command as root on the
+// testbed host at index i of the run's nodes file, over ssh.
+func testbedHost(t *testing.T, flags []string, i int) func(cmd string) (string, error) {
+	t.Helper()
+	flag := func(name string) string { return flags[slices.Index(flags, name)+1] }
+	nodes, err := os.ReadFile(flag("--nodes-file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := strings.Fields(strings.Split(strings.TrimSpace(string(nodes)), "\n")[i])
+	addr := host[len(host)-1]
+	return func(cmd string) (string, error) {
+		out, err := exec.Command("ssh", "-i", flag("--ssh-private-key"), "-o", "UserKnownHostsFile="+flag("--known-hosts"),
+			"-o", "BatchMode=yes", "root@"+addr, cmd).CombinedOutput()
+		return string(out), err
 	}
 }
