@@ -18,6 +18,8 @@ require (
 	golang.org/x/time v0.16.0
 )
 
+require golang.org/x/arch v0.33.0
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

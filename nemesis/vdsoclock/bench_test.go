@@ -3,7 +3,6 @@
 package vdsoclock
 
 import (
-	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -18,10 +17,11 @@ import (
 //
 //	go test ./nemesis/vdsoclock -run '^$' -bench ClockGettime
 func BenchmarkClockGettime(b *testing.B) {
-	m := mapCodeB(b, PageFor(Skew{Monotonic: 1, Rate: 2}, readings()))
+	m := mapCodeB(b, PageFor(Skew{Monotonic: 1, Rate: 2}, readings()), nil)
 	arg := m.scratch()
 	b.Run("vdso", func(b *testing.B) {
-		fn := ownVDSOFunc(b, entryClockGettime)
+		v := ownVDSO(b)
+		fn := uintptr(v.Start + v.Funcs[entryClockGettime])
 		for range b.N {
 			callc.Call2(fn, clockMonotonic, arg)
 		}
@@ -31,28 +31,17 @@ func BenchmarkClockGettime(b *testing.B) {
 			_, _, _ = unix.RawSyscall(unix.SYS_CLOCK_GETTIME, clockMonotonic, arg, 0)
 		}
 	})
-	b.Run("patched", func(b *testing.B) {
+	b.Run("patched-syscall", func(b *testing.B) {
 		fn := m.entry(entryClockGettime)
 		for range b.N {
 			callc.Call2(fn, clockMonotonic, arg)
 		}
 	})
-}
-
-// ownVDSOFunc is the address of a clock function of this process's vDSO.
-func ownVDSOFunc(b *testing.B, entry int) uintptr {
-	maps, err := readMaps(os.Getpid())
-	if err != nil {
-		b.Fatal(err)
-	}
-	mem, err := os.Open("/proc/self/mem")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer mem.Close()
-	v, err := findVDSO(os.Getpid(), maps, mem)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return uintptr(v.Start + v.Funcs[entry])
+	b.Run("patched", func(b *testing.B) {
+		near := mapCodeB(b, PageFor(Skew{Monotonic: 1, Rate: 2}, readings()), ownVDSO(b))
+		fn := near.entry(entryClockGettime)
+		for range b.N {
+			callc.Call2(fn, clockMonotonic, near.scratch())
+		}
+	})
 }

@@ -4,33 +4,40 @@ package vdsoclock
 // of its code page (x86-64, position independent; the data page is the
 // page right after it, which the code reaches RIP-relative). The vDSO's
 // clock_gettime, gettimeofday and time are redirected to its entries
-// (entryClockGettime, entryGettimeofday, entryTime): each reads the
-// kernel's clock by the syscall (the vDSO itself can no longer be called:
-// its entry jumps here), then, for a clock whose block the data page names
-// (see Page), returns
+// (entryClockGettime, ...): each calls the kernel's own function through
+// its slot in the code page (see slot: the function's first instructions,
+// copied, and a jump back into it; or the syscall where they cannot be
+// copied), then, for a clock whose block the data page names (see Page),
+// returns
 //
 //	t + off + ((t - anchor) * k >> 32)
 //
 // read while the page's sequence counter is even and the same before and
 // after (the writer makes it odd while it rewrites the page). It touches
 // only the registers the C calling convention lets a callee clobber (rax,
-// rcx, rdx, rdi, rsi, r8-r11) and 8 bytes of stack for its own calls. A
-// failed syscall's -errno is returned as the vDSO returns it.
+// rcx, rdx, rdi, rsi, r8-r11), and the stack the kernel's function uses
+// and 32 bytes more. A failed call's -errno is returned as the vDSO
+// returns it.
 //
 // Assembled from this source with GNU as (as --64; objdump -d gives the
 // listing beside the bytes):
 //
 //	start:
-//	clock_gettime:                  # (edi clockid, rsi *timespec)
-//		mov $228, %eax              # SYS_clock_gettime
-//		syscall
+//	clock_gettime:                 # (edi clockid, rsi *timespec)
+//		push %rdi
+//		push %rsi
+//		sub $8, %rsp               # the stack 16-byte aligned at the call
+//		call start+0x300           # the kernel's clock_gettime (its slot)
+//		add $8, %rsp
+//		pop %rsi
+//		pop %rdi
 //		test %eax, %eax
-//		jnz .Lret                   # -errno, as the kernel said
+//		jnz .Lret                  # -errno, as the kernel said
 //		cmp $15, %edi
-//		ja .Lok                     # CPU-time clocks and the like: untouched
+//		ja .Lok                    # CPU-time clocks and the like: untouched
 //		mov %edi, %ecx
 //		lea start+4096(%rip), %r9
-//		movzbl 16(%r9,%rcx), %ecx   # the clock's block, 0 for none
+//		movzbl 16(%r9,%rcx), %ecx  # the clock's block, 0 for none
 //		test %ecx, %ecx
 //		jz .Lok
 //		add %rcx, %r9
@@ -43,10 +50,16 @@ package vdsoclock
 //		mov %rdx, 8(%rsi)
 //	.Lok:	xor %eax, %eax
 //	.Lret:	ret
+//
 //		.balign 16
-//	gettimeofday:                   # (rdi *timeval, rsi *timezone)
-//		mov $96, %eax               # SYS_gettimeofday
-//		syscall
+//	gettimeofday:                  # (rdi *timeval, rsi *timezone)
+//		push %rdi
+//		push %rsi
+//		sub $8, %rsp
+//		call start+0x340           # the kernel's gettimeofday
+//		add $8, %rsp
+//		pop %rsi
+//		pop %rdi
 //		test %eax, %eax
 //		jnz .Lret
 //		test %rdi, %rdi
@@ -55,7 +68,7 @@ package vdsoclock
 //		imul $1000000000, %rax, %rax
 //		imul $1000, 8(%rdi), %rcx
 //		add %rcx, %rax
-//		lea start+4096+32(%rip), %r9  # the realtime block
+//		lea start+4096+32(%rip), %r9
 //		call .Lfake
 //		call .Lsplit
 //		mov %rax, (%rdi)
@@ -65,12 +78,13 @@ package vdsoclock
 //		div %rcx
 //		mov %rax, 8(%rdi)
 //		jmp .Lok
+//
 //		.balign 16
-//	time:                           # (rdi *time_t)
-//		mov %rdi, %rsi
+//	time:                          # (rdi *time_t)
+//		push %rdi
 //		xor %edi, %edi
-//		mov $201, %eax              # SYS_time
-//		syscall
+//		call start+0x380           # the kernel's time(NULL)
+//		pop %rsi
 //		imul $1000000000, %rax, %rax
 //		lea start+4096+32(%rip), %r9
 //		call .Lfake
@@ -79,24 +93,30 @@ package vdsoclock
 //		jz 1f
 //		mov %rax, (%rsi)
 //	1:	ret
-//	.Lfake:                         # rax t, r9 block {off, anchor}
+//
+//	# .Lfake: rax = t (ns), r9 = the clock's block {off, anchor}; returns
+//	# rax = t + off + ((t - anchor) * k >> 32), read while the counter at
+//	# the data page's start is even and unchanged. Clobbers rdx, r8, r10, r11.
+//	.Lfake:
 //		mov %rax, %r8
 //		lea start+4096(%rip), %r11
-//	2:	mov (%r11), %r10            # the counter
+//	2:	mov (%r11), %r10
 //		test $1, %r10
 //		jnz 3f
 //		mov %r8, %rax
-//		sub 8(%r9), %rax            # t - anchor
-//		imulq 8(%r11)               # rdx:rax = (t - anchor) * k
+//		sub 8(%r9), %rax
+//		imulq 8(%r11)
 //		shrd $32, %rdx, %rax
-//		add (%r9), %rax             # + off
+//		add (%r9), %rax
 //		cmp (%r11), %r10
-//		jne 2b                      # rewritten meanwhile: again
+//		jne 2b
 //		add %r8, %rax
 //		ret
 //	3:	pause
 //		jmp 2b
-//	.Lsplit:                        # rax ns -> rax s, rdx ns in [0, 1e9)
+//
+//	# .Lsplit: rax ns -> rax seconds, rdx nanoseconds (0..1e9-1). Clobbers rcx.
+//	.Lsplit:
 //		mov $1000000000, %ecx
 //		cqo
 //		idiv %rcx
@@ -106,95 +126,112 @@ package vdsoclock
 //		dec %rax
 //	4:	ret
 var code = [...]byte{
-	// clock_gettime(edi clockid, rsi *timespec)
-	0xb8, 0xe4, 0x00, 0x00, 0x00, // 000: mov $0xe4,%eax
-	0x0f, 0x05, // 005: syscall
-	0x85, 0xc0, // 007: test %eax,%eax
-	0x75, 0x3c, // 009: jne 47
-	0x83, 0xff, 0x0f, // 00b: cmp $0xf,%edi
-	0x77, 0x35, // 00e: ja 45
-	0x89, 0xf9, // 010: mov %edi,%ecx
-	0x4c, 0x8d, 0x0d, 0xe7, 0x0f, 0x00, 0x00, // 012: lea 0xfe7(%rip),%r9
-	0x41, 0x0f, 0xb6, 0x4c, 0x09, 0x10, // 019: movzbl 0x10(%r9,%rcx,1),%ecx
-	0x85, 0xc9, // 01f: test %ecx,%ecx
-	0x74, 0x22, // 021: je 45
-	0x49, 0x01, 0xc9, // 023: add %rcx,%r9
-	0x48, 0x8b, 0x06, // 026: mov (%rsi),%rax
-	0x48, 0x69, 0xc0, 0x00, 0xca, 0x9a, 0x3b, // 029: imul $0x3b9aca00,%rax,%rax
-	0x48, 0x03, 0x46, 0x08, // 030: add 0x8(%rsi),%rax
-	0xe8, 0x94, 0x00, 0x00, 0x00, // 034: call cd
-	0xe8, 0xc5, 0x00, 0x00, 0x00, // 039: call 103
-	0x48, 0x89, 0x06, // 03e: mov %rax,(%rsi)
-	0x48, 0x89, 0x56, 0x08, // 041: mov %rdx,0x8(%rsi)
-	0x31, 0xc0, // 045: xor %eax,%eax
-	0xc3,                                           // 047: ret
-	0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, // 048: nopl 0x0(%rax,%rax,1)
-	// gettimeofday(rdi *timeval, rsi *timezone)
-	0xb8, 0x60, 0x00, 0x00, 0x00, // 050: mov $0x60,%eax
-	0x0f, 0x05, // 055: syscall
-	0x85, 0xc0, // 057: test %eax,%eax
-	0x75, 0xec, // 059: jne 47
-	0x48, 0x85, 0xff, // 05b: test %rdi,%rdi
-	0x74, 0xe5, // 05e: je 45
-	0x48, 0x8b, 0x07, // 060: mov (%rdi),%rax
-	0x48, 0x69, 0xc0, 0x00, 0xca, 0x9a, 0x3b, // 063: imul $0x3b9aca00,%rax,%rax
-	0x48, 0x69, 0x4f, 0x08, 0xe8, 0x03, 0x00, 0x00, // 06a: imul $0x3e8,0x8(%rdi),%rcx
-	0x48, 0x01, 0xc8, // 072: add %rcx,%rax
-	0x4c, 0x8d, 0x0d, 0xa4, 0x0f, 0x00, 0x00, // 075: lea 0xfa4(%rip),%r9
-	0xe8, 0x4c, 0x00, 0x00, 0x00, // 07c: call cd
-	0xe8, 0x7d, 0x00, 0x00, 0x00, // 081: call 103
-	0x48, 0x89, 0x07, // 086: mov %rax,(%rdi)
-	0x48, 0x89, 0xd0, // 089: mov %rdx,%rax
-	0x31, 0xd2, // 08c: xor %edx,%edx
-	0xb9, 0xe8, 0x03, 0x00, 0x00, // 08e: mov $0x3e8,%ecx
-	0x48, 0xf7, 0xf1, // 093: div %rcx
-	0x48, 0x89, 0x47, 0x08, // 096: mov %rax,0x8(%rdi)
-	0xeb, 0xa9, // 09a: jmp 45
-	0x0f, 0x1f, 0x40, 0x00, // 09c: nopl 0x0(%rax)
-	// time(rdi *time_t)
-	0x48, 0x89, 0xfe, // 0a0: mov %rdi,%rsi
-	0x31, 0xff, // 0a3: xor %edi,%edi
-	0xb8, 0xc9, 0x00, 0x00, 0x00, // 0a5: mov $0xc9,%eax
-	0x0f, 0x05, // 0aa: syscall
-	0x48, 0x69, 0xc0, 0x00, 0xca, 0x9a, 0x3b, // 0ac: imul $0x3b9aca00,%rax,%rax
-	0x4c, 0x8d, 0x0d, 0x66, 0x0f, 0x00, 0x00, // 0b3: lea 0xf66(%rip),%r9
-	0xe8, 0x0e, 0x00, 0x00, 0x00, // 0ba: call cd
-	0xe8, 0x3f, 0x00, 0x00, 0x00, // 0bf: call 103
-	0x48, 0x85, 0xf6, // 0c4: test %rsi,%rsi
-	0x74, 0x03, // 0c7: je cc
-	0x48, 0x89, 0x06, // 0c9: mov %rax,(%rsi)
-	0xc3, // 0cc: ret
-	// fake: rax = t + off + ((t - anchor) * k >> 32), r9 the block, under the counter
-	0x49, 0x89, 0xc0, // 0cd: mov %rax,%r8
-	0x4c, 0x8d, 0x1d, 0x29, 0x0f, 0x00, 0x00, // 0d0: lea 0xf29(%rip),%r11
-	0x4d, 0x8b, 0x13, // 0d7: mov (%r11),%r10
-	0x49, 0xf7, 0xc2, 0x01, 0x00, 0x00, 0x00, // 0da: test $0x1,%r10
-	0x75, 0x1c, // 0e1: jne ff
-	0x4c, 0x89, 0xc0, // 0e3: mov %r8,%rax
-	0x49, 0x2b, 0x41, 0x08, // 0e6: sub 0x8(%r9),%rax
-	0x49, 0xf7, 0x6b, 0x08, // 0ea: imulq 0x8(%r11)
-	0x48, 0x0f, 0xac, 0xd0, 0x20, // 0ee: shrd $0x20,%rdx,%rax
-	0x49, 0x03, 0x01, // 0f3: add (%r9),%rax
-	0x4d, 0x3b, 0x13, // 0f6: cmp (%r11),%r10
-	0x75, 0xdc, // 0f9: jne d7
-	0x4c, 0x01, 0xc0, // 0fb: add %r8,%rax
-	0xc3,       // 0fe: ret
-	0xf3, 0x90, // 0ff: pause
-	0xeb, 0xd4, // 101: jmp d7
-	// split: rax ns -> rax s, rdx ns
-	0xb9, 0x00, 0xca, 0x9a, 0x3b, // 103: mov $0x3b9aca00,%ecx
-	0x48, 0x99, // 108: cqto
-	0x48, 0xf7, 0xf9, // 10a: idiv %rcx
-	0x48, 0x85, 0xd2, // 10d: test %rdx,%rdx
-	0x79, 0x06, // 110: jns 118
-	0x48, 0x01, 0xca, // 112: add %rcx,%rdx
-	0x48, 0xff, 0xc8, // 115: dec %rax
-	0xc3, // 118: ret
+	// clock_gettime
+	0x57,                   // 000: push %rdi
+	0x56,                   // 001: push %rsi
+	0x48, 0x83, 0xec, 0x08, // 002: sub $0x8,%rsp
+	0xe8, 0xf5, 0x02, 0x00, 0x00, // 006: call 300
+	0x48, 0x83, 0xc4, 0x08, // 00b: add $0x8,%rsp
+	0x5e,       // 00f: pop %rsi
+	0x5f,       // 010: pop %rdi
+	0x85, 0xc0, // 011: test %eax,%eax
+	0x75, 0x3c, // 013: jne 51
+	0x83, 0xff, 0x0f, // 015: cmp $0xf,%edi
+	0x77, 0x35, // 018: ja 4f
+	0x89, 0xf9, // 01a: mov %edi,%ecx
+	0x4c, 0x8d, 0x0d, 0xdd, 0x0f, 0x00, 0x00, // 01c: lea 0xfdd(%rip),%r9
+	0x41, 0x0f, 0xb6, 0x4c, 0x09, 0x10, // 023: movzbl 0x10(%r9,%rcx,1),%ecx
+	0x85, 0xc9, // 029: test %ecx,%ecx
+	0x74, 0x22, // 02b: je 4f
+	0x49, 0x01, 0xc9, // 02d: add %rcx,%r9
+	0x48, 0x8b, 0x06, // 030: mov (%rsi),%rax
+	0x48, 0x69, 0xc0, 0x00, 0xca, 0x9a, 0x3b, // 033: imul $0x3b9aca00,%rax,%rax
+	0x48, 0x03, 0x46, 0x08, // 03a: add 0x8(%rsi),%rax
+	0xe8, 0xa7, 0x00, 0x00, 0x00, // 03e: call ea
+	0xe8, 0xd8, 0x00, 0x00, 0x00, // 043: call 120
+	0x48, 0x89, 0x06, // 048: mov %rax,(%rsi)
+	0x48, 0x89, 0x56, 0x08, // 04b: mov %rdx,0x8(%rsi)
+	0x31, 0xc0, // 04f: xor %eax,%eax
+	0xc3,                                                             // 051: ret
+	0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, // 052: data16 cs nopw 0x0(%rax,%rax,1)
+	0x0f, 0x1f, 0x00, // 05d: nopl (%rax)
+	// gettimeofday
+	0x57,                   // 060: push %rdi
+	0x56,                   // 061: push %rsi
+	0x48, 0x83, 0xec, 0x08, // 062: sub $0x8,%rsp
+	0xe8, 0xd5, 0x02, 0x00, 0x00, // 066: call 340
+	0x48, 0x83, 0xc4, 0x08, // 06b: add $0x8,%rsp
+	0x5e,       // 06f: pop %rsi
+	0x5f,       // 070: pop %rdi
+	0x85, 0xc0, // 071: test %eax,%eax
+	0x75, 0xdc, // 073: jne 51
+	0x48, 0x85, 0xff, // 075: test %rdi,%rdi
+	0x74, 0xd5, // 078: je 4f
+	0x48, 0x8b, 0x07, // 07a: mov (%rdi),%rax
+	0x48, 0x69, 0xc0, 0x00, 0xca, 0x9a, 0x3b, // 07d: imul $0x3b9aca00,%rax,%rax
+	0x48, 0x69, 0x4f, 0x08, 0xe8, 0x03, 0x00, 0x00, // 084: imul $0x3e8,0x8(%rdi),%rcx
+	0x48, 0x01, 0xc8, // 08c: add %rcx,%rax
+	0x4c, 0x8d, 0x0d, 0x8a, 0x0f, 0x00, 0x00, // 08f: lea 0xf8a(%rip),%r9
+	0xe8, 0x4f, 0x00, 0x00, 0x00, // 096: call ea
+	0xe8, 0x80, 0x00, 0x00, 0x00, // 09b: call 120
+	0x48, 0x89, 0x07, // 0a0: mov %rax,(%rdi)
+	0x48, 0x89, 0xd0, // 0a3: mov %rdx,%rax
+	0x31, 0xd2, // 0a6: xor %edx,%edx
+	0xb9, 0xe8, 0x03, 0x00, 0x00, // 0a8: mov $0x3e8,%ecx
+	0x48, 0xf7, 0xf1, // 0ad: div %rcx
+	0x48, 0x89, 0x47, 0x08, // 0b0: mov %rax,0x8(%rdi)
+	0xeb, 0x99, // 0b4: jmp 4f
+	0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, // 0b6: cs nopw 0x0(%rax,%rax,1)
+	// time
+	0x57,       // 0c0: push %rdi
+	0x31, 0xff, // 0c1: xor %edi,%edi
+	0xe8, 0xb8, 0x02, 0x00, 0x00, // 0c3: call 380
+	0x5e,                                     // 0c8: pop %rsi
+	0x48, 0x69, 0xc0, 0x00, 0xca, 0x9a, 0x3b, // 0c9: imul $0x3b9aca00,%rax,%rax
+	0x4c, 0x8d, 0x0d, 0x49, 0x0f, 0x00, 0x00, // 0d0: lea 0xf49(%rip),%r9
+	0xe8, 0x0e, 0x00, 0x00, 0x00, // 0d7: call ea
+	0xe8, 0x3f, 0x00, 0x00, 0x00, // 0dc: call 120
+	0x48, 0x85, 0xf6, // 0e1: test %rsi,%rsi
+	0x74, 0x03, // 0e4: je e9
+	0x48, 0x89, 0x06, // 0e6: mov %rax,(%rsi)
+	0xc3, // 0e9: ret
+	// .Lfake
+	0x49, 0x89, 0xc0, // 0ea: mov %rax,%r8
+	0x4c, 0x8d, 0x1d, 0x0c, 0x0f, 0x00, 0x00, // 0ed: lea 0xf0c(%rip),%r11
+	0x4d, 0x8b, 0x13, // 0f4: mov (%r11),%r10
+	0x49, 0xf7, 0xc2, 0x01, 0x00, 0x00, 0x00, // 0f7: test $0x1,%r10
+	0x75, 0x1c, // 0fe: jne 11c
+	0x4c, 0x89, 0xc0, // 100: mov %r8,%rax
+	0x49, 0x2b, 0x41, 0x08, // 103: sub 0x8(%r9),%rax
+	0x49, 0xf7, 0x6b, 0x08, // 107: imulq 0x8(%r11)
+	0x48, 0x0f, 0xac, 0xd0, 0x20, // 10b: shrd $0x20,%rdx,%rax
+	0x49, 0x03, 0x01, // 110: add (%r9),%rax
+	0x4d, 0x3b, 0x13, // 113: cmp (%r11),%r10
+	0x75, 0xdc, // 116: jne f4
+	0x4c, 0x01, 0xc0, // 118: add %r8,%rax
+	0xc3,       // 11b: ret
+	0xf3, 0x90, // 11c: pause
+	0xeb, 0xd4, // 11e: jmp f4
+	// .Lsplit
+	0xb9, 0x00, 0xca, 0x9a, 0x3b, // 120: mov $0x3b9aca00,%ecx
+	0x48, 0x99, // 125: cqto
+	0x48, 0xf7, 0xf9, // 127: idiv %rcx
+	0x48, 0x85, 0xd2, // 12a: test %rdx,%rdx
+	0x79, 0x06, // 12d: jns 135
+	0x48, 0x01, 0xca, // 12f: add %rcx,%rdx
+	0x48, 0xff, 0xc8, // 132: dec %rax
+	0xc3, // 135: ret
 }
 
-// The entries of code, by the vDSO function each replaces.
+// The entries of code, by the vDSO function each replaces, and the slots
+// they call the kernel's functions through (slotSize bytes each).
 const (
 	entryClockGettime = 0x000
-	entryGettimeofday = 0x050
-	entryTime         = 0x0a0
+	entryGettimeofday = 0x060
+	entryTime         = 0x0c0
+
+	slotClockGettime = 0x300
+	slotGettimeofday = 0x340
+	slotTime         = 0x380
+	slotSize         = 0x40
 )

@@ -4,6 +4,7 @@ package vdsoclock
 
 import (
 	"math"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -31,14 +32,14 @@ func (m *mapped) timespec() *unix.Timespec {
 
 func mapCode(t *testing.T, p Page, counter uint64) *mapped {
 	t.Helper()
-	m, err := mapPagesHere(p, counter)
+	m, err := mapPagesHere(p, counter, nil)
 	require.NoError(t, err)
 	t.Cleanup(m.unmap)
 	return m
 }
 
-func mapCodeB(b *testing.B, p Page) *mapped {
-	m, err := mapPagesHere(p, 0)
+func mapCodeB(b *testing.B, p Page, v *VDSO) *mapped {
+	m, err := mapPagesHere(p, 0, v)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,13 +47,29 @@ func mapCodeB(b *testing.B, p Page) *mapped {
 	return m
 }
 
-// mapPagesHere maps the code and the data page p in this process.
-func mapPagesHere(p Page, counter uint64) (*mapped, error) {
-	mem, err := syscall.Mmap(-1, 0, 3*pageSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+// mapPagesHere maps the code and the data page p in this process, and a
+// scratch page: near this process's vDSO v with slots that call it, or
+// anywhere with slots that make the syscall (v nil).
+func mapPagesHere(p Page, counter uint64, v *VDSO) (*mapped, error) {
+	var hint uint64
+	flags := syscall.MAP_PRIVATE | syscall.MAP_ANON
+	if v != nil {
+		maps, err := readMaps(os.Getpid())
+		if err != nil {
+			return nil, err
+		}
+		if hint, err = freeNear(v, maps, 3*pageSize); err != nil {
+			return nil, err
+		}
+		flags |= 0x100000 // MAP_FIXED_NOREPLACE
+	}
+	ptr, err := unix.MmapPtr(-1, 0, unsafe.Add(nil, hint), 3*pageSize, syscall.PROT_READ|syscall.PROT_WRITE, flags)
 	if err != nil {
 		return nil, err
 	}
+	mem := unsafe.Slice((*byte)(ptr), 3*pageSize)
 	copy(mem, code[:])
+	fillSlots(mem[:pageSize], uint64(uintptr(ptr)), v)
 	copy(mem[pageSize:], p.Encode(counter))
 	if err := syscall.Mprotect(mem[:pageSize], syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
 		_ = syscall.Munmap(mem)
@@ -62,6 +79,18 @@ func mapPagesHere(p Page, counter uint64) (*mapped, error) {
 }
 
 func (m *mapped) unmap() { _ = syscall.Munmap(m.mem) }
+
+// ownVDSO is this process's vDSO.
+func ownVDSO(t testing.TB) *VDSO {
+	maps, err := readMaps(os.Getpid())
+	require.NoError(t, err)
+	mem, err := os.Open("/proc/self/mem")
+	require.NoError(t, err)
+	defer mem.Close()
+	v, err := findVDSO(os.Getpid(), maps, mem)
+	require.NoError(t, err)
+	return v
+}
 
 func (m *mapped) entry(off int) uintptr { return uintptr(unsafe.Pointer(&m.mem[off])) }
 

@@ -209,6 +209,9 @@ type Line struct {
 	// was; Funcs are the vDSO functions it redirects.
 	Code  string   `json:"code,omitempty"`
 	Funcs []string `json:"funcs,omitempty"`
+	// Direct are the functions the code calls through their moved start
+	// (tens of nanoseconds a call); the others it calls by the syscall.
+	Direct []string `json:"direct,omitempty"`
 	// Patched is false for a process whose vDSO is the kernel's own.
 	Patched bool `json:"patched"`
 	// RealtimeNS and MonotonicNS are how far its clocks are from true
@@ -228,7 +231,7 @@ func LineOf(pid int, p *Patched, err error, healed bool) Line {
 	case err != nil:
 		l.Error = err.Error()
 	case p != nil:
-		l.Code, l.Funcs = fmt.Sprintf("%#x", p.Code), p.Funcs
+		l.Code, l.Funcs, l.Direct = fmt.Sprintf("%#x", p.Code), p.Funcs, p.Direct
 		if !healed {
 			rt, mono := p.Offsets()
 			l.Patched, l.Rate, l.RealtimeNS, l.MonotonicNS = true, p.Page.Rate(), int64(rt), int64(mono)

@@ -24,8 +24,10 @@ type Patched struct {
 	// Code is the address of the code page in the process; the data page
 	// follows it.
 	Code uint64
-	// Funcs are the vDSO functions redirected, by name.
-	Funcs []string
+	// Funcs are the vDSO functions redirected, by name; Direct are those
+	// the code calls through their moved start (see slot.go), the others
+	// by the syscall.
+	Funcs, Direct []string
 	// Page is the data page as last written, and Counter its counter.
 	Page    Page
 	Counter uint64
@@ -74,7 +76,10 @@ func Patch(pid int, s Skew) (*Patched, error) {
 		return nil, err
 	}
 	page := PageFor(s, readings())
-	if err := writePages(mem, at, page); err != nil {
+	codePage := make([]byte, pageSize)
+	copy(codePage, code[:])
+	direct := fillSlots(codePage, at, v)
+	if err := writePages(mem, at, codePage, page); err != nil {
 		return nil, err
 	}
 	if err := st.protectCode(v, at); err != nil {
@@ -84,7 +89,7 @@ func Patch(pid int, s Skew) (*Patched, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Patched{Code: at, Funcs: funcs, Page: page, Counter: 0}, nil
+	return &Patched{Code: at, Funcs: funcs, Direct: direct, Page: page, Counter: 0}, nil
 }
 
 // checkExecutable refuses a process whose executable is not a 64-bit
@@ -118,7 +123,7 @@ func syscallInsn(v *VDSO) (uint64, error) {
 // mapPages maps the two pages, read-write, at a free address within a
 // rel32 jump of v, by an mmap the process's first thread makes.
 func (s *stopped) mapPages(v *VDSO, maps []mapping) (uint64, error) {
-	at, err := freeNear(v, maps)
+	at, err := freeNear(v, maps, 2*pageSize)
 	if err != nil {
 		return 0, err
 	}
@@ -138,10 +143,9 @@ func (s *stopped) mapPages(v *VDSO, maps []mapping) (uint64, error) {
 	return at, nil
 }
 
-// freeNear finds two free pages below v's mapping (or above it), within
-// a rel32 jump of every byte of it.
-func freeNear(v *VDSO, maps []mapping) (uint64, error) {
-	const need = 2 * pageSize
+// freeNear finds need free bytes (whole pages) below v's mapping (or
+// above it), within a rel32 jump of every byte of it.
+func freeNear(v *VDSO, maps []mapping, need uint64) (uint64, error) {
 	const reach = 1 << 30 // well within ±2 GiB
 	free := func(at uint64) bool {
 		for _, m := range maps {
@@ -162,9 +166,9 @@ func freeNear(v *VDSO, maps []mapping) (uint64, error) {
 	return 0, errors.New("no free pages within reach of the vDSO")
 }
 
-// writePages writes the code and the data page at at, through mem.
-func writePages(mem *os.File, at uint64, p Page) error {
-	if _, err := mem.WriteAt(code[:], int64(at)); err != nil {
+// writePages writes the code page and the data page p at at, through mem.
+func writePages(mem *os.File, at uint64, codePage []byte, p Page) error {
+	if _, err := mem.WriteAt(codePage, int64(at)); err != nil {
 		return fmt.Errorf("writing the code: %w", err)
 	}
 	if _, err := mem.WriteAt(p.Encode(0), int64(at+pageSize)); err != nil {

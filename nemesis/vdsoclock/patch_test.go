@@ -43,10 +43,15 @@ type clockChild struct {
 	cmd *exec.Cmd
 	in  io.Writer
 	out *bufio.Scanner
-	// since is a monotonic time the child said, and began this process's
-	// reading at that moment (the middle of the round trip).
-	began time.Time
-	since int64
+	// since is a monotonic time the child said, began this process's
+	// reading at that moment (the middle of the round trip), and
+	// calibration that round trip.
+	began       time.Time
+	since       int64
+	calibration time.Duration
+	// slack is how far off the last offsets may be: half the round trips
+	// of their read and of the calibration.
+	slack time.Duration
 }
 
 // startGoChild starts the test binary as TestMain's child.
@@ -68,10 +73,34 @@ func startClockChild(t *testing.T, cmd *exec.Cmd) *clockChild {
 	t.Cleanup(func() { _ = in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	c := &clockChild{cmd: cmd, in: in, out: bufio.NewScanner(out)}
 	c.read(t) // the child is up
-	before := time.Now()
-	_, c.since = c.read(t)
-	c.began = before.Add(time.Since(before) / 2)
+	s := c.best(t)
+	c.since, c.began, c.calibration = s.mono, s.mid, s.rtt
 	return c
+}
+
+// sample is one read of the child's clocks, timed: the child read them
+// between mid-rtt/2 and mid+rtt/2 of this process's clock.
+type sample struct {
+	wall, mono int64
+	mid        time.Time
+	rtt        time.Duration
+}
+
+// best is the read with the shortest round trip of a few: the one whose
+// moment is known best (on a loaded machine one read in several waits
+// for a CPU for milliseconds).
+func (c *clockChild) best(t *testing.T) sample {
+	t.Helper()
+	var b sample
+	for i := range 9 {
+		before := time.Now()
+		w, m := c.read(t)
+		rtt := time.Since(before)
+		if i == 0 || rtt < b.rtt {
+			b = sample{wall: w, mono: m, mid: before.Add(rtt / 2), rtt: rtt}
+		}
+	}
+	return b
 }
 
 // read asks the child for its clocks.
@@ -87,31 +116,35 @@ func (c *clockChild) read(t *testing.T) (wall, mono int64) {
 
 // offsets are how far the child's clocks are from this process's: its
 // wall clock, and its monotonic time since it began against this
-// process's (within the round trip of a read, tens of microseconds).
+// process's, each within c.slack (tens of microseconds when quiet).
 func (c *clockChild) offsets(t *testing.T) (wall, mono time.Duration) {
-	before := time.Now()
-	w, m := c.read(t)
-	after := time.Now()
-	mid := before.Add(after.Sub(before) / 2)
-	wall = time.Duration(w - mid.UnixNano())
-	mono = time.Duration(m-c.since) - mid.Sub(c.began)
-	return wall, mono
+	s := c.best(t)
+	c.slack = (s.rtt + c.calibration) / 2
+	return time.Duration(s.wall - s.mid.UnixNano()), time.Duration(s.mono-c.since) - s.mid.Sub(c.began)
+}
+
+// near checks that an offset the last offsets gave is want within 1 ms,
+// beyond what the measurement cannot tell (c.slack).
+func (c *clockChild) near(t *testing.T, want, got time.Duration, msg string) {
+	t.Helper()
+	assert.InDelta(t, float64(want), float64(got), float64(time.Millisecond+c.slack), "%s (measured within %v)", msg, c.slack)
 }
 
 func TestPatchMovesAGoProgramsClocksAndHealPutsThemBack(t *testing.T) {
 	c := startGoChild(t)
 	pid := c.cmd.Process.Pid
 	wall, mono := c.offsets(t)
-	require.InDelta(t, 0, float64(wall), float64(time.Millisecond), "before the patch")
-	require.InDelta(t, 0, float64(mono), float64(time.Millisecond), "before the patch")
+	c.near(t, 0, wall, "before the patch")
+	c.near(t, 0, mono, "before the patch")
 
 	s := Skew{Realtime: 5 * time.Second, Monotonic: 3 * time.Second}
 	p, err := Patch(pid, s)
 	require.NoError(t, err)
 	assert.Contains(t, p.Funcs, "__vdso_clock_gettime")
+	assert.Contains(t, p.Direct, "__vdso_clock_gettime", "called through its moved start on this kernel")
 	wall, mono = c.offsets(t)
-	assert.InDelta(t, float64(s.Realtime), float64(wall), float64(time.Millisecond), "realtime")
-	assert.InDelta(t, float64(s.Monotonic), float64(mono), float64(time.Millisecond), "monotonic")
+	c.near(t, s.Realtime, wall, "realtime")
+	c.near(t, s.Monotonic, mono, "monotonic")
 
 	found, err := Inspect(pid)
 	require.NoError(t, err)
@@ -126,8 +159,8 @@ func TestPatchMovesAGoProgramsClocksAndHealPutsThemBack(t *testing.T) {
 	_, err = Patch(pid, s)
 	require.NoError(t, err)
 	wall, mono = c.offsets(t)
-	assert.InDelta(t, float64(s.Realtime), float64(wall), float64(time.Millisecond), "realtime, rewritten")
-	assert.InDelta(t, float64(s.Monotonic), float64(mono), float64(time.Millisecond), "monotonic, rewritten")
+	c.near(t, s.Realtime, wall, "realtime, rewritten")
+	c.near(t, s.Monotonic, mono, "monotonic, rewritten")
 
 	_, err = Set(pid, Skew{Monotonic: time.Second})
 	assert.ErrorContains(t, err, "would move them back")
@@ -139,8 +172,8 @@ func TestPatchMovesAGoProgramsClocksAndHealPutsThemBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, after, "the vDSO's own words are back")
 	wall, mono = c.offsets(t)
-	assert.InDelta(t, 0, float64(wall), float64(time.Millisecond), "after heal")
-	assert.InDelta(t, 0, float64(mono), float64(time.Millisecond), "after heal")
+	c.near(t, 0, wall, "after heal")
+	c.near(t, 0, mono, "after heal")
 	assert.NoError(t, processRuns(pid), "no thread is left stopped")
 }
 
@@ -182,6 +215,21 @@ func TestPatchSaysWhenTheProcessIsGone(t *testing.T) {
 	assert.ErrorIs(t, err, errExited)
 }
 
+// allStopped reports whether every thread of pid is stopped by a signal,
+// as the pause family leaves a node (state T).
+func allStopped(pid int) bool {
+	tids, err := threadsOf(pid)
+	if err != nil {
+		return false
+	}
+	for _, tid := range tids {
+		if !signalStopped(tid) {
+			return false
+		}
+	}
+	return len(tids) > 0
+}
+
 // processRuns reports an error when a thread of pid is stopped (state T
 // or t in /proc/PID/task/TID/stat).
 func processRuns(pid int) error {
@@ -209,23 +257,34 @@ func TestPatchLeavesAStoppedProcessStopped(t *testing.T) {
 	c := startGoChild(t)
 	pid := c.cmd.Process.Pid
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGSTOP))
-	require.Eventually(t, func() bool { return processRuns(pid) != nil }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return allStopped(pid) }, 5*time.Second, 5*time.Millisecond)
 
 	s := Skew{Realtime: 3 * time.Second}
 	_, err := Patch(pid, s)
 	require.NoError(t, err)
-	assert.Error(t, processRuns(pid), "still stopped after the patch")
+	assert.Eventually(t, func() bool { return allStopped(pid) }, 5*time.Second, time.Millisecond, "stopped after the patch")
 
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGCONT))
 	wall, _ := c.offsets(t)
-	assert.InDelta(t, float64(s.Realtime), float64(wall), float64(time.Millisecond))
+	c.near(t, s.Realtime, wall, "")
 
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGSTOP))
-	require.Eventually(t, func() bool { return processRuns(pid) != nil }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return allStopped(pid) }, 5*time.Second, 5*time.Millisecond)
 	_, err = Heal(pid)
 	require.NoError(t, err)
-	assert.Error(t, processRuns(pid), "still stopped after the heal")
+	assert.Eventually(t, func() bool { return allStopped(pid) }, 5*time.Second, time.Millisecond, "stopped after the heal")
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGCONT))
 	wall, _ = c.offsets(t)
-	assert.InDelta(t, 0, float64(wall), float64(time.Millisecond))
+	c.near(t, 0, wall, "")
+}
+
+// signalStopped reports whether pid is stopped by a signal (state T in
+// /proc/PID/stat).
+func signalStopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] == "T"
 }

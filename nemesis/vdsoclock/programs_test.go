@@ -95,8 +95,8 @@ func checkSkewReaches(t *testing.T, c *clockChild) {
 	_, err := Patch(pid, s)
 	require.NoError(t, err)
 	wall, mono := c.offsets(t)
-	assert.InDelta(t, float64(s.Realtime), float64(wall), float64(time.Millisecond), "realtime")
-	assert.InDelta(t, float64(s.Monotonic), float64(mono), float64(time.Millisecond), "monotonic")
+	c.near(t, s.Realtime, wall, "realtime")
+	c.near(t, s.Monotonic, mono, "monotonic")
 
 	_, err = Set(pid, Skew{Realtime: s.Realtime, Monotonic: s.Monotonic, Rate: 2})
 	require.NoError(t, err)

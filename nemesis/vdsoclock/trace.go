@@ -98,7 +98,10 @@ func (s *stopped) waitStop(tid int) (unix.Signal, error) {
 // exited or exec'd while it was traced.
 var errExited = errors.New("the process exited or exec'd")
 
-// release lets every thread go, each with the signal kept for it.
+// release lets every thread go, each with the signal kept for it. A
+// thread of a process stopped by a signal (SIGSTOP, the pause family)
+// goes back to that stop: the kernel wakes it only to stop again before
+// it runs any of its own code (it shows R for a moment).
 func (s *stopped) release() {
 	for _, tid := range s.threads {
 		_, _, _ = unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(tid), 0, uintptr(s.pending[tid]), 0, 0)
