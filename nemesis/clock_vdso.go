@@ -200,10 +200,51 @@ func vdsoLines(out []byte) ([]vdsoclock.Line, error) {
 	return lines, sc.Err()
 }
 
+// vdsoSkew is a vdso clock fault on a node: its processes' realtime and
+// monotonic offsets and their rate.
+type vdsoSkew struct {
+	realtime, monotonic time.Duration
+	rate                float64
+}
+
+// args are s as vdso-clock set's flags.
+func (s vdsoSkew) args() []string {
+	return []string{"--realtime", s.realtime.String(), "--monotonic", s.monotonic.String(), "--rate", fmt.Sprint(s.rate)}
+}
+
+// skewTable is the vdso clock faults in effect, by node: a node whose
+// process a kill or a power loss restarts gets its fault again. It is
+// safe for concurrent use.
+type skewTable struct {
+	mu    sync.Mutex
+	skews map[string]vdsoSkew
+}
+
+func (t *skewTable) set(node string, s vdsoSkew) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.skews[node] = s
+}
+
+func (t *skewTable) remove(node string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.skews, node)
+}
+
+func (t *skewTable) get(node string) (vdsoSkew, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.skews[node]
+	return s, ok
+}
+
 // vdsoSet makes n's clocks show realtime and monotonic offsets and rate,
-// and returns what its process reads back.
+// remembers it for a restart, and returns what its process reads back.
 func vdsoSet(ctx context.Context, c *Cluster, n db.Node, realtime, monotonic time.Duration, rate float64) (*vdsoclock.Line, error) {
-	l, err := vdsoRun(ctx, c, n, "set", "--realtime", realtime.String(), "--monotonic", monotonic.String(), "--rate", fmt.Sprint(rate))
+	s := vdsoSkew{realtime: realtime, monotonic: monotonic, rate: rate}
+	c.skewTable().set(n.Name, s)
+	l, err := vdsoRun(ctx, c, n, "set", s.args()...)
 	if err == nil && l == nil {
 		err = errors.New("its process does not run")
 	}
@@ -213,10 +254,29 @@ func vdsoSet(ctx context.Context, c *Cluster, n db.Node, realtime, monotonic tim
 	return l, nil
 }
 
+// reapplyClocks gives the nodes whose processes were restarted (a kill's
+// stop, a power loss's) the vdso clock fault each had, if any: the new
+// process is patched; one still patched (the restart found it running)
+// is left as it is.
+func (c *Cluster) reapplyClocks(ctx context.Context, nodes []db.Node) error {
+	var errs []error
+	for _, n := range nodes {
+		s, ok := c.skewTable().get(n.Name)
+		if !ok {
+			continue
+		}
+		if _, err := vdsoRun(ctx, c, n, "set", append(s.args(), "--unless-patched")...); err != nil {
+			errs = append(errs, fmt.Errorf("%s: re-applying its clock fault: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // vdsoReset puts back the kernel's clock in n's processes; a node whose
 // process does not run lost its patch with it, and a host that cannot
 // trace its processes holds no patch of chaos's.
 func vdsoReset(ctx context.Context, c *Cluster, n db.Node) error {
+	c.skewTable().remove(n.Name)
 	if !vdsoMayHold(ctx, c, n) {
 		return nil
 	}

@@ -94,6 +94,19 @@ type Cluster struct {
 	// schedule runs one fault at a time), and copies of the Cluster made
 	// after share it.
 	cuts *cutTable
+	// skews are the vdso clock faults in effect, by node, which a
+	// restarted node's new process gets again (see clock_vdso.go); shared
+	// like cuts.
+	skews *skewTable
+}
+
+// skewTable returns c's table of vdso clock faults, making it the first
+// time.
+func (c *Cluster) skewTable() *skewTable {
+	if c.skews == nil {
+		c.skews = &skewTable{skews: map[string]vdsoSkew{}}
+	}
+	return c.skews
 }
 
 // cutTable returns c's table of targeted cuts, making it the first time.

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"errors"
 	"chaos/history/faultrec"
 	"context"
 	"fmt"
@@ -28,6 +29,9 @@ type injection struct {
 	// the fault began: a node that was already silent (killed, say) is
 	// not waited for.
 	settle func(ctx context.Context, d db.DB, n db.Node) error
+	// restarts says that act starts new processes (a kill's stop, a power
+	// loss's): they get the clock faults in effect again.
+	restarts bool
 }
 
 // nodeAction acts on node n of system d through its host's Remote r.
@@ -98,6 +102,10 @@ func (s *processState) stop(ctx context.Context, c *Cluster, in injection) (Op, 
 	}
 	failed, err := actOnEach(ctx, c, nodes, act)
 	s.failed = union(s.failed, failed)
+	if in.restarts {
+		started := slices.DeleteFunc(slices.Clone(nodes), func(n db.Node) bool { return slices.Contains(failed, n) })
+		err = errors.Join(err, c.reapplyClocks(ctx, started))
+	}
 	if err != nil {
 		return op, fmt.Errorf("%s: %w", in.family, err)
 	}

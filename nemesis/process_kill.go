@@ -54,7 +54,7 @@ func (k *Kill) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error
 // node stays down, and Heal restarts it. With no active kill it does
 // nothing and returns the zero Op.
 func (k *Kill) Stop(ctx context.Context, c *Cluster) (Op, error) {
-	return k.state.stop(ctx, c, injection{family: "kill", f: history.FStart, act: k.restart})
+	return k.state.stop(ctx, c, injection{family: "kill", f: history.FStart, act: k.restart, restarts: true})
 }
 
 // Heal restarts the nodes this Kill took down and did not bring back:

@@ -82,7 +82,7 @@ func (p *PowerLoss) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, 
 // Stop starts every node that lost power and waits until each answers;
 // a node it fails on is left to Heal.
 func (p *PowerLoss) Stop(ctx context.Context, c *Cluster) (Op, error) {
-	return p.state.stop(ctx, c, injection{family: PowerLossFamily, f: "stop-" + PowerLossFamily, act: p.restart})
+	return p.state.stop(ctx, c, injection{family: PowerLossFamily, f: "stop-" + PowerLossFamily, act: p.restart, restarts: true})
 }
 
 // Heal restarts the nodes this PowerLoss took down and did not bring back,

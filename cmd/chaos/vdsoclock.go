@@ -19,6 +19,7 @@ type vdsoClockOptions struct {
 	tree                bool
 	realtime, monotonic time.Duration
 	rate                float64
+	unlessPatched       bool
 }
 
 func newVDSOClockCmd() *cobra.Command {
@@ -80,7 +81,7 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 					return setupError(err)
 				}
 			}
-			return vdsoClockEach(cmd.OutOrStdout(), action, pids, s)
+			return vdsoClockEach(cmd.OutOrStdout(), action, pids, s, o.unlessPatched)
 		},
 	}
 	f := cmd.Flags()
@@ -91,6 +92,7 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 		f.DurationVar(&o.realtime, "realtime", 0, "the realtime clocks' offset from true time (either sign)")
 		f.DurationVar(&o.monotonic, "monotonic", 0, "the monotonic clocks' offset (at least what they show now)")
 		f.Float64Var(&o.rate, "rate", 1, "how fast the clocks run from now on (1 is true time)")
+		f.BoolVar(&o.unlessPatched, "unless-patched", false, "leave a process patched already as it is (a node's restarted process gets its fault again; one that was not restarted keeps what it shows)")
 	}
 	return cmd
 }
@@ -98,14 +100,16 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 // vdsoClockEach runs action on each of pids and prints a line for each.
 // It fails when the first (the node's own process) fails; a descendant
 // that exited meanwhile is reported in its line.
-func vdsoClockEach(w io.Writer, action string, pids []int, s vdsoclock.Skew) error {
+func vdsoClockEach(w io.Writer, action string, pids []int, s vdsoclock.Skew, unlessPatched bool) error {
 	var first error
 	for i, pid := range pids {
 		var p *vdsoclock.Patched
 		var err error
 		switch action {
 		case "set":
-			p, err = vdsoclock.Patch(pid, s)
+			if p, err = vdsoclock.Inspect(pid); err == nil && (p == nil || !unlessPatched) {
+				p, err = vdsoclock.Patch(pid, s)
+			}
 		case "heal":
 			p, err = vdsoclock.Heal(pid)
 		default:
