@@ -1,0 +1,62 @@
+package nemesis
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"chaos/control"
+	"chaos/db"
+	"chaos/db/described"
+	"chaos/history/faultrec"
+	"chaos/testbed/bedtest"
+)
+
+// Issue 41: a libc server (examples/systems/clockserver.py, described,
+// started with no fake clock) observes the bump the clock family makes
+// through the vdso patch, measured against this machine's clock; a kill
+// and restart under the fault gives the new process the fault again; the
+// reset puts the true clock back.
+func TestVDSOSkewObservedByLibcServerAndReappliedAfterARestart(t *testing.T) {
+	needFaketime(t) // the same needs: python3 (and a machine whose tests may start servers)
+	ctx := context.Background()
+	bin := bedtest.BuildChaos(t)
+	desc, err := described.Load(filepath.Join("..", "examples", "systems", "clockserver.yaml"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	n := db.Node{Name: "n1", Addr: "127.0.0.62"}
+	d, err := described.New(desc, db.Config{Nodes: []db.Node{n}, Layout: db.Layout{BinDir: filepath.Join(dir, "bin"), DataDir: dir}})
+	require.NoError(t, err)
+	r := control.NewLocal(n.Name)
+	require.NoError(t, d.Install(ctx, r, n))
+	require.NoError(t, d.Start(ctx, r, n))
+	t.Cleanup(func() { _ = d.Stop(context.Background(), r, n) })
+	require.Eventually(t, func() bool { return d.Up(ctx, n) == nil }, bedDeadline, bedPoll)
+	c := NewCluster(d, []db.Node{n}, map[string]control.Remote{n.Name: r}, true)
+	c.VDSOClock = &VDSOClock{HostBinary: HostBinary{Binary: bin, Path: bin}}
+	addr := d.ClientAddr(n)
+	awaitSkew(ctx, t, addr, 0)
+
+	k := &Clock{Strategy: ClockVDSO, Targets: []Target{TargetAll}, Election: 500 * time.Millisecond}
+	require.NoError(t, k.Available(ctx, c))
+	op, err := k.Start(ctx, c, seeded(seedFor(t, k, c, clockBump)))
+	require.NoError(t, err)
+	v := op.Value.(faultrec.Clock)
+	require.Equal(t, EffectObserved, v.Effect)
+	bump := time.Duration(v.OffsetsMS[n.Name]) * time.Millisecond
+	t.Logf("bump %v: observed %v", bump, awaitSkew(ctx, t, addr, bump))
+
+	kill := &Kill{Targets: []Target{TargetAll}}
+	_, err = kill.Start(ctx, c, seeded(1))
+	require.NoError(t, err)
+	_, err = kill.Stop(ctx, c)
+	require.NoError(t, err)
+	t.Logf("restarted: observed %v", awaitSkew(ctx, t, addr, bump))
+
+	_, err = k.Stop(ctx, c)
+	require.NoError(t, err)
+	awaitSkew(ctx, t, addr, 0)
+}
