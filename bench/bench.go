@@ -20,6 +20,7 @@ import (
 	"chaos/cluster"
 	"chaos/db"
 	"chaos/history"
+	"chaos/nemesis"
 	"chaos/internal/sleep"
 	"chaos/workload"
 )
@@ -53,6 +54,10 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Seed seeds the workers' choices.
 	Seed uint64
+	// VDSOClock patches every node's processes with the vdso clock at
+	// offset 0 before the load (chaos bench --vdso-clock): the patch's
+	// cost, no clock moved.
+	VDSOClock bool
 	// Log, if set, receives a line per step (setup, kills, restarts).
 	Log io.Writer
 }
@@ -70,6 +75,9 @@ type Result struct {
 	// StorageFaults is true when the data directories were served
 	// through the fault file system (chaos bench --storage-faults).
 	StorageFaults bool `json:"storage_faults,omitempty"`
+	// VDSOClock is true when the nodes' clocks were read through the vdso
+	// patch (chaos bench --vdso-clock).
+	VDSOClock bool `json:"vdso_clock,omitempty"`
 	// Runs, when above 1, is how many runs the figures are medians of
 	// (Median).
 	Runs     int       `json:"runs,omitempty"`
@@ -137,6 +145,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := c.Setup(setupCtx); err != nil {
 		return Result{}, errors.Join(fmt.Errorf("set up: %w", err), teardown(c))
 	}
+	if o.VDSOClock {
+		o.logf("%s: patching the nodes' clocks (offset 0)", o.System)
+		nc := nemesis.NewCluster(c.DB, c.Nodes, c.Remotes, true)
+		nc.VDSOClock = nemesis.NewVDSOClock(c.Layout, !c.Local)
+		if err := nemesis.PatchClocks(setupCtx, nc); err != nil {
+			return Result{}, errors.Join(fmt.Errorf("vdso clock: %w", err), teardown(c))
+		}
+	}
 	res, err := measure(ctx, c, o)
 	return res, errors.Join(err, teardown(c))
 }
@@ -194,7 +210,7 @@ func measure(ctx context.Context, c *cluster.Cluster, o Options) (Result, error)
 	_ = rec.Close()
 	res := Result{System: o.System, Nodes: len(c.Nodes), Clients: o.Clients, DurationS: (to - from).Seconds(),
 		ReadRatio: o.ReadRatio, ValueSize: o.ValueSize, Keys: o.Keys,
-		ReadConsistency: readConsistency(o.Cluster.ReadConsistency), StorageFaults: o.Cluster.StorageFaults,
+		ReadConsistency: readConsistency(o.Cluster.ReadConsistency), StorageFaults: o.Cluster.StorageFaults, VDSOClock: o.VDSOClock,
 		Ops: opStats(rec.Ops(), int64(from), int64(to))}
 	if o.Failover > 0 {
 		res.Failover = summarize(kills)

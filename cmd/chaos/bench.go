@@ -31,6 +31,9 @@ type benchOptions struct {
 	// storageFaults benchmarks the system twice, its data directories
 	// served directly and then through the fault file system.
 	storageFaults bool
+	// vdsoClock benchmarks the system twice, its nodes' clocks read
+	// through the vdso patch (offset 0) and then directly.
+	vdsoClock bool
 	// valueSizeSet is true when --value-size was given, not defaulted.
 	valueSizeSet bool
 	// stderr receives the SSH warnings.
@@ -58,7 +61,7 @@ up before the next kill.
 other, and prints both and the ratios (first over second).
 
 --rounds N measures N times and prints each figure's median (with
---compare or --storage-faults: N rounds of both systems, one right after
+--compare, --storage-faults or --vdso-clock: N rounds of both systems, one right after
 the other, the first going first in odd rounds, and each ratio the median of
 the rounds' ratios with its range). One run on a shared or virtual host can
 move by ten percent or more; quote medians.
@@ -68,10 +71,16 @@ node's data directory served through chaos's fault file system (what chaos run
 --storage-faults does; FUSE: /dev/fuse and root on every host), then directly,
 and prints both and the ratios: the file system's cost. No fault is injected.
 
+--vdso-clock runs the same benchmark twice on one system: first with every
+node's processes patched by the vdso clock strategy at offset 0 (their clock
+reads go through chaos's code: what --clock-strategy vdso costs; ptrace, root
+on every host), then unpatched, and prints both and the ratios.
+
 Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 		Example: `  chaos bench
   chaos bench --compare etcd --failover 5
   chaos bench --storage-faults --read-ratio 0 --rounds 5
+  chaos bench --db etcd --nodes-file hosts --vdso-clock --read-ratio 0 --rounds 9
   chaos bench --db etcd --read-ratio 0 --clients 64 --duration 20s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, bo) },
@@ -93,6 +102,7 @@ Exit status: 0 measured, 254 bad arguments, 255 setup failure.`,
 	f.DurationVar(&o.RequestTimeout, "request-timeout", time.Second, "client request timeout")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the clients' choices")
 	f.BoolVar(&bo.storageFaults, "storage-faults", false, "measure the system through the fault file system, then directly, and print the ratios (not with --compare)")
+	f.BoolVar(&bo.vdsoClock, "vdso-clock", false, "measure the system with its nodes' clocks read through the vdso clock patch (offset 0), then without, and print the ratios (not with --compare or --storage-faults)")
 	f.IntVar(&bo.nRounds, "rounds", 1, "measure this many times (alternating with --compare or --storage-faults) and print the medians")
 	f.BoolVar(&bo.json, "json", false, "print the result as JSON")
 	return cmd
@@ -113,6 +123,13 @@ func runBench(cmd *cobra.Command, bo *benchOptions) error {
 	switch {
 	case bo.storageFaults && bo.compare != "":
 		return usageErrorf("bench: --storage-faults compares %s with itself on the fault file system; leave out --compare %s", bo.db, bo.compare)
+	case bo.vdsoClock && (bo.compare != "" || bo.storageFaults):
+		return usageErrorf("bench: --vdso-clock compares %s with itself, its clocks patched; leave out --compare and --storage-faults", bo.db)
+	case bo.vdsoClock:
+		direct := first
+		first.VDSOClock = true
+		first.System += " with vdso clock"
+		second = &direct
 	case bo.storageFaults:
 		direct := first
 		first.Cluster.StorageFaults = true

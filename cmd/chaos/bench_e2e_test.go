@@ -93,3 +93,27 @@ func TestBenchStorageFaultsMeasuresTheFaultFileSystem(t *testing.T) {
 		t.Errorf("a fault file system is still mounted after the bench:\n%s", mounts)
 	}
 }
+
+// chaos bench --vdso-clock measures chaos-node with its nodes' clock reads
+// going through the vdso patch and without, and compares them.
+func TestBenchVDSOClockMeasuresThePatch(t *testing.T) {
+	skipE2E(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the vdso clock traces the nodes: root")
+	}
+	code, out, errOut := runChaos(t, 3*time.Minute, "bench", "--vdso-clock", "--duration", "2s",
+		"--warmup", "500ms", "--clients", "16", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var c bench.Comparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("--json printed no comparison: %v\n%s", err, out)
+	}
+	requireSaneBench(t, c.A)
+	requireSaneBench(t, c.B)
+	if c.A.System != "chaos-node with vdso clock" || !c.A.VDSOClock || c.B.System != "chaos-node" || c.B.VDSOClock {
+		t.Errorf("compared %s (vdso clock %v) with %s (%v), want chaos-node with vdso clock with chaos-node",
+			c.A.System, c.A.VDSOClock, c.B.System, c.B.VDSOClock)
+	}
+}

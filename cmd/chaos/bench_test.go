@@ -25,6 +25,7 @@ func TestBenchRefusesBadInput(t *testing.T) {
 		"twice":              {"bench", "--nodes", "a,b,a"},
 		"unknown flag":       {"bench", "--no-such-flag"},
 		"--storage-faults":   {"bench", "--storage-faults", "--compare", "etcd"},
+		"--vdso-clock":       {"bench", "--vdso-clock", "--storage-faults"},
 		"--rounds":           {"bench", "--rounds", "0"},
 	}
 	for want, args := range cases {
