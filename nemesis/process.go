@@ -1,9 +1,9 @@
 package nemesis
 
 import (
-	"errors"
 	"chaos/history/faultrec"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"

@@ -89,7 +89,6 @@ func TestStartedChecksTheRecord(t *testing.T) {
 	assert.ErrorContains(t, Started(pid, dir+"/missing"), "the start record")
 }
 
-
 // Tree lists a process and its descendants.
 func TestTreeListsDescendants(t *testing.T) {
 	tree, err := Tree(os.Getpid())
