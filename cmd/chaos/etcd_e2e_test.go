@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,11 +90,13 @@ func TestEtcdSerializableReadsOnTestbed(t *testing.T) {
 
 // Issue 41: on etcd (a Go program, which libfaketime cannot reach) the
 // clock and lease families are available, through the vdso patch that
-// auto picks, and a default-length run of them is valid. Then a node's
-// realtime clock stepped 5 s ahead by `chaos vdso-clock` makes etcd itself
-// log the clock difference against its peers (capnslog's "the clock
-// difference against peer ... is too high"; zap's "prober found high clock
-// drift"), and `chaos heal` puts the vDSO back, the node running.
+// auto picks, and a run of them is valid. A controller SIGKILLed while a
+// clock fault holds leaves patched processes, which `chaos heal` restores
+// (the vDSO's own bytes back, every node running, none stopped). Then a
+// node's realtime clock stepped 5 s ahead by `chaos vdso-clock` makes etcd
+// itself log the clock difference against its peers (capnslog's "the
+// clock difference against peer ... is too high"; zap's "prober found
+// high clock drift").
 func TestEtcdClockThroughTheVDSOOnTestbed(t *testing.T) {
 	flags := etcdOnTestbed(t, "10.77.251.0/24")
 	store := t.TempDir()
@@ -113,35 +116,96 @@ func TestEtcdClockThroughTheVDSOOnTestbed(t *testing.T) {
 		t.Errorf("no clock op of the vdso mechanism in the history")
 	}
 
-	// The nodes stay up for the drift check.
-	code, out, errOut = runChaos(t, 3*time.Minute, append(slices.Clone(flags), "--store", store,
-		"--nemesis", "none", "--time-limit", "3s", "--leave-db-running")...)
-	if code != exitOK {
-		t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errOut)
-	}
-	n1 := testbedHost(t, flags, 0)
-	set := `p=$(cut -d' ' -f1 /var/lib/chaos/etcd/n1/etcd.started) && /opt/chaos/chaos-vdso-clock vdso-clock set --pid "$p" --started /var/lib/chaos/etcd/n1/etcd.started --tree --realtime 5s`
-	if out, err := n1(set); err != nil {
-		t.Fatalf("vdso-clock set: %v\n%s", err, out)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		log, _ := n1(`grep -c -e 'clock difference against peer' -e 'prober found high clock drift' /var/lib/chaos/etcd/n1/etcd.log`)
-		if strings.TrimSpace(log) != "0" && strings.TrimSpace(log) != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd n1 logged no clock drift within 90 s of its clock stepped 5 s ahead")
-		}
-		time.Sleep(time.Second)
+	killMidClockFault(t, flags, store)
+	if patched := patchedNodes(t, flags); len(patched) == 0 {
+		t.Error("the killed controller left no node patched: the heal below tests nothing")
 	}
 	heal := append([]string{"heal", "--store", store}, flags[3:]...) // the testbed's flags, without run --db etcd
 	if code, out, errOut := runChaos(t, 2*time.Minute, heal...); code != exitOK {
 		t.Fatalf("heal: exit %d\n%s\n%s", code, out, errOut)
 	}
-	shown, err := n1(`p=$(cut -d' ' -f1 /var/lib/chaos/etcd/n1/etcd.started) && /opt/chaos/chaos-vdso-clock vdso-clock show --pid "$p" --started /var/lib/chaos/etcd/n1/etcd.started && grep State /proc/$p/status`)
-	if err != nil || !strings.Contains(shown, `"patched":false`) || strings.Contains(shown, "stopped") {
-		t.Errorf("after heal: %v\n%s", err, shown)
+	var drift func(string) (string, error) // a host that has the tool, and its node
+	node := ""
+	for i := range 5 {
+		host := testbedHost(t, flags, i)
+		name := fmt.Sprintf("n%d", i+1)
+		shown, err := host(fmt.Sprintf(`r=/var/lib/chaos/etcd/%s/etcd.started; p=$(cut -d' ' -f1 $r) && grep State /proc/$p/status && if [ -x /opt/chaos/chaos-vdso-clock ]; then /opt/chaos/chaos-vdso-clock vdso-clock show --pid "$p" --started $r; fi`, name))
+		if err != nil || strings.Contains(shown, "stopped") || strings.Contains(shown, `"patched":true`) {
+			t.Errorf("%s after heal: %v\n%s", name, err, shown)
+		}
+		if drift == nil && strings.Contains(shown, `"patched":false`) {
+			drift, node = host, name
+		}
+	}
+	if drift == nil {
+		t.Fatal("no host has chaos-vdso-clock after two runs of clock faults")
+	}
+	rec := fmt.Sprintf("/var/lib/chaos/etcd/%s/etcd.started", node)
+	set := fmt.Sprintf(`p=$(cut -d' ' -f1 %s) && /opt/chaos/chaos-vdso-clock vdso-clock set --pid "$p" --started %s --tree --realtime 5s`, rec, rec)
+	if out, err := drift(set); err != nil {
+		t.Fatalf("vdso-clock set: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		log, _ := drift(fmt.Sprintf(`grep -c -e 'clock difference against peer' -e 'prober found high clock drift' /var/lib/chaos/etcd/%s/etcd.log`, node))
+		if n := strings.TrimSpace(log); n != "0" && n != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd %s logged no clock drift within 90 s of its clock stepped 5 s ahead", node)
+		}
+		time.Sleep(time.Second)
+	}
+	if code, out, errOut := runChaos(t, 2*time.Minute, heal...); code != exitOK {
+		t.Fatalf("heal: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if shown, err := drift(fmt.Sprintf(`p=$(cut -d' ' -f1 %s) && /opt/chaos/chaos-vdso-clock vdso-clock show --pid "$p" --started %s`, rec, rec)); err != nil || !strings.Contains(shown, `"patched":false`) {
+		t.Errorf("after the second heal: %v\n%s", err, shown)
+	}
+}
+
+// patchedNodes are the testbed's nodes whose etcd process holds a vdso
+// clock patch.
+func patchedNodes(t *testing.T, flags []string) []string {
+	t.Helper()
+	var out []string
+	for i := range 5 {
+		name := fmt.Sprintf("n%d", i+1)
+		shown, _ := testbedHost(t, flags, i)(fmt.Sprintf(`r=/var/lib/chaos/etcd/%s/etcd.started; p=$(cut -d' ' -f1 $r) && if [ -x /opt/chaos/chaos-vdso-clock ]; then /opt/chaos/chaos-vdso-clock vdso-clock show --pid "$p" --started $r; fi`, name))
+		if strings.Contains(shown, `"patched":true`) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// killMidClockFault starts a run of long clock faults into store and
+// sends its controller SIGKILL once the history shows a clock fault
+// started, leaving the nodes running and patched.
+func killMidClockFault(t *testing.T, flags []string, store string) {
+	t.Helper()
+	bin, err := chaosBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append(slices.Clone(flags), "--store", store, "--nemesis", "clock",
+		"--nemesis-interval", "60s", "--time-limit", "120s", "--seed", "3")...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		runs, _ := filepath.Glob(filepath.Join(store, "etcd-register-clock", "*", "history.jsonl"))
+		for _, h := range runs {
+			if b, _ := os.ReadFile(h); strings.Contains(string(b), `"f":"clock-bump"`) {
+				return // the deferred SIGKILL
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no clock fault started within 2 minutes")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
