@@ -28,7 +28,8 @@ import (
 // ones only forward (a bump's backward jumps leave them), so that no
 // program sees its monotonic clock go back during a fault; a reset (a
 // heal) puts the kernel's clock back, which moves them back by what the
-// fault added.
+// fault added. No clock gets more than the fault's lead ahead of true
+// time (see vdsoLead).
 
 // VDSOClock is where the vdso strategy's tool runs on the hosts: this
 // chaos binary, as `chaos vdso-clock`. It is safe for concurrent use.
@@ -201,15 +202,17 @@ func vdsoLines(out []byte) ([]vdsoclock.Line, error) {
 }
 
 // vdsoSkew is a vdso clock fault on a node: its processes' realtime and
-// monotonic offsets and their rate.
+// monotonic offsets, their rate, and how far ahead of true time they may
+// get (0: no bound).
 type vdsoSkew struct {
-	realtime, monotonic time.Duration
-	rate                float64
+	realtime, monotonic, lead time.Duration
+	rate                      float64
 }
 
 // args are s as vdso-clock set's flags.
 func (s vdsoSkew) args() []string {
-	return []string{"--realtime", s.realtime.String(), "--monotonic", s.monotonic.String(), "--rate", fmt.Sprint(s.rate)}
+	return []string{"--realtime", s.realtime.String(), "--monotonic", s.monotonic.String(), "--rate", fmt.Sprint(s.rate),
+		"--max-lead", s.lead.String()}
 }
 
 // skewTable is the vdso clock faults in effect, by node: a node whose
@@ -239,10 +242,9 @@ func (t *skewTable) get(node string) (vdsoSkew, bool) {
 	return s, ok
 }
 
-// vdsoSet makes n's clocks show realtime and monotonic offsets and rate,
-// remembers it for a restart, and returns what its process reads back.
-func vdsoSet(ctx context.Context, c *Cluster, n db.Node, realtime, monotonic time.Duration, rate float64) (*vdsoclock.Line, error) {
-	s := vdsoSkew{realtime: realtime, monotonic: monotonic, rate: rate}
+// vdsoSet makes n's clocks show s, remembers it for a restart, and
+// returns what its process reads back.
+func vdsoSet(ctx context.Context, c *Cluster, n db.Node, s vdsoSkew) (*vdsoclock.Line, error) {
 	c.skewTable().set(n.Name, s)
 	l, err := vdsoRun(ctx, c, n, "set", s.args()...)
 	if err == nil && l == nil {
@@ -306,13 +308,28 @@ func vdsoLeftover(ctx context.Context, c *Cluster, n db.Node) ([]string, error) 
 		l.Pid, time.Duration(l.RealtimeNS), time.Duration(l.MonotonicNS), l.Rate)}, nil
 }
 
+// vdsoLead is how far ahead of true time the clock family lets a
+// node's clocks get: two election timeouts, its largest jump. A program
+// that waits on the kernel's clock for a deadline read from its own (the
+// JVM's timed waits) waits that much longer; a fast clock stops gaining
+// there, so no wait stretches without bound.
+func (k *Clock) vdsoLead() time.Duration {
+	election := k.Election
+	if election <= 0 {
+		election = db.DefaultTiming().ElectionTimeout
+	}
+	return max(2*election, 100*time.Millisecond)
+}
+
 // vdsoApply carries the clock fault v out on n: a rate, or the jumps of a
 // bump or strobe (waiting the strobe's period between two), the
-// monotonic clocks taking the forward jumps only; it records what n's
-// process read back.
+// monotonic clocks following the realtime ones forward but never back
+// (a strobe's way back leaves them where its first jump forward took
+// them); it records what n's process read back.
 func (k *Clock) vdsoApply(ctx context.Context, c *Cluster, n db.Node, v *faultrec.Clock) (*vdsoclock.Line, error) {
+	lead := k.vdsoLead()
 	if v.Kind == clockRate {
-		return vdsoSet(ctx, c, n, 0, 0, v.Rates[n.Name])
+		return vdsoSet(ctx, c, n, vdsoSkew{rate: v.Rates[n.Name], lead: lead})
 	}
 	var realtime, monotonic time.Duration
 	var last *vdsoclock.Line
@@ -322,10 +339,9 @@ func (k *Clock) vdsoApply(ctx context.Context, c *Cluster, n db.Node, v *faultre
 				return last, fmt.Errorf("%s: strobe: %w", n.Name, err)
 			}
 		}
-		jump := time.Duration(ms) * time.Millisecond
-		realtime += jump
-		monotonic += max(jump, 0)
-		l, err := vdsoSet(ctx, c, n, realtime, monotonic, 1)
+		realtime += time.Duration(ms) * time.Millisecond
+		monotonic = max(monotonic, realtime)
+		l, err := vdsoSet(ctx, c, n, vdsoSkew{realtime: realtime, monotonic: monotonic, rate: 1, lead: max(lead, realtime)})
 		if err != nil {
 			return last, err
 		}
@@ -382,7 +398,7 @@ func (s *sequence) setVDSORate(ctx context.Context, c *Cluster, node string, rat
 		return 0, err
 	}
 	s.vdsos = append(s.vdsos, node)
-	l, err := vdsoSet(ctx, c, n, 0, 0, rate)
+	l, err := vdsoSet(ctx, c, n, vdsoSkew{rate: rate})
 	if err != nil {
 		return 0, err
 	}
@@ -409,6 +425,6 @@ func PatchClocks(ctx context.Context, c *Cluster) error {
 	if err := vdsoAvailable(ctx, c); err != nil {
 		return err
 	}
-	_, err := mapNodes(c.Nodes, func(n db.Node) (*vdsoclock.Line, error) { return vdsoSet(ctx, c, n, 0, 0, 1) })
+	_, err := mapNodes(c.Nodes, func(n db.Node) (*vdsoclock.Line, error) { return vdsoSet(ctx, c, n, vdsoSkew{rate: 1}) })
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,11 +98,12 @@ func TestClockVDSOSetsEachProcessTreeAndHealsIt(t *testing.T) {
 			var want []string
 			for _, ms := range clockJumps(&v, n) {
 				realtime += time.Duration(ms) * time.Millisecond
-				monotonic += max(time.Duration(ms)*time.Millisecond, 0) // forward jumps only
-				want = append(want, fmt.Sprintf("vdso-clock set --pid %d --started /var/lib/chaos/%s.started --tree --realtime %v --monotonic %v --rate 1", pid, n, realtime, monotonic))
+				monotonic = max(monotonic, realtime) // forward only
+				want = append(want, fmt.Sprintf("vdso-clock set --pid %d --started /var/lib/chaos/%s.started --tree --realtime %v --monotonic %v --rate 1 --max-lead %v",
+					pid, n, realtime, monotonic, max(600*time.Millisecond, realtime)))
 			}
 			if kind == clockRate {
-				want = []string{fmt.Sprintf("vdso-clock set --pid %d --started /var/lib/chaos/%s.started --tree --realtime 0s --monotonic 0s --rate %v", pid, n, v.Rates[n])}
+				want = []string{fmt.Sprintf("vdso-clock set --pid %d --started /var/lib/chaos/%s.started --tree --realtime 0s --monotonic 0s --rate %v --max-lead 600ms", pid, n, v.Rates[n])}
 			}
 			assert.Equal(t, want, calls, "%s on %s", kind, n)
 			assert.Equal(t, pid, v.Shown[n].Pid)
@@ -114,8 +116,8 @@ func TestClockVDSOSetsEachProcessTreeAndHealsIt(t *testing.T) {
 	}
 }
 
-// A monotonic clock never goes back in a fault: a strobe's backward jumps
-// move the realtime clock alone.
+// A monotonic clock never goes back in a fault: it follows a strobe's
+// first jump forward, and the way back moves the realtime clock alone.
 func TestClockVDSOStrobeMovesTheMonotonicClockForwardOnly(t *testing.T) {
 	needVDSOHost(t)
 	c, log := vdsoCluster(t)
@@ -125,9 +127,9 @@ func TestClockVDSOStrobeMovesTheMonotonicClockForwardOnly(t *testing.T) {
 	var monos []string
 	for _, call := range vdsoCalls(t, log, 101) {
 		f := strings.Fields(call)
-		monos = append(monos, f[len(f)-3])
+		monos = append(monos, f[slices.Index(f, "--monotonic")+1])
 	}
-	assert.Equal(t, []string{"400ms", "400ms", "800ms", "800ms"}, monos)
+	assert.Equal(t, []string{"400ms", "400ms", "400ms", "400ms"}, monos, "up with the first jump, and no further: a strobe comes back")
 }
 
 func TestVDSOProbeError(t *testing.T) {

@@ -19,6 +19,7 @@ type vdsoClockOptions struct {
 	tree                bool
 	realtime, monotonic time.Duration
 	rate                float64
+	maxLead             time.Duration
 	unlessPatched       bool
 }
 
@@ -67,9 +68,12 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 			if o.pid <= 1 || o.started == "" {
 				return usageErrorf("vdso-clock %s: --pid (above 1) and --started (the node's start record) are required", action)
 			}
-			s := vdsoclock.Skew{Realtime: o.realtime, Monotonic: o.monotonic, Rate: o.rate}
-			if err := s.Validate(); err != nil || o.rate == 0 { // 0 would mean true time to Skew
-				return usageErrorf("vdso-clock %s: --rate %v: want a rate above 0 and at most 1000 (1 is true time)", action, o.rate)
+			s := vdsoclock.Skew{Realtime: o.realtime, Monotonic: o.monotonic, Rate: o.rate, MaxLead: o.maxLead}
+			if o.rate == 0 { // 0 would mean true time to Skew
+				return usageErrorf("vdso-clock %s: --rate 0: want a rate above 0 and at most 1000 (1 is true time)", action)
+			}
+			if err := s.Validate(); err != nil {
+				return usageErrorf("vdso-clock %s: %v", action, err)
 			}
 			if err := vdsoclock.Started(o.pid, o.started); err != nil {
 				return usageErrorf("vdso-clock %s: %v", action, err)
@@ -92,6 +96,7 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 		f.DurationVar(&o.realtime, "realtime", 0, "the realtime clocks' offset from true time (either sign)")
 		f.DurationVar(&o.monotonic, "monotonic", 0, "the monotonic clocks' offset (at least what they show now)")
 		f.Float64Var(&o.rate, "rate", 1, "how fast the clocks run from now on (1 is true time)")
+		f.DurationVar(&o.maxLead, "max-lead", 0, "the most the clocks may read ahead of true time: a fast clock stops gaining there (0: no bound); a program that waits for deadlines read from its clock waits that much longer")
 		f.BoolVar(&o.unlessPatched, "unless-patched", false, "leave a process patched already as it is (a node's restarted process gets its fault again; one that was not restarted keeps what it shows)")
 	}
 	return cmd

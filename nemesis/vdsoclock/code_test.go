@@ -168,7 +168,7 @@ func TestCodeRunsTheClockAtTheRate(t *testing.T) {
 // The code and Page.Read agree, to the nanosecond, on a page far from
 // the true clock, with a negative k and an anchor in the future.
 func TestCodeComputesWhatPageReadSays(t *testing.T) {
-	p := Page{K: rateK(0.25), Realtime: Block{Off: -int64(48 * time.Hour), Anchor: math.MaxInt64 / 4}}
+	p := Page{K: rateK(0.25), Lead: math.MaxInt64, Realtime: Block{Off: -int64(48 * time.Hour), Anchor: math.MaxInt64 / 4}}
 	p.Monotonic = Block{Off: int64(time.Minute), Anchor: -int64(time.Hour)}
 	p.Boottime, p.TAI = p.Monotonic, p.Realtime
 	m := mapCode(t, p, 2)
@@ -180,6 +180,20 @@ func TestCodeComputesWhatPageReadSays(t *testing.T) {
 		after := p.Read(classes[id], kernelNow(t, id)+int64(time.Second))
 		assert.True(t, got >= before && got <= after, "clock %d: %d not in [%d, %d]", id, got, before, after)
 	}
+}
+
+// A clock running fast gains no more than the page's lead.
+func TestCodeKeepsAFastClockWithinItsLead(t *testing.T) {
+	anchor := readingsNow(t)
+	for off := range anchor {
+		anchor[off] -= int64(time.Second) // twice as fast for a second: a second ahead, but for the lead
+	}
+	m := mapCode(t, PageFor(Skew{Rate: 2, MaxLead: 300 * time.Millisecond}, anchor), 0)
+	before := kernelNow(t, clockMonotonic)
+	got, _ := m.clockGettime(clockMonotonic)
+	after := kernelNow(t, clockMonotonic)
+	lead := int64(300 * time.Millisecond)
+	assert.True(t, got >= before+lead && got <= after+lead, "%d not 300 ms ahead of [%d, %d]", got, before, after)
 }
 
 func TestMulShiftIsTheSigned128BitProduct(t *testing.T) {

@@ -20,11 +20,16 @@ import (
 //	48      16    the monotonic block (MONOTONIC, MONOTONIC_RAW, MONOTONIC_COARSE)
 //	64      16    the boottime block
 //	80      16    the TAI block
+//	96      8     lead: the most any clock may read ahead of the kernel's
 //	128     8     magic: "chaosvd1", which tells a page of ours
 //
-// A clock of block b reads t + off + ((t - anchor) * k >> 32) where t is
-// what the kernel said. Every clock has a block of its own, so that the
-// rate is applied to time that passed on that same clock.
+// A clock of block b reads t + min(off + ((t - anchor) * k >> 32), lead)
+// where t is what the kernel said. Every clock has a block of its own, so
+// that the rate is applied to time that passed on that same clock. The
+// lead bounds how far ahead a clock gets: a program that computes an
+// absolute deadline from its clock and waits for it on the kernel's (the
+// JVM's timed waits, pthread_cond_timedwait) waits that much longer, so a
+// clock running fast must not get ahead without bound.
 const (
 	pageSize     = 4096
 	offCounter   = 0
@@ -34,6 +39,7 @@ const (
 	offMonotonic = 48
 	offBoottime  = 64
 	offTAI       = 80
+	offLead      = 96
 	offMagic     = 128
 	pageUsed     = 136
 )
@@ -74,6 +80,9 @@ type Block struct{ Off, Anchor int64 }
 type Page struct {
 	// K is the rate less one, times 2^32.
 	K int64
+	// Lead is the most a clock reads ahead of the kernel's, in
+	// nanoseconds.
+	Lead int64
 	// Realtime, Monotonic, Boottime and TAI are the blocks.
 	Realtime, Monotonic, Boottime, TAI Block
 }
@@ -101,7 +110,7 @@ func (p *Page) block(off int) *Block {
 // Read is what a clock of block off shows when the kernel says t.
 func (p Page) Read(off int, t int64) int64 {
 	b := p.block(off)
-	return t + b.Off + mulShift(t-b.Anchor, p.K)
+	return t + min(b.Off+mulShift(t-b.Anchor, p.K), p.Lead)
 }
 
 // mulShift is a*k >> 32 as the code computes it: the signed 128-bit
@@ -125,6 +134,7 @@ func (p Page) Encode(counter uint64) []byte {
 	le := binary.LittleEndian
 	le.PutUint64(b[offCounter:], counter)
 	le.PutUint64(b[offK:], uint64(p.K))
+	le.PutUint64(b[offLead:], uint64(p.Lead))
 	for id, off := range classes {
 		b[offClasses+id] = byte(off)
 	}
@@ -144,7 +154,7 @@ func Decode(b []byte) (Page, uint64, error) {
 		return Page{}, 0, fmt.Errorf("not a chaos clock page (no %q magic)", magic[:])
 	}
 	le := binary.LittleEndian
-	p := Page{K: int64(le.Uint64(b[offK:]))}
+	p := Page{K: int64(le.Uint64(b[offK:])), Lead: int64(le.Uint64(b[offLead:]))}
 	for _, bl := range blocks {
 		x := p.block(bl.off)
 		x.Off = int64(le.Uint64(b[bl.off:]))
@@ -157,10 +167,13 @@ func Decode(b []byte) (Page, uint64, error) {
 // the realtime clocks (REALTIME, its coarse variant, TAI) Realtime away
 // from true time, the monotonic ones (MONOTONIC, its raw and coarse
 // variants, BOOTTIME) Monotonic away, and from then on all of them
-// running at Rate times true time (1 when zero).
+// running at Rate times true time (1 when zero), none more than MaxLead
+// ahead of true time (no bound when zero): a fast clock stops gaining
+// there.
 type Skew struct {
 	Realtime, Monotonic time.Duration
 	Rate                float64
+	MaxLead             time.Duration
 }
 
 // Readings are the writer's own readings of each block's clock, in
@@ -172,8 +185,13 @@ type Readings map[int]int64
 // finite, or one that would overflow the page.
 func (s Skew) Validate() error {
 	r := s.rate()
-	if !(r > 0) || math.IsInf(r, 0) || r > 1000 {
+	switch {
+	case !(r > 0) || math.IsInf(r, 0) || r > 1000:
 		return fmt.Errorf("clock rate %v: want a rate above 0 and at most 1000 (1 is true time)", s.Rate)
+	case s.MaxLead < 0:
+		return fmt.Errorf("clock lead %v: want a bound of 0 (none) or more", s.MaxLead)
+	case s.MaxLead > 0 && (s.Realtime > s.MaxLead || s.Monotonic > s.MaxLead):
+		return fmt.Errorf("clock offsets %v and %v: want at most the lead %v", s.Realtime, s.Monotonic, s.MaxLead)
 	}
 	return nil
 }
@@ -188,7 +206,10 @@ func (s Skew) rate() float64 {
 // PageFor is the page that makes the clocks show s from the moment of the
 // readings now on.
 func PageFor(s Skew, now Readings) Page {
-	p := Page{K: rateK(s.rate())}
+	p := Page{K: rateK(s.rate()), Lead: math.MaxInt64}
+	if s.MaxLead > 0 {
+		p.Lead = int64(s.MaxLead)
+	}
 	for _, bl := range blocks {
 		off := int64(s.Monotonic)
 		if bl.off == offRealtime || bl.off == offTAI {

@@ -146,3 +146,72 @@ func TestPatchRefusesA32BitProgram(t *testing.T) {
 	_, err = Patch(cmd.Process.Pid, Skew{Realtime: time.Second})
 	assert.ErrorContains(t, err, "only x86-64 programs are patched")
 }
+
+// waitJava counts timed waits: a thread waits 20 ms on a monitor (the JVM
+// computes its deadline from its monotonic clock, then waits for it on
+// the kernel's), again and again; each line on stdin gets the count.
+const waitJava = `import java.io.*;
+public class Waits {
+	static volatile long count;
+	public static void main(String[] args) throws Exception {
+		Object lock = new Object();
+		Thread t = new Thread(() -> {
+			while (true) {
+				synchronized (lock) {
+					try { lock.wait(20); } catch (InterruptedException e) { return; }
+				}
+				count++;
+			}
+		});
+		t.setDaemon(true);
+		t.start();
+		BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+		while (in.readLine() != null) {
+			System.out.println(count + " 0");
+			System.out.flush();
+		}
+	}
+}
+`
+
+// A JVM waits for a deadline it computed from its monotonic clock on the
+// kernel's clock: a clock moved J ahead makes each timed wait J longer
+// (they go on, one each J), the heal puts them back on pace, and a clock
+// running fast gains no more than its lead, so its waits stretch no more.
+func TestAJVMsTimedWaitsStretchByTheLeadAndNoMore(t *testing.T) {
+	java := needProgram(t, "java", "default-jdk-headless")
+	src := filepath.Join(t.TempDir(), "Waits.java")
+	require.NoError(t, os.WriteFile(src, []byte(waitJava), 0o644))
+	c := startClockChild(t, exec.Command(java, src))
+	pid := c.cmd.Process.Pid
+	count := func() int64 { n, _ := c.read(t); return n }
+	// waits is how many waits end within d.
+	waits := func(d time.Duration) int64 {
+		first := count()
+		time.Sleep(d)
+		return count() - first
+	}
+	require.Greater(t, waits(time.Second), int64(20), "20 ms waits, before the patch")
+
+	const jump = time.Second
+	_, err := Patch(pid, Skew{Monotonic: jump})
+	require.NoError(t, err)
+	n := waits(3 * jump)
+	assert.True(t, n >= 1 && n <= 4, "%d waits in 3 s with the clock 1 s ahead: want about one a second", n)
+
+	_, err = Heal(pid)
+	require.NoError(t, err)
+	time.Sleep(jump) // the last stretched wait ends
+	assert.Greater(t, waits(time.Second), int64(20), "back on pace after the heal")
+
+	// Twice as fast for 3 s, at most 200 ms ahead: the waits stretch by
+	// 200 ms, not by the 3 s the clock would have gained.
+	_, err = Patch(pid, Skew{Rate: 2, MaxLead: 200 * time.Millisecond})
+	require.NoError(t, err)
+	time.Sleep(3 * time.Second)
+	n = waits(2 * time.Second)
+	assert.True(t, n >= 5, "%d waits in 2 s with the clock at most 200 ms ahead: want about one each 220 ms", n)
+	_, err = Heal(pid)
+	require.NoError(t, err)
+	assert.NoError(t, processRuns(pid))
+}
