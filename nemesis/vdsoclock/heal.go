@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 )
@@ -234,7 +235,8 @@ func LineOf(pid int, p *Patched, err error, healed bool) Line {
 		l.Code, l.Funcs, l.Direct = fmt.Sprintf("%#x", p.Code), p.Funcs, p.Direct
 		if !healed {
 			rt, mono := p.Offsets()
-			l.Patched, l.Rate, l.RealtimeNS, l.MonotonicNS = true, p.Page.Rate(), int64(rt), int64(mono)
+			// The rate to 9 digits: the page holds it in 32 fraction bits.
+			l.Patched, l.Rate, l.RealtimeNS, l.MonotonicNS = true, math.Round(p.Page.Rate()*1e9)/1e9, int64(rt), int64(mono)
 		}
 	}
 	return l

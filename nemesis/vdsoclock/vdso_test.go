@@ -95,3 +95,11 @@ func TestTreeListsDescendants(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.Getpid(), tree[0])
 }
+
+// A line says the rate as it was asked, not its fixed-point rounding.
+func TestLineSaysTheRateAsAsked(t *testing.T) {
+	for _, rate := range []float64{0.05, 0.1, 0.71, 1.41, 2} {
+		p := &Patched{Page: PageFor(Skew{Rate: rate}, readings())}
+		assert.Equal(t, rate, LineOf(1, p, nil, false).Rate)
+	}
+}
