@@ -15,9 +15,9 @@ import (
 // vDSO has them: the same kernel's); an error when one of them was
 // rewritten by something other than Patch.
 func Inspect(pid int) (*Patched, error) {
-	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	mem, err := openMem(pid, os.O_RDONLY)
 	if err != nil {
-		return nil, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
+		return nil, err
 	}
 	defer mem.Close()
 	v, own, err := vdsoPair(pid, mem)
@@ -135,9 +135,9 @@ func Set(pid int, s Skew) (*Patched, error) {
 // writePage writes page over p's data page under its counter, and returns
 // the counter it left.
 func writePage(pid int, p *Patched, page Page) (uint64, error) {
-	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
+	mem, err := openMem(pid, os.O_RDWR)
 	if err != nil {
-		return 0, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
+		return 0, err
 	}
 	defer mem.Close()
 	at := int64(p.Code + pageSize)
@@ -172,31 +172,23 @@ func Heal(pid int) (*Patched, error) {
 	if err != nil || p == nil {
 		return p, err
 	}
-	defer lockThread()()
-	st, err := stop(pid)
-	if err != nil {
-		return nil, err
-	}
-	defer st.release()
-	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
-	if err != nil {
-		return nil, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
-	}
-	defer mem.Close()
-	v, own, err := vdsoPair(pid, mem)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	for _, off := range v.Funcs {
-		if _, err := mem.WriteAt(own.Image[off:off+patchSize], int64(v.Start+off)); err != nil {
-			errs = append(errs, fmt.Errorf("restoring the vDSO of %d at %#x: %w", pid, v.Start+off, err))
+	err = whileStopped(pid, func(_ *stopped, mem *os.File) error {
+		v, own, err := vdsoPair(pid, mem)
+		if err != nil {
+			return err
 		}
-	}
-	if _, err := writePage(pid, p, PageFor(Skew{}, readings())); err != nil {
-		errs = append(errs, err)
-	}
-	return p, errors.Join(errs...)
+		var errs []error
+		for _, off := range v.Funcs {
+			if _, err := mem.WriteAt(own.Image[off:off+patchSize], int64(v.Start+off)); err != nil {
+				errs = append(errs, fmt.Errorf("restoring the vDSO of %d at %#x: %w", pid, v.Start+off, err))
+			}
+		}
+		if _, err := writePage(pid, p, PageFor(Skew{}, readings())); err != nil {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
+	return p, err
 }
 
 // Offsets is what p's clocks show against true time now.

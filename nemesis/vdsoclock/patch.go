@@ -52,17 +52,19 @@ func Patch(pid int, s Skew) (*Patched, error) {
 	} else if p != nil {
 		return Set(pid, s)
 	}
-	defer lockThread()()
-	st, err := stop(pid)
-	if err != nil {
-		return nil, err
-	}
-	defer st.release()
-	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
-	if err != nil {
-		return nil, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
-	}
-	defer mem.Close()
+	var p *Patched
+	err := whileStopped(pid, func(st *stopped, mem *os.File) error {
+		var err error
+		p, err = st.patch(mem, s)
+		return err
+	})
+	return p, err
+}
+
+// patch maps the pages into the stopped process, writes them and
+// redirects its vDSO's clock functions (see Patch).
+func (st *stopped) patch(mem *os.File, s Skew) (*Patched, error) {
+	pid := st.pid
 	maps, err := readMaps(pid)
 	if err != nil {
 		return nil, err

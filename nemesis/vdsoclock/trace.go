@@ -222,3 +222,30 @@ func lockThread() func() {
 	runtime.LockOSThread()
 	return runtime.UnlockOSThread
 }
+
+// whileStopped runs fn with every thread of pid stopped (see stop) and
+// its memory open for writing, and lets the threads go after, whatever
+// fn did.
+func whileStopped(pid int, fn func(st *stopped, mem *os.File) error) error {
+	defer lockThread()()
+	st, err := stop(pid)
+	if err != nil {
+		return err
+	}
+	defer st.release()
+	mem, err := openMem(pid, os.O_RDWR)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	return fn(st, mem)
+}
+
+// openMem opens pid's memory (/proc/PID/mem) with flag.
+func openMem(pid, flag int) (*os.File, error) {
+	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), flag, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the memory of %d: %w", pid, seizeHint(err))
+	}
+	return mem, nil
+}
