@@ -23,7 +23,16 @@ import (
 // runtime.
 const childEnv = "VDSOCLOCK_TEST_CHILD"
 
+// execEnv makes the test binary a child that execs itself again and
+// again, a millisecond apart, until killed.
+const execEnv = "VDSOCLOCK_TEST_EXEC"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(execEnv) == "1" {
+		time.Sleep(time.Millisecond)
+		_ = syscall.Exec(os.Args[0], os.Args, os.Environ())
+		os.Exit(1)
+	}
 	if os.Getenv(childEnv) == "1" {
 		start := time.Now()
 		in := bufio.NewScanner(os.Stdin)
@@ -287,4 +296,26 @@ func signalStopped(pid int) bool {
 	}
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] == "T"
+}
+
+// A process that execs while it is patched (its threads go, its vDSO is
+// mapped anew) gets a patch, or a clean error: never a stopped thread, a
+// panic or a hang.
+func TestPatchAProcessThatKeepsExecing(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), execEnv+"=1")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	patched, failed := 0, 0
+	for range 30 {
+		if _, err := Patch(pid, Skew{Realtime: time.Second}); err != nil {
+			failed++
+			t.Logf("refused: %v", err)
+		} else {
+			patched++
+		}
+		require.Eventually(t, func() bool { return processRuns(pid) == nil }, 5*time.Second, time.Millisecond, "no thread left stopped")
+	}
+	t.Logf("%d patched, %d refused", patched, failed)
 }
