@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -427,4 +428,20 @@ func PatchClocks(ctx context.Context, c *Cluster) error {
 	}
 	_, err := mapNodes(c.Nodes, func(n db.Node) (*vdsoclock.Line, error) { return vdsoSet(ctx, c, n, vdsoSkew{rate: 1}) })
 	return err
+}
+
+// resetSlowed puts true time back in the clocks of nodes that the
+// sequence slowed, through the hooks or the vdso patch, whichever it used,
+// and forgets them.
+func (s *sequence) resetSlowed(ctx context.Context, c *Cluster, nodes []string) error {
+	var hooked, patched []string
+	for _, n := range nodes {
+		if slices.Contains(s.vdsos, n) {
+			patched = append(patched, n)
+		} else {
+			hooked = append(hooked, n)
+		}
+	}
+	s.vdsos = slices.DeleteFunc(s.vdsos, func(n string) bool { return slices.Contains(patched, n) })
+	return errors.Join(s.resetClocks(ctx, c, hooked), resetVDSOClocks(ctx, c, patched))
 }

@@ -130,7 +130,7 @@ func TestFigure8WithoutHooks(t *testing.T) {
 	require.NoError(t, err)
 	v := op.Value.(faultrec.Targeted)
 	assert.Equal(t, noHooks, v.AppendLimit)
-	assert.Equal(t, noHooks, v.SlowClocks)
+	assert.Equal(t, noSlowClocks, v.SlowClocks, "no hooks, and no vdso clock placed")
 	assert.Nil(t, v.SplitAppends)
 	assert.Equal(t, MechIPTables, v.Cut.Mechanism)
 	assert.Equal(t, map[string]string{PartDelay: MechNetem}, v.Links.Mechanism)

@@ -33,13 +33,13 @@ import (
 //     X (its log ends in t' > t) can now win an election and overwrite.
 //
 // During step 3 the bystanders (neither L nor X) run on slow clocks
-// (favourRate, through the clock hooks), so that L times out first and
+// (favourRate, through the clock hooks or the vdso patch), so that L times out first and
 // wins the election the sequence needs; any of the bystanders could win
 // otherwise. For X's election they run true again: with X's log ahead of
 // theirs none of them can win it, and slow they would remember L for ten
-// election timeouts before they vote. A system without fault hooks keeps
-// its clocks, and the sequence runs all the same, with less chance of the
-// elections it needs ("slow_clocks" in its op says so).
+// election timeouts before they vote. A system without fault hooks or a
+// vdso clock keeps its clocks, and the sequence runs all the same, with
+// less chance of the elections it needs ("slow_clocks" in its op says so).
 //
 // On a correct node L commits the old entries only with an entry of t”
 // on a majority, which X can then never win against. The sequence ends,
@@ -202,9 +202,8 @@ func (f *Figure8) play(ctx context.Context, c *Cluster, v *faultrec.Targeted, le
 	// them can win (second, whose log ends in a term above L's old
 	// entries, refuses them its vote, and they are one short of a majority
 	// without it), and slow they would remember L ten election timeouts
-	// before they grant second their votes. (Nodes without hooks have no
-	// clock to reset.)
-	if err := f.seq.resetClocks(ctx, c, bystanders); err != nil {
+	// before they grant second their votes.
+	if err := f.seq.resetSlowed(ctx, c, bystanders); err != nil {
 		return err
 	}
 	return p.finalLeader(ctx, reelected)
@@ -344,21 +343,30 @@ func finalSides(st map[string]db.NodeState, second string, bystanders []string, 
 // any of them may win, as likely as the node the sequence needs.
 const favourRate = 0.1
 
-// slow sets the clocks of nodes to favourRate through their clock hooks,
-// for the sequence's end to reset; without hooks, "slow_clocks" in v
-// says it could not.
+// slow sets the clocks of nodes to favourRate: through their clock hooks,
+// else through the vdso patch where the hosts allow it (a Go system's
+// timers then run slow too: they wait on its clock's readings, again and
+// again); without either, "slow_clocks" in v says why not.
 func (f *Figure8) slow(ctx context.Context, c *Cluster, v *faultrec.Targeted, nodes []string) error {
+	set := f.seq.setRate
 	if c.Hooks == nil {
-		v.SlowClocks = noHooks
-		return nil
+		if err := vdsoAvailable(ctx, c); err != nil {
+			v.SlowClocks = noSlowClocks
+			return nil
+		}
+		set = f.seq.setVDSORate
 	}
 	for _, n := range nodes {
-		if _, err := f.seq.setRate(ctx, c, n, favourRate); err != nil {
+		if _, err := set(ctx, c, n, favourRate); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// noSlowClocks is "slow_clocks" on a system whose clocks figure8 cannot
+// slow: no fault hooks, and no vdso clock on its hosts.
+const noSlowClocks = "unavailable: no fault hooks or vdso clock"
 
 // loneIndex is the first index that the cut-off leader may hold alone:
 // one past the longest log of rest, leaving out the new leader second,
