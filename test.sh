@@ -32,6 +32,8 @@ need faketime faketime       # libfaketime: the faketime clock strategy (example
 need ansible ansible-playbook   # ansible/: the playbook run against testbed hosts
 need ansible-lint ansible-lint  # ansible/: lint
 need chromium chromium         # runreport: report.html rendered in headless Chromium
+need gcc gcc                   # nemesis/vdsoclock: C programs read their clocks through the patch
+need default-jdk-headless java # nemesis/vdsoclock: a JVM program does (java runs its one source file)
 # The apt module on the hosts needs python3-apt, which ansible does not pull in.
 if ! /usr/bin/python3 -c 'import apt' 2>/dev/null; then
 	if [ -z "${apt_updated:-}" ]; then apt-get update -qq; apt_updated=1; fi
