@@ -20,8 +20,8 @@ import (
 	"chaos/cluster"
 	"chaos/db"
 	"chaos/history"
-	"chaos/nemesis"
 	"chaos/internal/sleep"
+	"chaos/nemesis"
 	"chaos/workload"
 )
 
