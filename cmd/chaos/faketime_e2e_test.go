@@ -42,7 +42,9 @@ func nemesisOps(t *testing.T, run string, fs ...string) []map[string]any {
 // machine's clock and no system but the built-in chaos-node has hooks:
 // the libc server of examples/systems gets the clock family under
 // libfaketime, and chaos-node described without hooks gets clock and
-// lease (it reads its control file itself), all by default.
+// lease (it reads its control file itself), asked for (auto prefers the
+// vdso clock where this machine lets chaos trace); and by default neither
+// family is left out.
 func TestFaketimeLocalRuns(t *testing.T) {
 	skipE2E(t)
 	needProgram(t, "python3", "python3")
@@ -74,7 +76,7 @@ func TestFaketimeLocalRuns(t *testing.T) {
 	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
 			store := t.TempDir()
-			args := append([]string{"run", "--nemesis-interval", "2s", "--store", store}, r.args...)
+			args := append([]string{"run", "--clock-strategy", "faketime", "--nemesis-interval", "2s", "--store", store}, r.args...)
 			code, out, errOut := runChaos(t, 3*time.Minute, args...)
 			run, err := filepath.EvalSymlinks(filepath.Join(store, "latest"))
 			switch {
