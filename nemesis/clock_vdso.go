@@ -262,9 +262,12 @@ func vdsoSet(ctx context.Context, c *Cluster, n db.Node, s vdsoSkew) (*vdsoclock
 // process is patched; one still patched (the restart found it running)
 // is left as it is.
 func (c *Cluster) reapplyClocks(ctx context.Context, nodes []db.Node) error {
+	if c.skews == nil {
+		return nil // no fault was ever set
+	}
 	var errs []error
 	for _, n := range nodes {
-		s, ok := c.skewTable().get(n.Name)
+		s, ok := c.skews.get(n.Name)
 		if !ok {
 			continue
 		}
@@ -279,7 +282,9 @@ func (c *Cluster) reapplyClocks(ctx context.Context, nodes []db.Node) error {
 // process does not run lost its patch with it, and a host that cannot
 // trace its processes holds no patch of chaos's.
 func vdsoReset(ctx context.Context, c *Cluster, n db.Node) error {
-	c.skewTable().remove(n.Name)
+	if c.skews != nil { // a cluster that set no fault has no table: resets run concurrently, and make none
+		c.skews.remove(n.Name)
+	}
 	if !vdsoMayHold(ctx, c, n) {
 		return nil
 	}
@@ -361,6 +366,7 @@ func vdsoShown(l *vdsoclock.Line) faultrec.ClockShown {
 // what each node's process read back, and as its effect whether every
 // one shows its fault.
 func (k *Clock) vdsoApplyAll(ctx context.Context, c *Cluster, nodes []db.Node, v *faultrec.Clock) error {
+	c.skewTable() // made here: the nodes below run concurrently
 	shown, err := mapNodes(nodes, func(n db.Node) (*vdsoclock.Line, error) { return k.vdsoApply(ctx, c, n, v) })
 	v.Shown = map[string]faultrec.ClockShown{}
 	v.Effect = EffectObserved
@@ -426,6 +432,7 @@ func PatchClocks(ctx context.Context, c *Cluster) error {
 	if err := vdsoAvailable(ctx, c); err != nil {
 		return err
 	}
+	c.skewTable() // made here: the nodes below run concurrently
 	_, err := mapNodes(c.Nodes, func(n db.Node) (*vdsoclock.Line, error) { return vdsoSet(ctx, c, n, vdsoSkew{rate: 1}) })
 	return err
 }

@@ -101,7 +101,8 @@ type Cluster struct {
 }
 
 // skewTable returns c's table of vdso clock faults, making it the first
-// time.
+// time: NewCluster makes it, and a caller about to set faults from
+// several goroutines calls it first.
 func (c *Cluster) skewTable() *skewTable {
 	if c.skews == nil {
 		c.skews = &skewTable{skews: map[string]vdsoSkew{}}
