@@ -93,7 +93,7 @@ func inspect(mem *os.File, v, own *VDSO) (*Patched, error) {
 	}
 	buf := make([]byte, pageUsed)
 	if _, err := mem.ReadAt(buf, int64(p.Code+pageSize)); err != nil {
-		return nil, fmt.Errorf("reading the data page at %#x: %w", p.Code+pageSize, err)
+		return nil, fmt.Errorf("reading the data page at %#x: %w", p.Code+pageSize, goneIfEOF(err))
 	}
 	page, counter, err := Decode(buf)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -85,7 +87,7 @@ func findVDSO(pid int, maps []mapping, mem *os.File) (*VDSO, error) {
 		}
 		img := make([]byte, m.end-m.start)
 		if _, err := mem.ReadAt(img, int64(m.start)); err != nil {
-			return nil, fmt.Errorf("reading the vDSO of %d: %w", pid, err)
+			return nil, fmt.Errorf("reading the vDSO of %d: %w", pid, goneIfEOF(err))
 		}
 		funcs, err := vdsoFuncs(img)
 		if err != nil {
@@ -123,4 +125,14 @@ func vdsoFuncs(img []byte) (map[int]uint64, error) {
 		return nil, fmt.Errorf("no %s", vdsoNames[entryClockGettime])
 	}
 	return funcs, nil
+}
+
+// goneIfEOF is err, or errExited where a read of a process's memory
+// found nothing (EOF): the mapping went with its image, by an exec or an
+// exit.
+func goneIfEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return errExited
+	}
+	return err
 }
