@@ -126,7 +126,6 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
-	slots := make(chan struct{}, limit) // one per connection forwarded
 	var failures acceptFailures
 	var atCap capRefusals
 	for {
@@ -144,17 +143,18 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		failures.ended(p.log())
-		select {
-		case slots <- struct{}{}:
-			atCap.ended(p.log())
-		default:
+		// Only this loop adds to open, so a count under the limit here
+		// stays under it until the Add below: open is the cap's own count,
+		// and a forwarding that ended makes room the moment Conns shows it.
+		if p.open.Load() >= int64(limit) {
 			p.refused.Add(1)
 			atCap.refused(p.log(), c, limit)
 			continue
 		}
+		atCap.ended(p.log())
 		p.open.Add(1)
 		wg.Go(func() {
-			defer func() { p.open.Add(-1); <-slots }()
+			defer p.open.Add(-1)
 			p.serveConn(ctx, c)
 		})
 	}
