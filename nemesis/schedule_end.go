@@ -29,6 +29,11 @@ func (s *scheduleRun) finish(ctx context.Context) error {
 			s.record(f, "stop", op, err)
 		}
 	}
+	// Before the heal, which unmounts the file systems of nodes that are
+	// down.
+	refusedCtx, cancel := bounded(base, s.HealTimeout)
+	refused := undoRefusals(refusedCtx, s.Cluster)
+	cancel()
 	families := make([]string, len(s.Faults))
 	errs := make([]error, len(s.Faults))
 	for i, f := range s.Faults {
@@ -40,7 +45,7 @@ func (s *scheduleRun) finish(ctx context.Context) error {
 		s.log().Info("nemesis: healed", "family", f.Name(), "took", time.Since(began), "err", errs[i])
 	}
 	err := errors.Join(errs...)
-	value := faultrec.Heal{Faults: families}
+	value := faultrec.Heal{Faults: families, UndoRefused: refused}
 	if err != nil {
 		value.Error = err.Error()
 		s.log().Error("nemesis: heal failed; nodes may be left faulty", "err", err)

@@ -200,5 +200,35 @@ func clearLeftErrors(ctx context.Context, r control.Remote, m db.StorageMount) e
 	return nil
 }
 
+// undoRefusals is, by node, how many changes its fault file system has
+// refused for want of room to keep their old bytes (faultfs.Status's
+// UndoRefused): errors of chaos's making that the run's heal record names,
+// so that a node that failed on them is not taken for a bug. Nodes with
+// none refused are absent, and so are those whose file system does not
+// answer (nothing can be said of them); nil without storage faults.
+func undoRefusals(ctx context.Context, c *Cluster) map[string]int64 {
+	if c.Storage == nil {
+		return nil
+	}
+	counts, _ := mapNodes(c.Nodes, func(n db.Node) (int64, error) {
+		r, err := nodeRemote(c, n)
+		if err != nil {
+			return 0, err
+		}
+		st, err := c.Storage.StorageMount(n).Host().Status(ctx, r)
+		return st.UndoRefused, err
+	})
+	var out map[string]int64
+	for i, n := range c.Nodes {
+		if counts[i] > 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[n.Name] = counts[i]
+		}
+	}
+	return out
+}
+
 // storageHealers heals what every storage family leaves (see storageHeal).
 func storageHealers(bool) []Fault { return []Fault{storageHeal{}} }

@@ -131,7 +131,9 @@ func healDown(ctx context.Context, c *Cluster, s *processState, family string, u
 
 // diskStatus is a fault file system's status as a fault record holds it.
 func diskStatus(s faultfs.Status) faultrec.DiskStatus {
-	out := faultrec.DiskStatus{PendingFiles: s.PendingFiles, UndoBytes: s.UndoBytes, PendingNames: s.PendingNames}
+	out := faultrec.DiskStatus{PendingFiles: s.PendingFiles, UndoBytes: s.UndoBytes,
+		UndoMemoryBytes: s.UndoMemoryBytes, UndoSpilledBytes: s.UndoSpilledBytes, UndoRefused: s.UndoRefused,
+		PendingNames: s.PendingNames}
 	if s.Errors != nil {
 		out.Errors = &faultrec.DiskErrorMode{Kind: s.Errors.Kind, On: s.Errors.On}
 		if s.Errors.Until != nil {

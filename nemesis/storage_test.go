@@ -1,8 +1,8 @@
 package nemesis
 
 import (
-	"chaos/history/faultrec"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -15,6 +15,7 @@ import (
 	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/faultfs"
+	"chaos/history/faultrec"
 	"chaos/internal/golden"
 )
 
@@ -335,4 +336,60 @@ func TestCorruptCountsDamagedNodesUntilCaughtUp(t *testing.T) {
 	again := op.Value.(faultrec.Corrupt).Nodes
 	require.Len(t, again, 1, "one of the two caught up")
 	assert.NotContains(t, again, damaged[1], "the one still behind is spared")
+}
+
+// undoAnswers is storageAnswers whose file systems kept old bytes past
+// their memory bound and refused three changes for want of room to spill
+// them: n2's alone when only is set, every node's otherwise.
+func undoAnswers(node, only string) func(remotetest.Call) (control.Result, error) {
+	return func(call remotetest.Call) (control.Result, error) {
+		refused := only == "" || node == only
+		switch {
+		case refused && strings.Contains(call.Cmd, "faultfs power-loss"):
+			return control.Result{Stdout: []byte(`{"dropped":{"pending_files":2,"undo_bytes":4096,` +
+				`"undo_memory_bytes":1024,"undo_spilled_bytes":3072,"undo_refused":3,"pending_names":1}}`)}, nil
+		case refused && strings.Contains(call.Cmd, "faultfs status"):
+			return control.Result{Stdout: []byte(`{"pending_files":0,"undo_bytes":0,"undo_refused":3,"pending_names":0}`)}, nil
+		}
+		return storageAnswers(call)
+	}
+}
+
+// Issue 38: what the file system refused for want of room to keep old
+// bytes is chaos's doing, and the power loss's record says so, with where
+// the old bytes were kept.
+func TestPowerLossRecordsWhatTheFileSystemRefused(t *testing.T) {
+	c, _, fakes := storageCluster(t, threeNodes)
+	for _, n := range threeNodes {
+		c.Remotes[n.Name] = fakes[n.Name].Remote(n.Name, undoAnswers(n.Name, ""))
+	}
+	op, err := (&PowerLoss{Targets: []Target{TargetOne}}).Start(context.Background(), c, seeded(1))
+	require.NoError(t, err)
+	v, ok := op.Value.(faultrec.PowerLoss)
+	require.True(t, ok, "%T", op.Value)
+	require.Len(t, v.Dropped, 1)
+	b, err := json.Marshal(v.Dropped)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `{"pending_files":2,"undo_bytes":4096,"undo_memory_bytes":1024,`+
+		`"undo_spilled_bytes":3072,"undo_refused":3,"pending_names":1}`)
+}
+
+// Issue 38: a run without a power loss still names, in its heal record,
+// the nodes whose file systems refused changes for want of room (read
+// before the heal unmounts anything), and only those.
+func TestTheHealRecordNamesWhatFileSystemsRefused(t *testing.T) {
+	c, _, fakes := storageCluster(t, threeNodes)
+	for _, n := range threeNodes {
+		c.Remotes[n.Name] = fakes[n.Name].Remote(n.Name, undoAnswers(n.Name, "n2"))
+	}
+	fx := newScheduleFixture(t, 1, "kill")
+	fx.s.Cluster = c
+	require.NoError(t, newScheduleRun(fx.s).finish(context.Background()))
+	assert.Equal(t, []string{`heal {"faults":["kill"],"undo_refused":{"n2":3}}`}, nemesisOps(t, fx.rec))
+
+	c, _, _ = storageCluster(t, threeNodes) // none refused: nothing said
+	fx = newScheduleFixture(t, 1, "kill")
+	fx.s.Cluster = c
+	require.NoError(t, newScheduleRun(fx.s).finish(context.Background()))
+	assert.Equal(t, []string{`heal {"faults":["kill"]}`}, nemesisOps(t, fx.rec))
 }

@@ -165,5 +165,13 @@ func describeHeal(op history.Op, f Fault) Fault {
 	case len(v.Faults) > 0:
 		f.Targets = "healed " + strings.Join(v.Faults, ", ")
 	}
+	if len(v.UndoRefused) > 0 {
+		var parts []string
+		for _, node := range slices.Sorted(maps.Keys(v.UndoRefused)) {
+			parts = append(parts, fmt.Sprintf("%s: %d", node, v.UndoRefused[node]))
+		}
+		f.Targets += "; changes the fault file systems refused for want of room to keep old bytes, chaos's doing (" +
+			strings.Join(parts, ", ") + ")"
+	}
 	return f
 }

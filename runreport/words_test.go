@@ -110,6 +110,12 @@ func TestFaultsPairWithTheirEnds(t *testing.T) {
 	require.Len(t, fs, 1)
 	assert.Equal(t, "setup removed what an earlier run left (n1: iptables chain CHAOS-PARTITION (2 rules), tc root qdisc c4a5: on eth0; n2: etcd process 42, paused)",
 		fs[0].Targets)
+
+	// A heal names the changes fault file systems refused: chaos's doing.
+	fs = faults(history.History{nem(9, 9, history.FHeal, `{"faults":["power-loss"],"undo_refused":{"n3":2,"n1":5}}`)}, 10*time.Second)
+	require.Len(t, fs, 1)
+	assert.Equal(t, "healed power-loss; changes the fault file systems refused for want of room to keep old bytes, chaos's doing (n1: 5, n3: 2)",
+		fs[0].Targets)
 }
 
 // A value that does not decode as its op's fault record (a field renamed,

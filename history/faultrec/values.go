@@ -100,8 +100,17 @@ type PowerLoss struct {
 // DiskStatus is what a node's fault file system held that was not
 // durable.
 type DiskStatus struct {
-	PendingFiles int            `json:"pending_files"`
-	UndoBytes    int64          `json:"undo_bytes"`
+	PendingFiles int   `json:"pending_files"`
+	UndoBytes    int64 `json:"undo_bytes"`
+	// UndoMemoryBytes and UndoSpilledBytes say where the old bytes of
+	// UndoBytes were kept: in the file system's memory, up to its bound,
+	// and past it in spill files in the backing store.
+	UndoMemoryBytes  int64 `json:"undo_memory_bytes,omitempty"`
+	UndoSpilledBytes int64 `json:"undo_spilled_bytes,omitempty"`
+	// UndoRefused counts the changes the file system refused (ENOSPC or
+	// EIO to the system) for want of room to keep their old bytes:
+	// errors of chaos's making, not the system's.
+	UndoRefused  int64          `json:"undo_refused,omitempty"`
 	PendingNames int            `json:"pending_names"`
 	Errors       *DiskErrorMode `json:"errors,omitempty"`
 }
@@ -177,6 +186,11 @@ type Heal struct {
 	Error     string              `json:"error,omitempty"`
 	Faults    []string            `json:"faults,omitempty"`
 	Leftovers map[string][]string `json:"leftovers,omitempty"`
+	// UndoRefused is, by node, the changes its fault file system refused
+	// over the run for want of room to keep their old bytes (see
+	// DiskStatus): chaos's doing, named so that the system is not blamed.
+	// Nodes whose file system refused none are absent.
+	UndoRefused map[string]int64 `json:"undo_refused,omitempty"`
 }
 
 func (Process) faultRecord()    {}
