@@ -93,20 +93,34 @@ func seamCluster(t *testing.T, caps db.Capabilities) *Cluster {
 	hosts := netCluster("10.77.0", 3)
 	for _, h := range netSeparateHosts(hosts, &netLog{}, netProbeNetem) {
 		h.answer = func(cmd string) (control.Result, bool) {
-			return netOK("ok\n"), cmd == storageProbeScript
+			switch cmd {
+			case storageProbeScript:
+				return netOK("ok\n"), true
+			case vdsoProbeCmd: // x86-64, Yama 0, root: every process may be traced
+				return netOK("x86_64\n0\n0\n000001ffffffffff\n"), true
+			}
+			return control.Result{}, false
 		}
 	}
 	registry := append(cluster.Systems(), cluster.System{Name: "seam", LocalMode: true,
 		New: func(db.Config) (db.DB, error) { return seamSystem{caps: caps}, nil }})
 	d, err := registry.Open("seam", db.Config{Nodes: hosts.Nodes})
 	require.NoError(t, err)
-	return NewCluster(d, hosts.Nodes, hosts.Remotes, false)
+	c := NewCluster(d, hosts.Nodes, hosts.Remotes, false)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	c.VDSOClock = &VDSOClock{HostBinary: HostBinary{Binary: exe, Path: exe}}
+	return c
 }
 
 // seamFaults are a fault of every family as the registry makes it, by its
-// name, and the clock and lease families on the faketime strategy.
+// name, and the clock and lease families on the faketime and vdso
+// strategies.
 func seamFaults() map[string]Fault {
-	faults := map[string]Fault{"clock/faketime": &Clock{Strategy: ClockFaketime}, "lease/faketime": &Lease{Clock: ClockFaketime}}
+	faults := map[string]Fault{
+		"clock/faketime": &Clock{Strategy: ClockFaketime}, "lease/faketime": &Lease{Clock: ClockFaketime},
+		"clock/vdso": &Clock{Strategy: ClockVDSO}, "lease/vdso": &Lease{Clock: ClockVDSO},
+	}
 	for _, f := range Families() {
 		faults[f.Name] = f.New()
 	}
@@ -131,14 +145,15 @@ func TestFamiliesNeedTheirCapabilities(t *testing.T) {
 		need       []string
 	}{
 		{"Leader", func(c *db.Capabilities) { c.Leader = nil },
-			[]string{LeaseFamily, VoteRestartFamily, Figure8Family, ElectionDelayFamily, LeaderCycleFamily, MemberFamily, "lease/faketime"}},
+			[]string{LeaseFamily, VoteRestartFamily, Figure8Family, ElectionDelayFamily, LeaderCycleFamily, MemberFamily,
+				"lease/faketime", "lease/vdso"}},
 		{"States", func(c *db.Capabilities) { c.States = nil }, []string{VoteRestartFamily, Figure8Family}},
 		{"Events", func(c *db.Capabilities) { c.Events = nil }, nil},
 		{"Hooks", func(c *db.Capabilities) { c.Hooks = nil }, []string{"clock", LeaseFamily}},
 		{"Storage", func(c *db.Capabilities) { c.Storage = nil }, StorageFamilies()},
 		{"Membership", func(c *db.Capabilities) { c.Membership = nil }, []string{MemberFamily}},
 		{"FakeClocks", func(c *db.Capabilities) { c.FakeClocks = nil }, []string{"clock/faketime", "lease/faketime"}},
-		{"Processes", func(c *db.Capabilities) { c.Processes = nil }, nil},
+		{"Processes", func(c *db.Capabilities) { c.Processes = nil }, []string{"clock/vdso", "lease/vdso"}},
 		{"Peers", func(c *db.Capabilities) { c.Peers = nil }, nil},
 	}
 	var rows []string
