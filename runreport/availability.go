@@ -21,14 +21,17 @@ const (
 )
 
 // availabilityOf decodes the availability check's details; nil without
-// one.
+// one, or when they do not decode (the checks table says why: see checks).
 func availabilityOf(checks map[string]json.RawMessage) *raftcheck.AvailabilityDetails {
 	raw, ok := checks["availability"]
 	if !ok {
 		return nil
 	}
-	d, _ := detailsOf("availability", raw).(*raftcheck.AvailabilityDetails)
-	return d
+	d, err := detailsOf("availability", raw)
+	if err != nil {
+		return nil
+	}
+	return d.(*raftcheck.AvailabilityDetails)
 }
 
 // availabilityRows are the availability chart's rows, in history time:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"chaos/history"
 	"chaos/history/faultrec"
 	"chaos/internal/svgplot"
 )
@@ -24,9 +25,9 @@ func faultRows(fs []Fault) []svgplot.Row {
 	index := map[string]int{}
 	var heal *svgplot.Row
 	for _, f := range fs {
-		if f.Family == "heal" {
+		if f.IsHeal() {
 			if heal == nil {
-				heal = &svgplot.Row{Name: "heal", Class: "band heal"}
+				heal = &svgplot.Row{Name: history.FHeal, Class: "band heal"}
 			}
 			heal.Spans = append(heal.Spans, faultSpan(f, faultrec.HealColour))
 			continue

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"chaos/foreignlog"
+	"chaos/history/faultrec"
 	"chaos/internal/svgplot"
 )
 
@@ -82,4 +83,4 @@ func timeline(roles []foreignlog.Event, fs []Fault, ax svgplot.Axis, loadStart t
 }
 
 // processState labels a node's lane while a process fault holds it.
-var processState = map[string]string{"kill": "killed", "pause": "paused"}
+var processState = map[string]string{faultrec.NameKill: "killed", faultrec.NamePause: "paused"}

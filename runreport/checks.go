@@ -2,6 +2,7 @@ package runreport
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -21,9 +22,10 @@ type Check struct {
 type Finding struct{ Text, Link string }
 
 // detailsOf decodes a check's details from results.json into the type its
-// checker reports them in, so that checker.Findings words them as the
-// summary of `chaos run` does; nil for a check it does not know.
-func detailsOf(name string, raw json.RawMessage) any {
+// check writes, as the summary of `chaos run` does; nil for a check it
+// does not know. Details that do not decode are an error, which the
+// report shows (never a check with its findings silently blank).
+func detailsOf(name string, raw json.RawMessage) (any, error) {
 	var d any
 	switch name {
 	case "linearizable":
@@ -37,23 +39,24 @@ func detailsOf(name string, raw json.RawMessage) any {
 	case "availability":
 		d = &raftcheck.AvailabilityDetails{}
 	default:
-		return nil
+		return nil, nil
 	}
-	if json.Unmarshal(raw, d) != nil {
-		return nil
+	if err := json.Unmarshal(raw, d); err != nil {
+		return nil, fmt.Errorf("the %s check's details do not decode: %w", name, err)
 	}
-	return d
+	return d, nil
 }
 
-// verdictOf is the verdict in a check's JSON; unknown when unreadable.
-func verdictOf(raw json.RawMessage) checker.Validity {
+// verdictOf is the verdict in a check's JSON: unknown, with why, when it
+// does not decode.
+func verdictOf(name string, raw json.RawMessage) (checker.Validity, error) {
 	var c struct {
 		Valid checker.Validity `json:"valid"`
 	}
-	if json.Unmarshal(raw, &c) != nil {
-		return checker.Unknown
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return checker.Unknown, fmt.Errorf("the %s check's verdict does not decode: %w", name, err)
 	}
-	return c.Valid
+	return c.Valid, nil
 }
 
 // verdictClass is the CSS class of a verdict.
@@ -72,9 +75,15 @@ func verdictClass(v checker.Validity) string {
 func checks(results map[string]json.RawMessage) []Check {
 	var out []Check
 	for _, name := range slices.Sorted(maps.Keys(results)) {
-		v := verdictOf(results[name])
+		v, verr := verdictOf(name, results[name])
 		c := Check{Name: name, Verdict: v.String(), Class: verdictClass(v)}
-		for _, l := range checker.Findings(detailsOf(name, results[name])) {
+		details, derr := detailsOf(name, results[name])
+		for _, err := range []error{verr, derr} {
+			if err != nil {
+				c.Findings = append(c.Findings, Finding{Text: err.Error()})
+			}
+		}
+		for _, l := range checker.Findings(details) {
 			if file, ok := strings.CutPrefix(l, "  see "); ok {
 				if n := len(c.Findings); n > 0 && c.Findings[n-1].Link == "" {
 					c.Findings[n-1].Link = file

@@ -32,6 +32,10 @@ type Fault struct {
 	Error                string // why the fault (or its end) failed
 }
 
+// IsHeal reports whether f is a heal (of the schedule's end, of a run's
+// setup) rather than a fault.
+func (f Fault) IsHeal() bool { return f.Family == history.FHeal }
+
 // family is the family of a nemesis op f: a family of the fault records'
 // table (faultrec.OpFamily) by its ops, any other start-X and stop-X as
 // X, anything else (the heal included) as itself.

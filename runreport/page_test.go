@@ -63,3 +63,18 @@ func TestReportShowsChecksAndAnomalies(t *testing.T) {
 	assert.Contains(t, page, `<a href="linearizable/key-k3.html">linearizable/key-k3.html</a> <span class="note">2.0 KB</span>`)
 	assert.Contains(t, page, "No faults were injected.")
 }
+
+// A check whose details or verdict do not decode (a field renamed, a type
+// changed) says so in the checks table, with why: never a check whose
+// findings are silently blank.
+func TestReportShowsUndecodableChecks(t *testing.T) {
+	r := smallRun(testrun.Results{RunSummary: testrun.RunSummary{Name: "t"}, Valid: checker.Invalid,
+		Checks: map[string]json.RawMessage{
+			"availability": json.RawMessage(`{"valid":false,"leaderless":"many"}`),
+			"raft":         json.RawMessage(`{"valid":"perhaps","events":"lots"}`),
+		}})
+	page := render(t, r)
+	assert.Contains(t, page, "the availability check&#39;s details do not decode: json: cannot unmarshal string")
+	assert.Contains(t, page, "the raft check&#39;s verdict does not decode: ")
+	assert.Contains(t, page, "the raft check&#39;s details do not decode: ")
+}

@@ -79,7 +79,7 @@ svg.chart{display:block;margin:.3em 0 .8em}
 <h2>Faults</h2>
 {{if .Faults}}<table id="faults"><tr><th>time</th><th>until</th><th>family</th><th>targets</th><th>mechanism</th><th>effect seen</th><th>first ok after its end</th></tr>
 {{range .Faults}}<tr class="fault"><td class="num">{{at .Start}}</td><td class="num">{{if .Instant}}{{else if .Open}}never ended{{else}}{{at .End}}{{end}}</td><td>{{.Family}}</td><td>{{.Targets}}</td><td>{{.Mechanism}}</td><td>{{.Effect}}{{with .Error}} <b>failed:</b> {{.}}{{end}}</td>
-<td class="num">{{if ge .EndIndex 0}}{{index $.Recoveries .EndIndex}}{{else if eq .Family "heal"}}{{index $.Recoveries .StartIndex}}{{end}}</td></tr>
+<td class="num">{{if ge .EndIndex 0}}{{index $.Recoveries .EndIndex}}{{else if .IsHeal}}{{index $.Recoveries .StartIndex}}{{end}}</td></tr>
 {{end}}</table>{{else}}<p>No faults were injected.</p>{{end}}
 {{with .Results.Nemesis.Unavailable}}<p>Not available in this environment:</p><ul>{{range $k, $v := .}}<li>{{$k}}: {{$v}}</li>{{end}}</ul>{{end}}
 
