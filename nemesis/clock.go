@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,9 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history"
+	"chaos/history/faultrec"
 	"chaos/internal/sleep"
+	"chaos/nemesis/hostcmd"
 )
 
 // ClockStrategy is how the clock family bends a node's time.
@@ -211,8 +212,7 @@ func (k *Clock) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	cmd := fmt.Sprintf(`m=%s; if [ -f "$m" ]; then echo marker; cat "$m"; fi`, control.ShellQuote(k.ntpMarker()))
-	out, err := control.Output(ctx, r, cmd)
+	out, err := control.Output(ctx, r, hostcmd.MarkerCmd(k.ntpMarker()))
 	if err != nil {
 		return nil, fmt.Errorf("system clock: %w", err)
 	}
@@ -222,9 +222,9 @@ func (k *Clock) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string,
 	}
 	var stopped []string
 	for _, s := range words[1:] {
-		// The marker lists what disableNTPCmd found; anything else in it
+		// The marker lists what DisableNTPCmd found; anything else in it
 		// is not chaos's and is not repeated.
-		if slices.Contains([]string{"timedatectl", "chrony", "chronyd", "ntp", "ntpd", "ntpsec", "openntpd"}, s) {
+		if slices.Contains(hostcmd.NTPServices, s) {
 			stopped = append(stopped, s)
 		}
 	}
@@ -327,7 +327,7 @@ func (k *Clock) applyNode(ctx context.Context, c *Cluster, n db.Node, v *faultre
 		return err == nil && st.Rate == v.Rates[n.Name], err
 	}
 	if ClockStrategy(v.Mechanism) == ClockSystem {
-		if err := k.system(ctx, c, n, k.disableNTPCmd()); err != nil {
+		if err := k.system(ctx, c, n, hostcmd.DisableNTPCmd(k.ntpMarker())); err != nil {
 			return false, err
 		}
 	}
@@ -354,7 +354,7 @@ func (k *Clock) jump(ctx context.Context, c *Cluster, n db.Node, ms, total int64
 		return err == nil && st.OffsetMS == total, err
 	}
 	at := k.now().Add(time.Duration(total) * time.Millisecond)
-	return false, k.system(ctx, c, n, setDateCmd(at))
+	return false, k.system(ctx, c, n, hostcmd.SetDateCmd(at))
 }
 
 // reset removes n's skew. A node without hooks, or that does not run, or
@@ -367,7 +367,7 @@ func (k *Clock) reset(ctx context.Context, c *Cluster, n db.Node) error {
 		return vdsoReset(ctx, c, n)
 	}
 	if k.strategy() == ClockSystem {
-		return k.system(ctx, c, n, k.resetCmd())
+		return k.system(ctx, c, n, hostcmd.ResetClockCmd(k.ntpMarker(), k.now()))
 	}
 	if !hooked(c, n.Name) {
 		return nil
@@ -428,31 +428,4 @@ func (k *Clock) ntpMarker() string {
 		dir = db.DefaultLayout().DataDir
 	}
 	return path.Join(dir, "clock-ntp-stopped")
-}
-
-// disableNTPCmd stops time synchronization. The first call on a host
-// notes what was running (timedatectl's NTP, chrony, ntpd) in the marker;
-// every call stops what the marker lists.
-func (k *Clock) disableNTPCmd() string {
-	m := control.ShellQuote(k.ntpMarker())
-	return fmt.Sprintf(`m=%s; if [ ! -f "$m" ]; then mkdir -p "$(dirname "$m")" && : > "$m.tmp" || exit 1; `+
-		`if command -v timedatectl >/dev/null 2>&1 && [ "$(timedatectl show -p NTP --value 2>/dev/null)" = yes ]; then echo timedatectl >> "$m.tmp"; fi; `+
-		`for s in chrony chronyd ntp ntpd ntpsec openntpd; do if systemctl is-active --quiet "$s" 2>/dev/null; then echo "$s" >> "$m.tmp"; fi; done; `+
-		`mv "$m.tmp" "$m" || exit 1; fi; `+
-		`while read -r s; do case "$s" in timedatectl) timedatectl set-ntp false ;; *) systemctl stop "$s" ;; esac || exit 1; done < "$m"`, m)
-}
-
-// resetCmd sets the clock from the controller's and starts what
-// disableNTPCmd stopped, on a host where the marker says chaos changed the
-// clock; elsewhere it does nothing.
-func (k *Clock) resetCmd() string {
-	m := control.ShellQuote(k.ntpMarker())
-	return fmt.Sprintf(`m=%s; if [ -f "$m" ]; then %s || exit 1; `+
-		`while read -r s; do case "$s" in timedatectl) timedatectl set-ntp true ;; *) systemctl start "$s" ;; esac || exit 1; done < "$m"; `+
-		`rm -f "$m"; fi`, m, setDateCmd(k.now()))
-}
-
-// setDateCmd sets the system clock to t.
-func setDateCmd(t time.Time) string {
-	return fmt.Sprintf("date -s @%d.%09d >/dev/null", t.Unix(), t.Nanosecond())
 }

@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,9 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/history/faultrec"
 	"chaos/internal/fakeclock"
+	"chaos/nemesis/hostcmd"
 )
 
 // The faketime clock strategy: the nodes run under a fake clock (see
@@ -75,8 +76,7 @@ func changeFakeClock(ctx context.Context, c *Cluster, n db.Node, change func(f f
 	if err != nil {
 		return fakeclock.File{}, err
 	}
-	q := control.ShellQuote(fc.File)
-	out, err := control.Output(ctx, r, fmt.Sprintf(`date +%%s.%%N && if [ -f %s ]; then cat %s; fi`, q, q))
+	out, err := control.Output(ctx, r, hostcmd.FakeClockReadCmd(fc.File))
 	if err != nil {
 		return fakeclock.File{}, fmt.Errorf("%s: read %s: %w", n.Name, fc.File, err)
 	}
@@ -100,9 +100,7 @@ func changeFakeClock(ctx context.Context, c *Cluster, n db.Node, change func(f f
 
 // writeFakeClock replaces the control file name on r's host with f.
 func writeFakeClock(ctx context.Context, r control.Remote, name string, f fakeclock.File) error {
-	q, tmp := control.ShellQuote(name), control.ShellQuote(name+".chaos-tmp")
-	cmd := fmt.Sprintf("printf '%%s' %s > %s && mv %s %s", control.ShellQuote(string(f.Format())), tmp, tmp, q)
-	if _, err := control.Output(ctx, r, cmd); err != nil {
+	if _, err := control.Output(ctx, r, hostcmd.ReplaceFileCmd(name, f.Format())); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
@@ -125,14 +123,6 @@ func fakeRate(ctx context.Context, c *Cluster, n db.Node, rate float64) (float64
 	return f.Rate, err
 }
 
-// fakeResetCmd puts the true clock in the control file name, keeping its
-// start line, where the file exists; elsewhere it does nothing.
-func fakeResetCmd(name string) string {
-	q, tmp := control.ShellQuote(name), control.ShellQuote(name+".chaos-tmp")
-	return fmt.Sprintf(`if [ -f %s ]; then { grep '^# started ' %s; printf '%%s\n' %s; } > %s && mv %s %s; fi`,
-		q, q, control.ShellQuote(fakeclock.Spec{Rate: 1}.String()), tmp, tmp, q)
-}
-
 // fakeReset puts the true clock back in n's control file, if it has one.
 // It needs no fake clock in this run: Heal resets what a run before left.
 func fakeReset(ctx context.Context, c *Cluster, n db.Node) error {
@@ -145,7 +135,7 @@ func fakeReset(ctx context.Context, c *Cluster, n db.Node) error {
 		return err
 	}
 	name := fc.ClockFile(n)
-	if _, err := control.Output(ctx, r, fakeResetCmd(name)); err != nil {
+	if _, err := control.Output(ctx, r, hostcmd.FakeResetCmd(name)); err != nil {
 		return fmt.Errorf("%s: reset %s: %w", n.Name, name, err)
 	}
 	return nil
@@ -163,8 +153,7 @@ func fakeLeftover(ctx context.Context, c *Cluster, n db.Node) ([]string, error) 
 		return nil, err
 	}
 	name := fc.ClockFile(n)
-	q := control.ShellQuote(name)
-	out, err := control.Output(ctx, r, fmt.Sprintf("if [ -f %s ]; then cat %s; fi", q, q))
+	out, err := control.Output(ctx, r, hostcmd.CatIfExistsCmd(name))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}

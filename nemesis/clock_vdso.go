@@ -15,6 +15,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history/faultrec"
+	"chaos/nemesis/hostcmd"
 	"chaos/nemesis/vdsoclock"
 )
 
@@ -39,7 +40,7 @@ type VDSOClock struct {
 
 	mu     sync.Mutex
 	copied installs
-	// probed is each node's host's answer to vdsoProbeCmd, by node.
+	// probed is each node's host's answer to hostcmd.VDSOProbeCmd, by node.
 	probed map[string]error
 }
 
@@ -49,14 +50,10 @@ func NewVDSOClock(layout db.Layout, upload bool) *VDSOClock {
 	return &VDSOClock{HostBinary: newHostBinary(layout, upload, "chaos-vdso-clock")}
 }
 
-// vdsoProbeCmd prints the host's architecture, Yama's ptrace scope
-// ("none" without Yama), the user's id and its effective capabilities.
-const vdsoProbeCmd = `uname -m; cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo none; id -u; sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status`
-
 // capSysPtrace is CAP_SYS_PTRACE's bit in CapEff.
 const capSysPtrace = 19
 
-// vdsoProbeError says why a host that answered vdsoProbeCmd with out
+// vdsoProbeError says why a host that answered hostcmd.VDSOProbeCmd with out
 // cannot patch its processes' clocks, or nil.
 func vdsoProbeError(out string) error {
 	f := strings.Fields(out)
@@ -113,7 +110,7 @@ func (vc *VDSOClock) probe(ctx context.Context, c *Cluster, n db.Node) error {
 	if err != nil {
 		return err
 	}
-	out, err := control.Output(ctx, r, vdsoProbeCmd)
+	out, err := control.Output(ctx, r, hostcmd.VDSOProbeCmd)
 	if err != nil {
 		return err // a failed SSH command is not remembered: it may pass next time
 	}

@@ -16,6 +16,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/history/faultrec"
+	"chaos/nemesis/hostcmd"
 )
 
 // vdsoFakeTool is `chaos vdso-clock` as a python3 script: it logs its
@@ -187,7 +188,7 @@ func TestClockVDSOLeftoversAndHeal(t *testing.T) {
 // this machine, through local remotes.
 func needVDSOHost(t *testing.T) {
 	t.Helper()
-	out, err := control.Output(context.Background(), control.NewLocal("probe"), vdsoProbeCmd)
+	out, err := control.Output(context.Background(), control.NewLocal("probe"), hostcmd.VDSOProbeCmd)
 	require.NoError(t, err)
 	if err := vdsoProbeError(string(out)); err != nil {
 		t.Skipf("this machine cannot run the vdso strategy: %v", err)

@@ -9,6 +9,7 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/nemesis/hostcmd"
 )
 
 // Mechanisms a network fault can use, as op values record them.
@@ -56,34 +57,17 @@ type NetCaps struct {
 	SS error
 }
 
-// netProbeScript tests each capability. The kernel features are tried in a
-// network namespace of their own (unshare --net) that dies with the
-// command, so the probe leaves nothing behind, even when it is killed half
-// way; only the iptables check runs in the host's namespace, and it only
-// lists rules. Each line reads "<name> ok" or "<name> no <why>".
-const netProbeScript = `p() { n=$1; shift; o=$("$@" 2>&1); s=$?; ` +
-	`if [ $s -eq 0 ]; then echo "$n ok"; else echo "$n no exit $s: $(printf '%s' "$o" | head -n 1)"; fi; }; ` +
-	`p iptables iptables -w -S INPUT; ` +
-	`p statistic unshare --net iptables -w -A INPUT -m statistic --mode random --probability 0.5 -j DROP; ` +
-	`p htb unshare --net tc qdisc add dev lo root handle 1: htb; ` +
-	`p u32 unshare --net sh -c 'tc qdisc add dev lo root handle 1: htb && ` +
-	`tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip dst 127.0.0.1/32 flowid 1:1'; ` +
-	`p netem unshare --net tc qdisc add dev lo root handle 1: netem delay 1ms; ` +
-	`p redirect unshare --net iptables -w -t nat -A OUTPUT -p tcp -m mark ! --mark 1 -j REDIRECT --to-ports 9; ` +
-	`p tee unshare --net iptables -w -t mangle -A POSTROUTING -j TEE --gateway 127.0.0.1; ` +
-	`p ss ss -tn 'fwmark = 0x1/0xffffffff'`
-
 // ProbeNet finds out what r's host offers for network faults. It changes
 // nothing on the host. The error is for a probe that could not run at all.
 func ProbeNet(ctx context.Context, r control.Remote) (NetCaps, error) {
-	out, err := control.Output(ctx, r, netProbeScript)
+	out, err := control.Output(ctx, r, hostcmd.NetProbeScript)
 	if err != nil {
 		return NetCaps{}, fmt.Errorf("%s: probe network fault support: %w", r.Host(), err)
 	}
 	return parseNetProbe(string(out))
 }
 
-// parseNetProbe reads netProbeScript's output. A capability the output
+// parseNetProbe reads hostcmd.NetProbeScript's output. A capability the output
 // does not mention is unavailable.
 func parseNetProbe(out string) (NetCaps, error) {
 	found := map[string]error{}

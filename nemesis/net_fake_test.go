@@ -19,6 +19,7 @@ import (
 	"chaos/control"
 	"chaos/control/remotetest"
 	"chaos/db"
+	"chaos/nemesis/hostcmd"
 )
 
 // This file holds the fakes of the network fault tests: a host that
@@ -101,7 +102,7 @@ func netShow(c remotetest.Call) string {
 		return string(c.Kind) + " " + c.Remote
 	}
 	switch what := netFakeDaemonCmd(c.Cmd); {
-	case c.Cmd == netProbeScript:
+	case c.Cmd == hostcmd.NetProbeScript:
 		return "<probe>"
 	case what != "":
 		return "<fault-proxy " + what + ">"
@@ -206,7 +207,7 @@ func (h *netFakeHost) run(cmd string) control.Result {
 	switch {
 	case h.fail != "" && strings.Contains(cmd, h.fail):
 		return netFail(1, "canned failure")
-	case cmd == netProbeScript:
+	case cmd == hostcmd.NetProbeScript:
 		return netOK(h.probe)
 	case netRouteGet.MatchString(cmd):
 		return netOK(netRouteGet.FindStringSubmatch(cmd)[1] + " dev " + h.dev + " src 10.0.0.1 uid 0\\    cache \n")

@@ -14,6 +14,7 @@ import (
 	"chaos/control"
 	"chaos/db"
 	"chaos/internal/fakeclock"
+	"chaos/nemesis/hostcmd"
 )
 
 // The seam between the fault families and a system is db.Capabilities,
@@ -94,9 +95,9 @@ func seamCluster(t *testing.T, caps db.Capabilities) *Cluster {
 	for _, h := range netSeparateHosts(hosts, &netLog{}, netProbeNetem) {
 		h.answer = func(cmd string) (control.Result, bool) {
 			switch cmd {
-			case storageProbeScript:
+			case hostcmd.StorageProbeScript:
 				return netOK("ok\n"), true
-			case vdsoProbeCmd: // x86-64, Yama 0, root: every process may be traced
+			case hostcmd.VDSOProbeCmd: // x86-64, Yama 0, root: every process may be traced
 				return netOK("x86_64\n0\n0\n000001ffffffffff\n"), true
 			}
 			return control.Result{}, false

@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"chaos/history/faultrec"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 
 	"chaos/control"
 	"chaos/db"
+	"chaos/history/faultrec"
+	"chaos/nemesis/hostcmd"
 )
 
 // The storage families, power-loss, corrupt, disk-full and eio, act below
@@ -62,18 +63,10 @@ func storageMount(c *Cluster, n db.Node) (db.StorageMount, error) {
 	return m, nil
 }
 
-// storageProbeScript says on one line what keeps the host from serving a
-// fault file system, or "ok": the FUSE device, the kernel's FUSE file
-// system, root (the mount is made directly, without fusermount).
-const storageProbeScript = `if [ ! -c /dev/fuse ]; then echo "/dev/fuse is missing (load the fuse module, or give the container the device)"; ` +
-	`elif ! grep -qw fuse /proc/filesystems; then echo "the kernel has no FUSE file system (modprobe fuse)"; ` +
-	`elif [ "$(id -u)" != 0 ]; then echo "not root: the fault file system is mounted directly, which needs root"; ` +
-	`else echo ok; fi`
-
 // StorageAvailable says why c's nodes cannot run on the fault file
 // system, or nil: each node's data directory must be known and served
 // through it, the chaos binary that serves it must be on this machine,
-// and each host must pass storageProbeScript. It changes nothing. An
+// and each host must pass hostcmd.StorageProbeScript. It changes nothing. An
 // error of a host is a *StorageUnavailableError naming the node, the
 // host and what is missing, in one line.
 func StorageAvailable(ctx context.Context, c *Cluster) error {
@@ -89,7 +82,7 @@ func StorageAvailable(ctx context.Context, c *Cluster) error {
 			return &StorageUnavailableError{Err: fmt.Errorf("%s: the chaos binary that serves the fault file system: %w", n.Name, err)}
 		}
 		r, _ := nodeRemote(c, n)
-		out, err := control.Output(ctx, r, storageProbeScript)
+		out, err := control.Output(ctx, r, hostcmd.StorageProbeScript)
 		if err != nil {
 			return &StorageUnavailableError{Err: fmt.Errorf("%s (%s): probe fault file system support: %w", n.Name, r.Host(), err)}
 		}

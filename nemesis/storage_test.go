@@ -17,6 +17,7 @@ import (
 	"chaos/faultfs"
 	"chaos/history/faultrec"
 	"chaos/internal/golden"
+	"chaos/nemesis/hostcmd"
 )
 
 // storageCluster is goldenCluster whose chaos-node serves its data
@@ -48,7 +49,7 @@ func storageAnswers(call remotetest.Call) (control.Result, error) {
 		out = `{"pending_files":0,"undo_bytes":0,"pending_names":0}`
 	case strings.Contains(cmd, " corrupt --dir "):
 		out = `{"file":"wal/0000000000000001-0000000000000001.wal","target":"wal","how":"flip","offset":1234,"bit":3,"size":67108864,"data_end":40960}`
-	case cmd == storageProbeScript:
+	case cmd == hostcmd.StorageProbeScript:
 		out = "ok"
 	}
 	return control.Result{Stdout: []byte(out)}, nil

@@ -15,6 +15,7 @@ import (
 	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/eventlog"
+	"chaos/nemesis/hostcmd"
 )
 
 // The fakes of the targeted faults' tests: five chaos-nodes whose hosts
@@ -156,7 +157,7 @@ func seqAnswer(fail string) remotetest.Answer {
 		switch {
 		case fail != "" && strings.Contains(c.Cmd, fail):
 			return netFail(1, "canned failure"), nil
-		case c.Cmd == netProbeScript:
+		case c.Cmd == hostcmd.NetProbeScript:
 			return netOK(netProbeNoNetem), nil
 		}
 		return control.Result{}, nil
