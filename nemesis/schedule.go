@@ -43,7 +43,9 @@ var ErrDeadline = errors.New("the schedule's deadline passed")
 // active); version 2 held faults for a drawn time, back to back; version
 // 3, Schedule's below, also shares the stage between sequences and random
 // faults by time (SequenceShare) and budgets a sequence by what it took.
-const ScheduleVersion = 3
+// It is kept with the fault records (faultrec), whose readers compare a
+// run's with it; a change to the schedule's draws bumps it there.
+const ScheduleVersion = faultrec.ScheduleVersion
 
 // Schedule composes fault families over a test and keeps the stage busy:
 // every fault is started with a hold, drawn between MinHold and Interval,

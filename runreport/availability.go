@@ -7,7 +7,7 @@ import (
 
 	"chaos/internal/svgplot"
 	"chaos/raftcheck"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // Colours of the availability rows.
@@ -39,7 +39,7 @@ func availabilityOf(checks map[string]json.RawMessage) *raftcheck.AvailabilityDe
 // the nodes' clocks, placed on the history's by loadStart, the wall time
 // of its zero), the recovery after each heal, and the leader the
 // controller saw when it polled.
-func availabilityRows(d *raftcheck.AvailabilityDetails, loadStart time.Time, leaders []testrun.LeaderChange, end time.Duration) []svgplot.Row {
+func availabilityRows(d *raftcheck.AvailabilityDetails, loadStart time.Time, leaders []runrecord.LeaderChange, end time.Duration) []svgplot.Row {
 	var rows []svgplot.Row
 	if d != nil {
 		none := svgplot.Row{Name: "no ok operation", Class: "unavailable"}
@@ -77,7 +77,7 @@ func recoveryRow(rs []raftcheck.Recovery, end time.Duration) svgplot.Row {
 }
 
 // leaderRow spans who the controller saw leading, polled once a second.
-func leaderRow(ls []testrun.LeaderChange, end time.Duration) svgplot.Row {
+func leaderRow(ls []runrecord.LeaderChange, end time.Duration) svgplot.Row {
 	row := svgplot.Row{Name: "leader (polled)", Class: "polled-leader"}
 	for i, l := range ls {
 		from, to := time.Duration(l.TimeS*float64(time.Second)), end

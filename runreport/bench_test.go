@@ -16,6 +16,7 @@ import (
 	"chaos/checker"
 	"chaos/history"
 	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // BenchmarkReport1M measures what report.html costs `chaos check` on a
@@ -80,7 +81,7 @@ func benchmarkReport(b *testing.B, ops int) {
 // writeRun writes h and a results.json into dir, as a checked run has
 // them.
 func writeRun(dir string, h history.History) error {
-	res, err := json.Marshal(testrun.Results{RunSummary: testrun.RunSummary{Name: "bench", Seed: 1}, Checks: map[string]json.RawMessage{}})
+	res, err := json.Marshal(runrecord.Results{RunSummary: runrecord.RunSummary{Name: "bench", Seed: 1}, Checks: map[string]json.RawMessage{}})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"chaos/history"
 	"chaos/internal/svgplot"
 	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // Buckets cover every latency without gaps, in order, each under 1/128
@@ -216,7 +217,7 @@ func TestDigestTakesOddOps(t *testing.T) {
 	}
 	d := digestOf(h)
 	assert.Equal(t, 2, len(d.series))
-	page := render(t, smallRun(testrun.Results{}).WithHistory(h))
+	page := render(t, smallRun(runrecord.Results{}).WithHistory(h))
 	assert.Contains(t, page, "Every operation is drawn (1 ok, 1 fail or info).")
 	render(t, Run{Dir: "/store/t/x"})
 }

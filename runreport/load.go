@@ -14,16 +14,16 @@ import (
 	"chaos/foreignlog"
 	"chaos/history"
 	"chaos/internal/inputfile"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // Run is what a run directory holds, read for the report.
 type Run struct {
 	Dir     string
-	Results testrun.Results
+	Results runrecord.Results
 	// Test is test.json; nil when the directory has none (a bare history
 	// checked by `chaos check`).
-	Test *testrun.TestRecord
+	Test *runrecord.TestRecord
 	// history is what the page draws of history.jsonl (see WithHistory);
 	// never nil in a Run that Load or WithHistory made.
 	history *Digest
@@ -60,10 +60,10 @@ func LoadDigested(dir string, d *Digest) (Run, error) {
 func load(dir string, d *Digest) (Run, error) {
 	r := Run{Dir: dir, history: d}
 	var err error
-	if r.Results, err = testrun.ReadResults(dir); err != nil {
+	if r.Results, err = runrecord.ReadResults(dir); err != nil {
 		return r, fmt.Errorf("report: %w", err)
 	}
-	if t, err := testrun.ReadTestRecord(dir); err == nil {
+	if t, err := runrecord.ReadTestRecord(dir); err == nil {
 		r.Test = &t
 		if note := t.ReplayNote(); note != "" {
 			r.Notes = append(r.Notes, note)
@@ -178,7 +178,7 @@ func (r Run) loadStart() (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func testStarted(t *testrun.TestRecord) string {
+func testStarted(t *runrecord.TestRecord) string {
 	if t == nil {
 		return ""
 	}

@@ -8,7 +8,7 @@ import (
 
 	"chaos/internal/atomicfile"
 	"chaos/internal/secret"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // ReportFile is the report's name in a run directory.
@@ -46,8 +46,8 @@ func write(r Run) error {
 type page struct {
 	Name, Verdict, VerdictClass string
 	Seed                        uint64
-	Results                     testrun.Results
-	Test                        *testrun.TestRecord
+	Results                     runrecord.Results
+	Test                        *runrecord.TestRecord
 	Command                     string
 	Checks                      []Check
 	Visualizations              []string

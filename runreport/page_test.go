@@ -10,7 +10,7 @@ import (
 
 	"chaos/checker"
 	"chaos/history"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // render renders r and returns the page.
@@ -22,7 +22,7 @@ func render(t *testing.T, r Run) string {
 }
 
 // smallRun is a run of one ok write, with results as given.
-func smallRun(res testrun.Results) Run {
+func smallRun(res runrecord.Results) Run {
 	h := history.History{
 		{Index: 0, Time: 1e6, Process: 0, Type: history.Invoke, F: history.FWrite, Key: "k1"},
 		{Index: 1, Time: 3e6, Process: 0, Type: history.OK, F: history.FWrite, Key: "k1"},
@@ -34,11 +34,11 @@ func smallRun(res testrun.Results) Run {
 // the system cannot say. (This test moved here from campaign with the
 // report; each row now gives its unit.)
 func TestReportShowsLeaders(t *testing.T) {
-	page := render(t, smallRun(testrun.Results{RunSummary: testrun.RunSummary{Name: "t",
-		Leaders: []testrun.LeaderChange{{TimeS: 0.5, Leader: "n2"}, {TimeS: 12.25, Leader: "none"}}}}))
+	page := render(t, smallRun(runrecord.Results{RunSummary: runrecord.RunSummary{Name: "t",
+		Leaders: []runrecord.LeaderChange{{TimeS: 0.5, Leader: "n2"}, {TimeS: 12.25, Leader: "none"}}}}))
 	assert.Contains(t, page, "<tr><td>0.5 s</td><td>n2</td></tr><tr><td>12.2 s</td><td>none</td></tr>")
 
-	page = render(t, smallRun(testrun.Results{RunSummary: testrun.RunSummary{Name: "t"}}))
+	page = render(t, smallRun(runrecord.Results{RunSummary: runrecord.RunSummary{Name: "t"}}))
 	assert.Contains(t, page, "does not say who leads")
 }
 
@@ -51,7 +51,7 @@ func TestReportShowsChecksAndAnomalies(t *testing.T) {
 			Explanation:   "key k3: process 2 read 7 at 0.140–0.150 s, but 7 was overwritten by 9",
 			Visualization: "linearizable/key-k3.html"}}}})
 	require.NoError(t, err)
-	r := smallRun(testrun.Results{RunSummary: testrun.RunSummary{Name: "stale", Seed: 3}, Valid: checker.Invalid,
+	r := smallRun(runrecord.Results{RunSummary: runrecord.RunSummary{Name: "stale", Seed: 3}, Valid: checker.Invalid,
 		Checks: map[string]json.RawMessage{"linearizable": lin, "stats": json.RawMessage(`{"valid":true}`)}})
 	r.Files = []File{{Path: "history.jsonl", Size: 10}, {Path: "linearizable/key-k3.html", Size: 2048}}
 	page := render(t, r)
@@ -68,7 +68,7 @@ func TestReportShowsChecksAndAnomalies(t *testing.T) {
 // changed) says so in the checks table, with why: never a check whose
 // findings are silently blank.
 func TestReportShowsUndecodableChecks(t *testing.T) {
-	r := smallRun(testrun.Results{RunSummary: testrun.RunSummary{Name: "t"}, Valid: checker.Invalid,
+	r := smallRun(runrecord.Results{RunSummary: runrecord.RunSummary{Name: "t"}, Valid: checker.Invalid,
 		Checks: map[string]json.RawMessage{
 			"availability": json.RawMessage(`{"valid":false,"leaderless":"many"}`),
 			"raft":         json.RawMessage(`{"valid":"perhaps","events":"lots"}`),

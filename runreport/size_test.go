@@ -15,7 +15,7 @@ import (
 	"chaos/checker"
 	"chaos/foreignlog"
 	"chaos/history"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // longRun is a generated run of secs seconds at rate operations per second
@@ -72,8 +72,8 @@ func longRun(secs, rate int) Run {
 	avail, _ := json.Marshal(map[string]any{"valid": true, "leaderless": []any{}, "unavailable": []any{},
 		"recoveries": []map[string]any{{"index": 5, "f": "start", "time": 9e9, "recovered": true, "after_ns": 3e6}}})
 	return Run{Dir: "/store/long/20261124T120000.000Z", Roles: roles,
-		Results: testrun.Results{RunSummary: testrun.RunSummary{Name: "long", Seed: 1, LoadStarted: start.Format(time.RFC3339Nano),
-			Leaders: []testrun.LeaderChange{{TimeS: 1, Leader: "n1"}}},
+		Results: runrecord.Results{RunSummary: runrecord.RunSummary{Name: "long", Seed: 1, LoadStarted: start.Format(time.RFC3339Nano),
+			Leaders: []runrecord.LeaderChange{{TimeS: 1, Leader: "n1"}}},
 			Valid: checker.Valid, Checks: map[string]json.RawMessage{"availability": avail}},
 		Files: []File{{Path: "history.jsonl", Size: 30 << 20}}}.WithHistory(h)
 }

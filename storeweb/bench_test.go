@@ -13,7 +13,7 @@ import (
 
 	"chaos/checker"
 	"chaos/storeweb"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // BenchmarkIndex answers GET / (the index: every run, newest first) of a
@@ -109,14 +109,14 @@ func benchIndex(b *testing.B, h http.Handler, runs int) {
 func benchResults(b *testing.B) string {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "results.json")
-	run := testrun.RunSummary{Name: "set-partition", Seed: 7, Started: "2026-01-01T00:00:00Z", DurationS: 300,
-		OpsPerS: 700, Leaders: []testrun.LeaderChange{}}
+	run := runrecord.RunSummary{Name: "set-partition", Seed: 7, Started: "2026-01-01T00:00:00Z", DurationS: 300,
+		OpsPerS: 700, Leaders: []runrecord.LeaderChange{}}
 	for i := range 100 {
 		f := "start-partition"
 		if i%2 == 1 {
 			f = "stop-partition"
 		}
-		run.Nemesis.Transitions = append(run.Nemesis.Transitions, testrun.Transition{TimeS: float64(i) * 3, F: f,
+		run.Nemesis.Transitions = append(run.Nemesis.Transitions, runrecord.Transition{TimeS: float64(i) * 3, F: f,
 			Value: json.RawMessage(`{"n1":["n2","n3"],"n4":["n5"]}`)})
 	}
 	raw, err := json.MarshalIndent(run, "", "  ")

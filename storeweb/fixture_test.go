@@ -11,7 +11,7 @@ import (
 
 	"chaos/campaign"
 	"chaos/checker"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // fixture is a small store built file by file with the owners' types, and
@@ -65,12 +65,12 @@ func (f fixture) run(t *testing.T, name, stamp string, v checker.Validity, fault
 	started, err := time.Parse("20060102T150405.000Z", stamp)
 	require.NoError(t, err)
 	dir := name + "/" + stamp + "/"
-	f.writeJSON(t, dir+"test.json", testrun.TestRecord{Name: name, Seed: 7, Started: started.Format(time.RFC3339Nano),
+	f.writeJSON(t, dir+"test.json", runrecord.TestRecord{Name: name, Seed: 7, Started: started.Format(time.RFC3339Nano),
 		Argv: []string{"chaos", "run", "--name", name}, Workload: "register"})
-	res := testrun.Results{Valid: v, Ops: checker.Counts{Invoke: 10, OK: 7, Fail: 2, Info: 1},
-		RunSummary: testrun.RunSummary{Name: name, Seed: 7, Started: started.Format(time.RFC3339Nano), DurationS: 12.5}}
+	res := runrecord.Results{Valid: v, Ops: checker.Counts{Invoke: 10, OK: 7, Fail: 2, Info: 1},
+		RunSummary: runrecord.RunSummary{Name: name, Seed: 7, Started: started.Format(time.RFC3339Nano), DurationS: 12.5}}
 	for i, fault := range faults {
-		res.Nemesis.Transitions = append(res.Nemesis.Transitions, testrun.Transition{TimeS: float64(i), F: fault})
+		res.Nemesis.Transitions = append(res.Nemesis.Transitions, runrecord.Transition{TimeS: float64(i), F: fault})
 	}
 	f.writeJSON(t, dir+"results.json", res)
 	f.write(t, dir+"history.jsonl", `{"index":0,"time":1,"process":0,"type":"invoke","f":"read","key":"k1"}`+"\n")

@@ -11,7 +11,7 @@ import (
 
 	"chaos/campaign"
 	"chaos/checker"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // Verdicts of a listed run: a checker's, as package campaign names them, or Broken.
@@ -162,11 +162,11 @@ func (s *Store) startTime(rel, t, resultsStarted string) time.Time {
 
 // readTest reads rel's test.json with its owner, campaign.ReadTestRecord,
 // once the store has checked that it is in the store.
-func (s *Store) readTest(rel string) (testrun.TestRecord, error) {
+func (s *Store) readTest(rel string) (runrecord.TestRecord, error) {
 	if _, err := s.stat(path.Join(rel, testFile)); err != nil {
-		return testrun.TestRecord{}, err
+		return runrecord.TestRecord{}, err
 	}
-	return testrun.ReadTestRecord(s.abs(rel))
+	return runrecord.ReadTestRecord(s.abs(rel))
 }
 
 // verdict names a checker's verdict as package campaign does.

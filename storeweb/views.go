@@ -9,7 +9,7 @@ import (
 
 	"chaos/campaign"
 	"chaos/checker"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // The data each template of templates/ is executed with.
@@ -25,7 +25,7 @@ type (
 	}
 	runPage struct {
 		Run
-		Test    *testrun.TestRecord // nil when test.json cannot be read
+		Test    *runrecord.TestRecord // nil when test.json cannot be read
 		Files   []File
 		Missing string // why the files cannot be listed; "" when they can
 	}

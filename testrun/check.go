@@ -9,6 +9,7 @@ import (
 	"chaos/history"
 	"chaos/internal/inputfile"
 	"chaos/raftcheck"
+	"chaos/testrun/runrecord"
 )
 
 // CheckOptions configure Check.
@@ -120,7 +121,7 @@ func (c *checking) report(ctx context.Context, dir string) (checker.Report, erro
 	}
 	recovery, advisory := c.o.Recovery, c.o.RecoveryAdvisory
 	if recovery == 0 {
-		if t, err := ReadTestRecord(dir); err == nil {
+		if t, err := runrecord.ReadTestRecord(dir); err == nil {
 			recovery, advisory = t.Recovery(), t.RecoveryAdvisory
 		}
 	}

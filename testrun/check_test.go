@@ -14,6 +14,7 @@ import (
 	"chaos/checker"
 	"chaos/history"
 	"chaos/raftcheck"
+	"chaos/testrun/runrecord"
 )
 
 // CheckFile, which reads the history op by op, reaches the verdicts and
@@ -75,7 +76,7 @@ func TestCheckReadsTheRecoveryBoundOfTheRun(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "history.jsonl")
 		require.NoError(t, os.WriteFile(path, src, 0o644))
-		rec := TestRecord{Name: "t", RecoveryS: 1, RecoveryAdvisory: advisory}
+		rec := runrecord.TestRecord{Name: "t", RecoveryS: 1, RecoveryAdvisory: advisory}
 		b, err := json.Marshal(rec)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "test.json"), b, 0o644))

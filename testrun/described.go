@@ -7,6 +7,7 @@ import (
 	"chaos/db"
 	"chaos/db/described"
 	"chaos/faultfs"
+	"chaos/testrun/runrecord"
 	"chaos/workload"
 )
 
@@ -79,25 +80,17 @@ func (o *Options) newDB(cfg db.Config) (db.DB, error) {
 	})
 }
 
-// ClientsSummary is results.json's "clients": how the clients of a
-// described system's client command fared (docs/FORMATS.md).
-type ClientsSummary struct {
-	// Restarts counts client processes that exited, hung past the request
-	// timeout or printed an invalid answer, and were replaced.
-	Restarts int `json:"restarts"`
-}
-
 // restarter is a client that replaces failed processes of its own.
 type restarter interface{ Restarts() int }
 
 // clientsSummary sums the restarts of every client made; nil when no
 // client restarts processes (no client command).
-func clientsSummary(made []workload.Client) *ClientsSummary {
-	var s *ClientsSummary
+func clientsSummary(made []workload.Client) *runrecord.ClientsSummary {
+	var s *runrecord.ClientsSummary
 	for _, cl := range made {
 		if r, ok := cl.(restarter); ok {
 			if s == nil {
-				s = &ClientsSummary{}
+				s = &runrecord.ClientsSummary{}
 			}
 			s.Restarts += r.Restarts()
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/history"
+	"chaos/testrun/runrecord"
 	"chaos/workload"
 )
 
@@ -68,7 +69,7 @@ func TestClientsSummary(t *testing.T) {
 	made := []workload.Client{plainClient{}}
 	assert.Nil(t, clientsSummary(made))
 	made = append(made, &restartingClient{restarts: 2}, &restartingClient{restarts: 3})
-	assert.Equal(t, &ClientsSummary{Restarts: 5}, clientsSummary(made))
+	assert.Equal(t, &runrecord.ClientsSummary{Restarts: 5}, clientsSummary(made))
 }
 
 // The recovery period and bound: --recovery when given, else the one the

@@ -6,26 +6,19 @@ import (
 	"time"
 
 	"chaos/db"
+	"chaos/testrun/runrecord"
 )
 
 // noLeader is how the progress line and results.json say that no node
 // reported a leader.
 const noLeader = "none"
 
-// LeaderChange is one entry of results.json's "leaders" (docs/FORMATS.md):
-// from TimeS (seconds since the load began, the history's clock) the
-// leader the system reported was Leader, "none" when no node reported one.
-type LeaderChange struct {
-	TimeS  float64 `json:"time_s"`
-	Leader string  `json:"leader"`
-}
-
 // leaderLog records who leads, as the progress poller samples it once a
 // second during the load phase, keeping only the changes: one entry per
 // change, so at most one per sample. It is safe for concurrent use.
 type leaderLog struct {
 	mu      sync.Mutex
-	changes []LeaderChange
+	changes []runrecord.LeaderChange
 }
 
 // observe records that leader led at elapsed, when it differs from the
@@ -36,15 +29,15 @@ func (l *leaderLog) observe(elapsed time.Duration, leader string) {
 	if n := len(l.changes); n > 0 && l.changes[n-1].Leader == leader {
 		return
 	}
-	l.changes = append(l.changes, LeaderChange{TimeS: elapsed.Seconds(), Leader: leader})
+	l.changes = append(l.changes, runrecord.LeaderChange{TimeS: elapsed.Seconds(), Leader: leader})
 }
 
 // list returns the changes recorded, oldest first; [] when none were
 // (a system that cannot say who leads), never nil.
-func (l *leaderLog) list() []LeaderChange {
+func (l *leaderLog) list() []runrecord.LeaderChange {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]LeaderChange{}, l.changes...)
+	return append([]runrecord.LeaderChange{}, l.changes...)
 }
 
 // observeLeader asks the system who leads now, records it in r.leaders

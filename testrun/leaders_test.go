@@ -17,6 +17,7 @@ import (
 	"chaos/cluster"
 	"chaos/db"
 	"chaos/history"
+	"chaos/testrun/runrecord"
 	"chaos/workload"
 )
 
@@ -24,11 +25,11 @@ import (
 // null when nothing was observed.
 func TestLeaderLogKeepsChanges(t *testing.T) {
 	var l leaderLog
-	assert.Equal(t, []LeaderChange{}, l.list())
+	assert.Equal(t, []runrecord.LeaderChange{}, l.list())
 	for i, leader := range []string{"n1", "n1", noLeader, noLeader, "n3", "n3", "n1"} {
 		l.observe(time.Duration(i+1)*time.Second, leader)
 	}
-	assert.Equal(t, []LeaderChange{{1, "n1"}, {3, "none"}, {5, "n3"}, {7, "n1"}}, l.list())
+	assert.Equal(t, []runrecord.LeaderChange{{TimeS: 1, Leader: "n1"}, {TimeS: 3, Leader: "none"}, {TimeS: 5, Leader: "n3"}, {TimeS: 7, Leader: "n1"}}, l.list())
 }
 
 // requestLog is an HTTP server that answers 200 with body and keeps each

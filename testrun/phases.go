@@ -10,6 +10,7 @@ import (
 	"chaos/history"
 	"chaos/history/faultrec"
 	"chaos/nemesis"
+	"chaos/testrun/runrecord"
 	"chaos/workload"
 )
 
@@ -102,7 +103,7 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	}
 	first := firstAnomalyIn(report, scanFile(r.rd.path("history.jsonl")), r.start)
 	rate := okRate(report, r.recorded.last)
-	summary := RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
+	summary := runrecord.RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
 		LoadStarted: r.start.UTC().Format(time.RFC3339Nano), DurationS: time.Since(r.started).Seconds(),
 		Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
 		Nemesis: nemesisSummary(r.recorded.nemesis, unavailable), Leaders: r.leaders.list(), Clients: clientsSummary(r.cl.Made())}
@@ -144,12 +145,12 @@ func (r *run) showProgress(ctx context.Context, runner *workload.Runner) {
 }
 
 // nemesisSummary is results.json's record of the faults in h.
-func nemesisSummary(h history.History, unavailable map[string]string) NemesisSummary {
-	ops := []Transition{}
+func nemesisSummary(h history.History, unavailable map[string]string) runrecord.NemesisSummary {
+	ops := []runrecord.Transition{}
 	var counts faultrec.Tally
 	for _, op := range h.Nemesis() {
-		ops = append(ops, Transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
+		ops = append(ops, runrecord.Transition{TimeS: float64(op.Time) / 1e9, F: op.F, Value: op.Value})
 		counts.Add(op.F, op.Value)
 	}
-	return NemesisSummary{Transitions: ops, Counts: counts, Unavailable: unavailable}
+	return runrecord.NemesisSummary{Transitions: ops, Counts: counts, Unavailable: unavailable}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"chaos/testrun/runrecord"
 )
 
 // test.json never holds the password: its writer redacts argv, and its
@@ -25,7 +27,7 @@ func TestTestJSONArgvIsRedacted(t *testing.T) {
 
 	old := `{"name":"t","argv":["chaos","run","--password","` + pw + `","--password=` + pw + `"]}`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.json"), []byte(old), 0o644))
-	got, err := ReadTestRecord(dir)
+	got, err := runrecord.ReadTestRecord(dir)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"chaos", "run", "--password", "<redacted>", "--password=<redacted>"}, got.Argv)
 }

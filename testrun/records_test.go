@@ -12,6 +12,7 @@ import (
 	"chaos/checker"
 	"chaos/control"
 	"chaos/nemesis"
+	"chaos/testrun/runrecord"
 )
 
 // test.json and results.json are written and read back through the same
@@ -19,10 +20,10 @@ import (
 func TestRecordsRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	rd := &runDir{dir: dir}
-	rec := TestRecord{Name: "t", Seed: 7, Argv: []string{"chaos", "run"}, DB: "chaos-node", Workload: "register",
+	rec := runrecord.TestRecord{Name: "t", Seed: 7, Argv: []string{"chaos", "run"}, DB: "chaos-node", Workload: "register",
 		Keys: 10, Concurrency: "2n", TimeLimitS: 60, Nemesis: []string{"kill"}, RecoveryS: 5, Local: true}
 	require.NoError(t, rd.writeJSON("test.json", rec))
-	got, err := ReadTestRecord(dir)
+	got, err := runrecord.ReadTestRecord(dir)
 	require.NoError(t, err)
 	assert.Equal(t, rec, got)
 	assert.Equal(t, 5*time.Second, got.Recovery())
@@ -32,13 +33,13 @@ func TestRecordsRoundTrip(t *testing.T) {
 		assert.Contains(t, string(raw), field)
 	}
 
-	sum := RunSummary{Name: "t", Seed: 7, DurationS: 1.5, Nemesis: NemesisSummary{
-		Transitions: []Transition{{TimeS: 1, F: "kill", Value: []byte(`{"nodes":["n1"]}`)}}, Unavailable: map[string]string{}}}
+	sum := runrecord.RunSummary{Name: "t", Seed: 7, DurationS: 1.5, Nemesis: runrecord.NemesisSummary{
+		Transitions: []runrecord.Transition{{TimeS: 1, F: "kill", Value: []byte(`{"nodes":["n1"]}`)}}, Unavailable: map[string]string{}}}
 	require.NoError(t, rd.writeJSON("results.json", sum))
 	valid, err := checker.WriteResults(filepath.Join(dir, "results.json"), checker.Report{
 		Ops: checker.Counts{Invoke: 2, OK: 1, Info: 1}, Checks: map[string]checker.Result{"stats": {Valid: checker.Unknown}}})
 	require.NoError(t, err)
-	res, err := ReadResults(dir)
+	res, err := runrecord.ReadResults(dir)
 	require.NoError(t, err)
 	assert.Equal(t, valid, res.Valid)
 	assert.Equal(t, checker.Unknown, res.Valid)
@@ -51,11 +52,11 @@ func TestRecordsRoundTrip(t *testing.T) {
 }
 
 func TestReadRecordsOfNoRun(t *testing.T) {
-	_, err := ReadTestRecord(t.TempDir())
+	_, err := runrecord.ReadTestRecord(t.TempDir())
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "results.json"), []byte("{"), 0o644))
-	_, err = ReadResults(dir)
+	_, err = runrecord.ReadResults(dir)
 	assert.ErrorContains(t, err, "results.json")
 }
 
@@ -66,17 +67,17 @@ func TestTestRecordKeepsSSHWithoutSecrets(t *testing.T) {
 	require.NoError(t, err)
 	rec := sshRecord(control.SSHConfig{User: "ops", Port: 2222, KeyFiles: []string{"tb/id_ed25519"}, KnownHosts: "/etc/kh",
 		Password: "hunter2", Agent: true, InsecureIgnoreHostKey: true})
-	assert.Equal(t, &SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{filepath.Join(wd, "tb/id_ed25519")},
+	assert.Equal(t, &runrecord.SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{filepath.Join(wd, "tb/id_ed25519")},
 		KnownHosts: "/etc/kh"}, rec)
 
 	dir := t.TempDir()
 	rd := &runDir{dir: dir}
-	require.NoError(t, rd.writeJSON("test.json", TestRecord{Name: "t", Nodes: []string{"h1"}, SSH: rec}))
+	require.NoError(t, rd.writeJSON("test.json", runrecord.TestRecord{Name: "t", Nodes: []string{"h1"}, SSH: rec}))
 	raw, err := os.ReadFile(filepath.Join(dir, "test.json"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "hunter2")
 	assert.Contains(t, string(raw), `"strict_host_key_checking": false`)
-	got, err := ReadTestRecord(dir)
+	got, err := runrecord.ReadTestRecord(dir)
 	require.NoError(t, err)
 	assert.Equal(t, rec, got.SSH)
 }
@@ -84,8 +85,8 @@ func TestTestRecordKeepsSSHWithoutSecrets(t *testing.T) {
 // A run made by another schedule version says so where its seed is shown;
 // one made by this version, nothing.
 func TestReplayNoteNamesAnotherScheduleVersion(t *testing.T) {
-	assert.Empty(t, TestRecord{Seed: 5, ScheduleVersion: nemesis.ScheduleVersion}.ReplayNote())
-	old := TestRecord{Seed: 5, Version: "v0.3.0"}.ReplayNote() // before schedule_version was recorded
+	assert.Empty(t, runrecord.TestRecord{Seed: 5, ScheduleVersion: nemesis.ScheduleVersion}.ReplayNote())
+	old := runrecord.TestRecord{Seed: 5, Version: "v0.3.0"}.ReplayNote() // before schedule_version was recorded
 	assert.Equal(t, "This run was made by nemesis schedule version 1 (chaos v0.3.0); this chaos's schedule is version 3, "+
 		"so --seed 5 starts other faults here: replay it with the chaos that made it.", old)
 }

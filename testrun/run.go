@@ -17,6 +17,7 @@ import (
 	"chaos/internal/secret"
 	"chaos/internal/termsafe"
 	"chaos/nemesis"
+	"chaos/testrun/runrecord"
 	"chaos/workload"
 )
 
@@ -132,11 +133,11 @@ func runOnce(ctx context.Context, o Options, env Env, seed uint64) (Result, erro
 
 func (r *run) writeTestJSON() error {
 	o := r.o
-	var ssh *SSHRecord
+	var ssh *runrecord.SSHRecord
 	if len(o.Nodes) > 0 {
 		ssh = sshRecord(o.SSH)
 	}
-	return r.rd.writeJSON("test.json", TestRecord{
+	return r.rd.writeJSON("test.json", runrecord.TestRecord{
 		Name: o.Name, Seed: r.seed, Argv: secret.Args(o.Argv), Version: r.env.Version,
 		Started: r.started.UTC().Format(time.RFC3339Nano), Nodes: o.Nodes, Local: len(o.Nodes) == 0,
 		DB: o.DB, Workload: o.Workload, Keys: o.Keys, ReadConsistency: o.ReadConsistency, Concurrency: o.Concurrency,

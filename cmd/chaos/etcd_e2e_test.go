@@ -14,6 +14,7 @@ import (
 	"chaos/testbed"
 	"chaos/testbed/bedtest"
 	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // etcdOnTestbed brings up five testbed hosts on subnet for the rest of the
@@ -33,7 +34,7 @@ func etcdOnTestbed(t *testing.T, subnet string) []string {
 
 // runEtcd runs `chaos run` with the testbed flags and args into a store of
 // its own, and returns the exit code, the summary and the run's results.
-func runEtcd(t *testing.T, testbedFlags []string, args ...string) (int, string, testrun.Results) {
+func runEtcd(t *testing.T, testbedFlags []string, args ...string) (int, string, runrecord.Results) {
 	t.Helper()
 	store := t.TempDir()
 	code, out, errOut := runChaos(t, 6*time.Minute, append(append(slices.Clone(testbedFlags), "--store", store), args...)...)
@@ -41,7 +42,7 @@ func runEtcd(t *testing.T, testbedFlags []string, args ...string) (int, string, 
 	if err != nil {
 		t.Fatalf("exit %d and no run in the store: %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
 	}
-	res, err := testrun.ReadResults(run)
+	res, err := runrecord.ReadResults(run)
 	if err != nil {
 		t.Fatalf("exit %d: %v\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
 	}
@@ -63,7 +64,7 @@ func TestEtcdDefaultFaultsOnTestbed(t *testing.T) {
 	if res.Ops.Fail > 2*res.Ops.OK {
 		t.Errorf("%d failures for %d successes: more than twice as many", res.Ops.Fail, res.Ops.OK)
 	}
-	if !slices.ContainsFunc(res.Leaders, func(c testrun.LeaderChange) bool { return strings.HasPrefix(c.Leader, "n") }) {
+	if !slices.ContainsFunc(res.Leaders, func(c runrecord.LeaderChange) bool { return strings.HasPrefix(c.Leader, "n") }) {
 		t.Errorf("results.json names no leader: %v", res.Leaders)
 	}
 }

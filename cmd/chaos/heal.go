@@ -17,7 +17,7 @@ import (
 	"chaos/db"
 	"chaos/internal/termsafe"
 	"chaos/nemesis"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // healOptions are the flags of `chaos heal`.
@@ -157,13 +157,13 @@ func (o *healOptions) resolve(out, warn io.Writer, changed func(flag string) boo
 // (where storeTrust found its latest link to lead; "" for none), and
 // names the run as <name>/<time>. No run there is a usage error (254)
 // saying what to give instead.
-func latestRun(store, runDir string) (testrun.TestRecord, string, error) {
+func latestRun(store, runDir string) (runrecord.TestRecord, string, error) {
 	link := filepath.Join(store, "latest")
 	if runDir == "" {
-		return testrun.TestRecord{}, "", usageErrorf("no run to heal: %s does not exist; give --store DIR where chaos run wrote its runs, "+
+		return runrecord.TestRecord{}, "", usageErrorf("no run to heal: %s does not exist; give --store DIR where chaos run wrote its runs, "+
 			"or --db SYSTEM (with --nodes or --nodes-file; none: local mode) to heal without a run", filepath.Join(link, "test.json"))
 	}
-	rec, err := testrun.ReadTestRecord(runDir)
+	rec, err := runrecord.ReadTestRecord(runDir)
 	switch {
 	case err != nil:
 		return rec, "", usageErrorf("the newest run in %s: %v; give --db to heal without it", store, err)
@@ -181,7 +181,7 @@ func latestRun(store, runDir string) (testrun.TestRecord, string, error) {
 // and port whose flags were not given, the run's. Never the host key
 // checking, the known_hosts file or the key files: what a host must prove
 // and what heal logs in with come from the operator alone.
-func (o *healOptions) fromRun(rec testrun.TestRecord, changed func(flag string) bool) {
+func (o *healOptions) fromRun(rec runrecord.TestRecord, changed func(flag string) bool) {
 	o.db = rec.DB
 	s := rec.SSH
 	if s == nil {
@@ -197,7 +197,7 @@ func (o *healOptions) fromRun(rec testrun.TestRecord, changed func(flag string) 
 
 // noteUntrusted says on warn which of the run's SSH settings heal did not
 // take, and how to give them if the operator trusts them.
-func noteUntrusted(warn io.Writer, s *testrun.SSHRecord, changed func(flag string) bool) {
+func noteUntrusted(warn io.Writer, s *runrecord.SSHRecord, changed func(flag string) bool) {
 	if s == nil {
 		return
 	}
@@ -231,7 +231,7 @@ func printHosts(out io.Writer, nodes []db.Node, hosts []string, port int) {
 }
 
 // healTarget says in words what a heal of the run rec records acts on.
-func healTarget(rec testrun.TestRecord, hosts []string) string {
+func healTarget(rec runrecord.TestRecord, hosts []string) string {
 	where := "local mode"
 	if len(hosts) > 0 {
 		where = fmt.Sprintf("%d hosts", len(hosts))

@@ -21,7 +21,7 @@ import (
 	"chaos/control/remotetest"
 	"chaos/db"
 	"chaos/nemesis"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 func TestHealBadArguments(t *testing.T) {
@@ -182,7 +182,7 @@ func TestHealChaosNodeHookAddresses(t *testing.T) {
 
 // writeRun writes rec as the newest run of a store of its own, as chaos
 // run lays it out, and returns the store.
-func writeRun(t *testing.T, rec testrun.TestRecord) string {
+func writeRun(t *testing.T, rec runrecord.TestRecord) string {
 	t.Helper()
 	store := t.TempDir()
 	dir := filepath.Join(store, rec.Name, "20260102T030405.678Z")
@@ -199,9 +199,9 @@ func writeRun(t *testing.T, rec testrun.TestRecord) string {
 // files, known_hosts or host key checking, which it names on stderr; and
 // it says which run that is.
 func TestHealTakesTheNewestRun(t *testing.T) {
-	rec := testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05.678Z", DB: "etcd",
+	rec := runrecord.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05.678Z", DB: "etcd",
 		Nodes: []string{"10.77.0.11", "10.77.0.12:2200"}, Nemesis: []string{"pause"},
-		SSH: &testrun.SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{"/tb/id_ed25519"}, KnownHosts: "/tb/known_hosts",
+		SSH: &runrecord.SSHRecord{User: "ops", Port: 2222, PrivateKeys: []string{"/tb/id_ed25519"}, KnownHosts: "/tb/known_hosts",
 			StrictHostKeyChecking: true}}
 	store := writeRun(t, rec)
 	o := healOptions{hostFlags: hostFlags{user: "root", sshPort: 22, strictHostKeys: false}, store: store, timeout: time.Minute}
@@ -238,7 +238,7 @@ func TestHealTakesTheNewestRun(t *testing.T) {
 
 // A local run is healed in local mode.
 func TestHealTakesANewestLocalRun(t *testing.T) {
-	store := writeRun(t, testrun.TestRecord{Name: "chaos-node-register-all", Started: "2026-01-02T03:04:05Z",
+	store := writeRun(t, runrecord.TestRecord{Name: "chaos-node-register-all", Started: "2026-01-02T03:04:05Z",
 		DB: "chaos-node", Local: true})
 	o := healOptions{hostFlags: hostFlags{sshPort: 22}, store: store, timeout: time.Minute}
 	var out bytes.Buffer
@@ -252,7 +252,7 @@ func TestHealTakesANewestLocalRun(t *testing.T) {
 // A newest run that cannot be read, or names no system, is one line and
 // exit 254.
 func TestHealRefusesABrokenRun(t *testing.T) {
-	store := writeRun(t, testrun.TestRecord{Name: "x"})
+	store := writeRun(t, runrecord.TestRecord{Name: "x"})
 	code, out, errOut := execute(t, "heal", "--store", store)
 	assert.Equal(t, exitUsage, code)
 	assert.Empty(t, out)
@@ -269,8 +269,8 @@ func TestHealRefusesABrokenRun(t *testing.T) {
 // stdout, and the host it cannot reach on stderr.
 func TestHealTheNewestRunUnreachable(t *testing.T) {
 	operatorHome(t)
-	store := writeRun(t, testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
-		Nodes: []string{"127.0.0.1:1"}, SSH: &testrun.SSHRecord{User: "root", Port: 22, StrictHostKeyChecking: true}})
+	store := writeRun(t, runrecord.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
+		Nodes: []string{"127.0.0.1:1"}, SSH: &runrecord.SSHRecord{User: "root", Port: 22, StrictHostKeyChecking: true}})
 	code, out, errOut := execute(t, "heal", "--store", store, "--password", "x", "--timeout", "10s")
 	assert.Equal(t, exitSetup, code, errOut)
 	assert.Equal(t, "healing run etcd-register-pause/20260102T030405.678Z, started 2026-01-02T03:04:05Z: etcd on 1 hosts, nemesis all\n"+

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"chaos/control/sshtest"
-	"chaos/testrun"
+	"chaos/testrun/runrecord"
 )
 
 // operatorHome makes a home directory for the operator, with an empty
@@ -54,7 +54,7 @@ func TestHealSendsNoPasswordToAPlantedHost(t *testing.T) {
 	}
 	for sname, srv := range servers {
 		for rname, ssh := range plantedRecords(t, srv) {
-			store := writeRun(t, testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
+			store := writeRun(t, runrecord.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
 				Nodes: []string{srv.Addr}, SSH: ssh})
 			for wname, way := range ways {
 				what := sname + ", " + rname + ", " + wname
@@ -73,11 +73,11 @@ func TestHealSendsNoPasswordToAPlantedHost(t *testing.T) {
 // plantedRecords are the SSH records a planter might write for srv: none,
 // none of the host key fields, checking off, and a known_hosts and key of
 // the planter's that vouch for srv.
-func plantedRecords(t *testing.T, srv *sshtest.Server) map[string]*testrun.SSHRecord {
+func plantedRecords(t *testing.T, srv *sshtest.Server) map[string]*runrecord.SSHRecord {
 	planted := t.TempDir()
 	knownHosts := filepath.Join(planted, "known_hosts")
 	require.NoError(t, os.WriteFile(knownHosts, []byte(srv.KnownHostsLine()+"\n"), 0o644))
-	return map[string]*testrun.SSHRecord{
+	return map[string]*runrecord.SSHRecord{
 		"no ssh record":       nil,
 		"no host key fields":  {User: "root", Port: 22},
 		"checking off":        {User: "root", Port: 22, StrictHostKeyChecking: false},
@@ -102,8 +102,8 @@ func writeKey(t *testing.T, dir string) string {
 // trusted.
 func TestHealRefusesAStoreOthersCouldWrite(t *testing.T) {
 	operatorHome(t)
-	rec := testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
-		Nodes: []string{"127.0.0.1:1"}, SSH: &testrun.SSHRecord{User: "root", Port: 22, StrictHostKeyChecking: true}}
+	rec := runrecord.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
+		Nodes: []string{"127.0.0.1:1"}, SSH: &runrecord.SSHRecord{User: "root", Port: 22, StrictHostKeyChecking: true}}
 	runDir := func(store string) string { return filepath.Join(store, rec.Name, "20260102T030405.678Z") }
 	var storeArg *string // the --store heal is given: the store, unless a case says otherwise
 	cases := []struct {
@@ -209,8 +209,8 @@ func TestHealSendsThePasswordToAVerifiedHost(t *testing.T) {
 	knownHosts := operatorHome(t)
 	srv := sshtest.Start(t, "hunter2")
 	require.NoError(t, os.WriteFile(knownHosts, []byte(srv.KnownHostsLine()+"\n"), 0o600))
-	store := writeRun(t, testrun.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
-		Nodes: []string{srv.Addr}, SSH: &testrun.SSHRecord{User: "root", Port: 22}})
+	store := writeRun(t, runrecord.TestRecord{Name: "etcd-register-pause", Started: "2026-01-02T03:04:05Z", DB: "etcd",
+		Nodes: []string{srv.Addr}, SSH: &runrecord.SSHRecord{User: "root", Port: 22}})
 	t.Setenv("CHAOS_SSH_PASSWORD", "hunter2")
 	_, out, errOut := execute(t, "heal", "--store", store, "--timeout", "20s")
 	assert.Contains(t, out, "hosts: n1 "+srv.Addr+"\n")

@@ -2,6 +2,12 @@ package faultrec
 
 import "strings"
 
+// ScheduleVersion is the version of nemesis's schedule (see
+// nemesis.ScheduleVersion, which says what each version did): test.json
+// records it, so that a reader can tell a run whose seed replays as other
+// faults here.
+const ScheduleVersion = 3
+
 // The names of the families, as --nemesis takes them and as nemesis's
 // registry declares them.
 const (
