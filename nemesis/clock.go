@@ -53,7 +53,8 @@ const (
 )
 
 // errNoHooks is why the hook strategy is unavailable.
-var errNoHooks = errors.New("clock faults need chaos-node's fault hooks; etcd has none — use --clock-strategy system on real VMs")
+var errNoHooks = errors.New("the hook strategy needs every node's fault hooks, and a node has none: " +
+	"use --clock-strategy vdso (the nodes' processes' own clocks, on any host) or faketime")
 
 // errSharedClock is why the system strategy is refused.
 var errSharedClock = errors.New("the system clock strategy sets the hosts' real clock, and these hosts share this machine's clock " +
@@ -106,8 +107,8 @@ func (k *Clock) Available(ctx context.Context, c *Cluster) error {
 	switch k.strategy() {
 	case ClockHook:
 		if c.DB != nil && c.Hooks == nil {
-			return fmt.Errorf("clock: %s has no fault hooks (no Hooks capability), and without them only the system strategy can skew its clock: "+
-				"it sets the hosts' real clocks, so it runs on real VMs only (never in local mode or on the testbed)", c.DB.Name())
+			return fmt.Errorf("clock: %s has no fault hooks (no Hooks capability): use --clock-strategy vdso (its processes' own clocks, "+
+				"on any host), faketime (under libfaketime), or system (the hosts' real clocks: real VMs only)", c.DB.Name())
 		}
 		for _, n := range c.Nodes {
 			if !hooked(c, n.Name) {
