@@ -198,7 +198,9 @@ func clearLeftErrors(ctx context.Context, r control.Remote, m db.StorageMount) e
 // UndoRefused): errors of chaos's making that the run's heal record names,
 // so that a node that failed on them is not taken for a bug. Nodes with
 // none refused are absent, and so are those whose file system does not
-// answer (nothing can be said of them); nil without storage faults.
+// answer (nothing can be said of them); nil without storage faults (a
+// system may place its data directories, c.Storage, and run without the
+// fault file system).
 func undoRefusals(ctx context.Context, c *Cluster) map[string]int64 {
 	if c.Storage == nil {
 		return nil
@@ -208,7 +210,11 @@ func undoRefusals(ctx context.Context, c *Cluster) map[string]int64 {
 		if err != nil {
 			return 0, err
 		}
-		st, err := c.Storage.StorageMount(n).Host().Status(ctx, r)
+		m := c.Storage.StorageMount(n)
+		if m.FS == nil { // storage faults off: the data directory is the system's own
+			return 0, nil
+		}
+		st, err := m.Host().Status(ctx, r)
 		return st.UndoRefused, err
 	})
 	var out map[string]int64

@@ -379,9 +379,9 @@ func TestPowerLossRecordsWhatTheFileSystemRefused(t *testing.T) {
 // the nodes whose file systems refused changes for want of room (read
 // before the heal unmounts anything), and only those.
 func TestTheHealRecordNamesWhatFileSystemsRefused(t *testing.T) {
-	c, _, fakes := storageCluster(t, threeNodes)
+	c, _, recs := storageCluster(t, threeNodes)
 	for _, n := range threeNodes {
-		c.Remotes[n.Name] = fakes[n.Name].Remote(n.Name, undoAnswers(n.Name, "n2"))
+		c.Remotes[n.Name] = recs[n.Name].Remote(n.Name, undoAnswers(n.Name, "n2"))
 	}
 	fx := newScheduleFixture(t, 1, "kill")
 	fx.s.Cluster = c
@@ -393,4 +393,16 @@ func TestTheHealRecordNamesWhatFileSystemsRefused(t *testing.T) {
 	fx.s.Cluster = c
 	require.NoError(t, newScheduleRun(fx.s).finish(context.Background()))
 	assert.Equal(t, []string{`heal {"faults":["kill"]}`}, nemesisOps(t, fx.rec))
+
+	// A system that places its data directories, run without storage
+	// faults: no file system to ask, and nothing asked of the hosts.
+	c, d, fakes := goldenCluster(threeNodes)
+	c.Storage = d.DB.(*db.ChaosNode) // places its data directories; Storage (the file system) is nil
+	fx = newScheduleFixture(t, 1, "kill")
+	fx.s.Cluster = c
+	require.NoError(t, newScheduleRun(fx.s).finish(context.Background()))
+	assert.Equal(t, []string{`heal {"faults":["kill"]}`}, nemesisOps(t, fx.rec))
+	for _, n := range threeNodes {
+		assert.Empty(t, ran(fakes[n.Name]), n.Name)
+	}
 }
