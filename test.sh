@@ -33,6 +33,7 @@ need ansible ansible-playbook   # ansible/: the playbook run against testbed hos
 need ansible-lint ansible-lint  # ansible/: lint
 need chromium chromium         # runreport: report.html rendered in headless Chromium
 need gcc gcc                   # nemesis/vdsoclock: C programs read their clocks through the patch
+need musl-tools musl-gcc       # nemesis/vdsoclock: and musl programs, dynamic and static
 need default-jdk-headless java # nemesis/vdsoclock: a JVM program does (java runs its one source file)
 # The apt module on the hosts needs python3-apt, which ansible does not pull in.
 if ! /usr/bin/python3 -c 'import apt' 2>/dev/null; then

@@ -111,6 +111,10 @@ func (e *Etcd) Install(ctx context.Context, r control.Remote, n Node) error {
 // errNoEtcd says how to get etcd onto a host.
 var errNoEtcd = errors.New("no etcd binary on the host; install Debian's etcd-server package (apt-get install -y etcd-server) or pass --binary")
 
+// argv is n's etcd command line. It logs through zap (etcd 3.5's only
+// logger, 3.4's newer one) as JSON lines to stderr, which is etcd.log:
+// zap's lines name what etcd saw (e.g. "prober found high clock drift"
+// with the drift) where capnslog, 3.4's default, printed prose.
 func (e *Etcd) argv(n Node) []string {
 	cluster := make([]string, len(e.Nodes))
 	for i, m := range e.Nodes {
@@ -121,7 +125,7 @@ func (e *Etcd) argv(n Node) []string {
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", e.peerURL(n), "--initial-advertise-peer-urls", e.peerURL(n),
 		"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-state", "new",
-		"--initial-cluster-token", "chaos"}
+		"--initial-cluster-token", "chaos", "--logger", "zap", "--log-outputs", "stderr"}
 }
 
 func (e *Etcd) Start(ctx context.Context, r control.Remote, n Node) error {

@@ -76,13 +76,19 @@ const waitC = `void _start(void) {
 // buildC compiles the C source src with gcc and the flags given.
 func buildC(t *testing.T, src string, flags ...string) string {
 	t.Helper()
-	gcc := needProgram(t, "gcc", "gcc")
+	return compileC(t, needProgram(t, "gcc", "gcc"), src, flags...)
+}
+
+// compileC compiles the C source src with the compiler cc and the flags
+// given.
+func compileC(t *testing.T, cc, src string, flags ...string) string {
+	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "prog.c")
 	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 	bin := filepath.Join(dir, "prog")
-	out, err := exec.Command(gcc, append(flags, "-O2", "-o", bin, file)...).CombinedOutput()
-	require.NoError(t, err, "gcc: %s", out)
+	out, err := exec.Command(cc, append(flags, "-O2", "-o", bin, file)...).CombinedOutput()
+	require.NoError(t, err, "%s: %s", cc, out)
 	return bin
 }
 
@@ -126,6 +132,20 @@ func TestPatchReachesACProgram(t *testing.T) {
 	}{{"dynamic", nil}, {"static", []string{"-static"}}} {
 		t.Run(c.name, func(t *testing.T) {
 			checkSkewReaches(t, startClockChild(t, exec.Command(buildC(t, clockC, c.flags...))))
+		})
+	}
+}
+
+// musl's clock_gettime calls the vDSO too (found by its symbol, as glibc
+// does), dynamic or static; its gettimeofday goes through clock_gettime.
+func TestPatchReachesAMuslProgram(t *testing.T) {
+	musl := needProgram(t, "musl-gcc", "musl-tools")
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{{"dynamic", nil}, {"static", []string{"-static"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			checkSkewReaches(t, startClockChild(t, exec.Command(compileC(t, musl, clockC, c.flags...))))
 		})
 	}
 }
