@@ -24,4 +24,3 @@ func sshRecord(cfg control.SSHConfig) *runrecord.SSHRecord {
 	}
 	return r
 }
-
