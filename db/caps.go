@@ -47,6 +47,10 @@ type Capabilities struct {
 	// intercepts that port and the client port only); nil when the system
 	// does not say, and every TCP port between the nodes is intercepted.
 	Peers PeerAddresser
+	// Clocks shows each node's clock as the system itself tells it (the
+	// clock family records what it showed after a fault); nil when the
+	// system does not say.
+	Clocks ClockReader
 }
 
 // Capable is a system that declares its Capabilities.

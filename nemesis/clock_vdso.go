@@ -375,7 +375,41 @@ func (k *Clock) vdsoApplyAll(ctx context.Context, c *Cluster, nodes []db.Node, v
 		}
 		v.Shown[n.Name] = vdsoShown(shown[i])
 	}
+	k.systemShown(ctx, c, v)
 	return err
+}
+
+// systemShown adds to v.Shown what each node's system shows of its clock,
+// where c's system shows it (db.ClockReader): the offset from this
+// machine's clock, which hosts in sync with it (NTP, or sharing its
+// kernel) make the fault's. A node whose probe fails shows nothing.
+func (k *Clock) systemShown(ctx context.Context, c *Cluster, v *faultrec.Clock) {
+	if c.Clocks == nil || len(v.Shown) == 0 {
+		return
+	}
+	var nodes []db.Node
+	for _, n := range c.Nodes {
+		if _, ok := v.Shown[n.Name]; ok {
+			nodes = append(nodes, n)
+		}
+	}
+	offsets, _ := mapNodes(nodes, func(n db.Node) (*float64, error) {
+		before := k.now()
+		at, err := c.Clocks.NodeClock(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		mid := before.Add(k.now().Sub(before) / 2)
+		ms := math.Round(float64(at.Sub(mid))/1e5) / 10
+		return &ms, nil
+	})
+	for i, n := range nodes {
+		if offsets[i] != nil {
+			s := v.Shown[n.Name]
+			s.SystemMS = offsets[i]
+			v.Shown[n.Name] = s
+		}
+	}
 }
 
 // vdsoShowsFault reports whether what node's process read back is the

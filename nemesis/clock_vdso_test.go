@@ -2,6 +2,8 @@ package nemesis
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -193,4 +195,46 @@ func needVDSOHost(t *testing.T) {
 	if err := vdsoProbeError(string(out)); err != nil {
 		t.Skipf("this machine cannot run the vdso strategy: %v", err)
 	}
+}
+
+// shownClocks is a system that shows its nodes' clocks: each node's clock
+// is the controller's plus its offset; a node without one does not
+// answer.
+type shownClocks struct {
+	now     func() time.Time
+	offsets map[string]time.Duration
+}
+
+func (s shownClocks) NodeClock(_ context.Context, n db.Node) (time.Time, error) {
+	off, ok := s.offsets[n.Name]
+	if !ok {
+		return time.Time{}, errors.New("connection refused")
+	}
+	return s.now().Add(off), nil
+}
+
+// Issue 41: where the system shows its clock, a clock op records what it
+// showed beside what the data page reads back; a node whose system does
+// not answer shows nothing, and a system that cannot say adds nothing.
+func TestClockVDSORecordsTheClockTheSystemShows(t *testing.T) {
+	needVDSOHost(t)
+	at := time.Unix(1_800_000_000, 0)
+	now := func() time.Time { return at }
+	c, _ := vdsoCluster(t)
+	c.Clocks = shownClocks{now: now, offsets: map[string]time.Duration{"n1": 1500 * time.Millisecond, "n2": -250*time.Millisecond - 40*time.Microsecond}}
+	k := &Clock{Strategy: ClockVDSO, Election: time.Second, Wait: (&waitLog{}).wait, Now: now}
+	v := faultrec.Clock{Nodes: []string{"n1", "n2", "n3"}, Mechanism: "vdso", Kind: clockBump,
+		OffsetsMS: map[string]int64{"n1": 1500, "n2": -250, "n3": 700}}
+	require.NoError(t, k.apply(context.Background(), c, c.Nodes, &v))
+	assert.Equal(t, 1500.0, *v.Shown["n1"].SystemMS)
+	assert.Equal(t, -250.0, *v.Shown["n2"].SystemMS, "to 0.1 ms")
+	assert.Nil(t, v.Shown["n3"].SystemMS, "n3's system did not answer")
+	b, err := json.Marshal(v.Shown["n1"])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"pid":101,"realtime_offset_ms":1500,"monotonic_offset_ms":1500,"rate":1,"system_offset_ms":1500}`, string(b))
+
+	c.Clocks = nil
+	v.Shown = nil
+	require.NoError(t, k.apply(context.Background(), c, c.Nodes, &v))
+	assert.Nil(t, v.Shown["n1"].SystemMS)
 }

@@ -17,7 +17,8 @@ import (
 
 // Issue 41: a libc server (examples/systems/clockserver.py, described,
 // started with no fake clock) observes the bump the clock family makes
-// through the vdso patch, measured against this machine's clock; a kill
+// through the vdso patch, measured against this machine's clock, and the
+// clock op records the clock it showed; a kill
 // and restart under the fault gives the new process the fault again; the
 // reset puts the true clock back.
 func TestVDSOSkewObservedByLibcServerAndReappliedAfterARestart(t *testing.T) {
@@ -48,6 +49,11 @@ func TestVDSOSkewObservedByLibcServerAndReappliedAfterARestart(t *testing.T) {
 	require.Equal(t, EffectObserved, v.Effect)
 	bump := time.Duration(v.OffsetsMS[n.Name]) * time.Millisecond
 	t.Logf("bump %v: observed %v", bump, awaitSkew(ctx, t, addr, bump))
+	// The op records what the server itself showed at /clock (its
+	// description's clock probe), beside what its data page reads back.
+	shown := v.Shown[n.Name].SystemMS
+	require.NotNil(t, shown, "the clock op records the clock clockserver shows")
+	require.InDelta(t, float64(bump.Milliseconds()), *shown, 50, "what clockserver showed, in ms")
 
 	kill := &Kill{Targets: []Target{TargetAll}}
 	_, err = kill.Start(ctx, c, seeded(1))

@@ -80,6 +80,10 @@ type Cluster struct {
 	// nil for a system that does not say. The fault proxy intercepts the
 	// peer and client ports where it is set, every TCP port otherwise.
 	Peers db.PeerAddresser
+	// Clocks shows each node's clock as the system tells it
+	// (db.Capabilities.Clocks); nil for a system that does not say. The
+	// clock family records what it showed after a fault.
+	Clocks db.ClockReader
 
 	// FaultProxy says where chaos's fault proxy runs on the hosts, for
 	// the packet fault's proxy mechanism (see net_proxy.go); nil leaves that

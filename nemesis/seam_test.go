@@ -6,6 +6,7 @@ import (
 	"path"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,7 +47,10 @@ type (
 	seamProcesses  struct{}
 	seamPeers      struct{}
 	seamStorage    struct{ fs *db.FaultFS }
+	seamShown      struct{}
 )
+
+func (seamShown) NodeClock(context.Context, db.Node) (time.Time, error) { return time.Now(), nil }
 
 func (seamMembership) Members(context.Context, db.Node) ([]string, []string, error) {
 	return nil, nil, nil
@@ -82,7 +86,7 @@ func seamCapabilities(t *testing.T, nodes []db.Node) db.Capabilities {
 	}
 	return db.Capabilities{Leader: fakeLeader("n1"), States: fakeStates{}, Events: fakeEventLogs(t.TempDir()),
 		Hooks: &db.ChaosNodeHooks{Addrs: addrs}, Storage: seamStorage{fs: &db.FaultFS{Binary: exe, Path: exe}},
-		Membership: seamMembership{}, FakeClocks: seamClocks{}, Processes: seamProcesses{}, Peers: seamPeers{}}
+		Membership: seamMembership{}, FakeClocks: seamClocks{}, Processes: seamProcesses{}, Peers: seamPeers{}, Clocks: seamShown{}}
 }
 
 // seamCluster is the nemesis's view (NewCluster) of a seamSystem with
@@ -156,6 +160,7 @@ func TestFamiliesNeedTheirCapabilities(t *testing.T) {
 		{"FakeClocks", func(c *db.Capabilities) { c.FakeClocks = nil }, []string{"clock/faketime", "lease/faketime"}},
 		{"Processes", func(c *db.Capabilities) { c.Processes = nil }, []string{"clock/vdso", "lease/vdso"}},
 		{"Peers", func(c *db.Capabilities) { c.Peers = nil }, nil},
+		{"Clocks", func(c *db.Capabilities) { c.Clocks = nil }, nil}, // what a clock op records, not whether it runs
 	}
 	var rows []string
 	for _, tc := range table {

@@ -7,9 +7,9 @@ var _ db.Capable = (*System)(nil)
 // Capabilities are what the description says the system can do: its
 // leader with a leader probe (or, without one, from its state probe), its
 // nodes' states with a state probe, their event logs with events, and its
-// timing, its data_dir, its fake clocks, its process, and its peer
-// address (which it says with ports.peer). It has no fault hooks and no
-// membership changes.
+// timing, its data_dir, its fake clocks, its process, its peer address
+// (which it says with ports.peer), and its nodes' clocks with a clock
+// probe. It has no fault hooks and no membership changes.
 func (s *System) Capabilities() db.Capabilities {
 	c := db.Capabilities{Timing: s.desc.Timing.Get(), Storage: s, FakeClocks: s, Processes: s, Peers: s}
 	if s.desc.State != nil {
@@ -21,6 +21,9 @@ func (s *System) Capabilities() db.Capabilities {
 	}
 	if s.desc.Events.IsSet() {
 		c.Events = eventLogs{s}
+	}
+	if s.desc.Clock != nil {
+		c.Clocks = clockProbe{s}
 	}
 	return c
 }

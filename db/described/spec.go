@@ -42,6 +42,9 @@ type Spec struct {
 	Members Members `yaml:"members"`
 	// Leader, when set, asks each node who leads.
 	Leader *Leader `yaml:"leader"`
+	// Clock, when set, asks each node its time: what the system shows of
+	// its clock, which the clock family records after bending it.
+	Clock *Clock `yaml:"clock"`
 	// State, when set, asks each node what it is: role, term, leader,
 	// vote, commit and applied index.
 	State *State `yaml:"state"`
@@ -108,6 +111,13 @@ type Leader struct {
 	Request `yaml:",inline"`
 	Self    Path `yaml:"self"`
 	Leader  Path `yaml:"leader"`
+}
+
+// Clock asks a node the Request and reads its time from the JSON answer:
+// Now, a number of seconds since 1970 (fractions allowed).
+type Clock struct {
+	Request `yaml:",inline"`
+	Now     Path `yaml:"now"`
 }
 
 // State asks a node what it is, in exactly one of two ways: an HTTP

@@ -139,3 +139,41 @@ func TestNormalRole(t *testing.T) {
 		assert.Equal(t, want, normalRole(in), in)
 	}
 }
+
+const clockHTTPText = `name: mydb
+ports: {client: PORT}
+start: mydb
+up: {tcp: client}
+clock: {path: "/clock/{id}", now: time.now}
+client: {command: ./client}
+`
+
+// The clock probe reads each node's time, in seconds since 1970 with
+// fractions, from its answer; an answer without a number there is an
+// error that names the field. A description without a clock probe has no
+// Clocks capability.
+func TestClockOverHTTP(t *testing.T) {
+	answers := map[string]string{
+		"/clock/n1": `{"time":{"now":1700000000.25}}`,
+		"/clock/n2": `{"time":{"now":"soon"}}`,
+		"/clock/n3": `{"time":{}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(answers[r.URL.Path]))
+	}))
+	defer srv.Close()
+	d, nodes := describeNodes(t, clockHTTPText, strings.TrimPrefix(srv.URL, "http://"))
+	clocks := db.CapabilitiesOf(d).Clocks
+	require.NotNil(t, clocks)
+	ctx := context.Background()
+	at, err := clocks.NodeClock(ctx, nodes[0])
+	require.NoError(t, err)
+	assert.Equal(t, time.Unix(1700000000, 250_000_000), at)
+	_, err = clocks.NodeClock(ctx, nodes[1])
+	assert.EqualError(t, err, `clock: time.now is soon, not a number of seconds since 1970`)
+	_, err = clocks.NodeClock(ctx, nodes[2])
+	assert.EqualError(t, err, "clock: no time.now in the answer")
+
+	d, _ = describeNodes(t, stateHTTPText, strings.TrimPrefix(srv.URL, "http://"))
+	assert.Nil(t, db.CapabilitiesOf(d).Clocks)
+}

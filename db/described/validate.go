@@ -34,7 +34,7 @@ func (v validator) at(path []string, format string, args ...any) *Error {
 // kinds, and every template's variables.
 func (d *Description) validate(top *yaml.Node) error {
 	v := validator{d: d, top: top}
-	for _, check := range []func() *Error{v.basics, v.uploads, v.probes, v.leader, v.state, v.timing, v.client, v.templates,
+	for _, check := range []func() *Error{v.basics, v.uploads, v.probes, v.leader, v.clock, v.state, v.timing, v.client, v.templates,
 		v.shellQuoting, v.httpPaths} {
 		if err := check(); err != nil {
 			return err
@@ -135,6 +135,23 @@ func (v validator) leader() *Error {
 		return v.at(at, "leader's self and leader name one field each; remove the *")
 	}
 	return v.method(at, l.Method)
+}
+
+func (v validator) clock() *Error {
+	c := v.d.Clock
+	if c == nil {
+		return nil
+	}
+	at := []string{"clock"}
+	switch {
+	case !c.Path.IsSet():
+		return v.at(at, "clock has no path; add path: the HTTP path whose answer tells the node's time, such as /clock")
+	case !c.Now.IsSet():
+		return v.at(at, "clock needs now: the answer's field holding the node's time in seconds since 1970, such as now: now")
+	case c.Now.Wild():
+		return v.at(at, "clock's now names one field; remove the *")
+	}
+	return v.method(at, c.Method)
 }
 
 func (v validator) state() *Error {
@@ -315,6 +332,9 @@ func (d *Description) httpPathTemplates() []placedTemplate {
 	if d.Leader != nil {
 		out = append(out, placedTemplate{"leader", d.Leader.Path})
 	}
+	if d.Clock != nil {
+		out = append(out, placedTemplate{"clock", d.Clock.Path})
+	}
 	if d.State != nil {
 		out = append(out, placedTemplate{"state", d.State.Path})
 	}
@@ -356,6 +376,9 @@ func (d *Description) placedTemplates() []placedTemplate {
 	}
 	if d.Leader != nil {
 		out = append(out, placedTemplate{"leader", d.Leader.Path}, placedTemplate{"leader", d.Leader.Body})
+	}
+	if d.Clock != nil {
+		out = append(out, placedTemplate{"clock", d.Clock.Path}, placedTemplate{"clock", d.Clock.Body})
 	}
 	if d.State != nil {
 		out = append(out, placedTemplate{"state", d.State.Path}, placedTemplate{"state", d.State.Body},

@@ -57,6 +57,11 @@ type ClockShown struct {
 	RealtimeMS  float64 `json:"realtime_offset_ms"`
 	MonotonicMS float64 `json:"monotonic_offset_ms"`
 	Rate        float64 `json:"rate"`
+	// SystemMS is the clock the system itself showed right after (its
+	// clock probe's time less the controller's at the probe's midpoint,
+	// to 0.1 ms), where the system shows its clock; absent elsewhere, or
+	// when the probe failed.
+	SystemMS *float64 `json:"system_offset_ms,omitempty"`
 }
 
 // Packet is the value of start-packet and stop-packet (the same), and of
