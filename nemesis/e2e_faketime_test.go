@@ -63,6 +63,28 @@ func awaitSkew(ctx context.Context, t *testing.T, addr string, want time.Duratio
 	return got
 }
 
+// startClockserver starts examples/systems/clockserver.yaml's server as
+// node n1 at addr on this machine, under a fake clock when faketime, and
+// returns the nemesis's view of it; the server is stopped when the test
+// ends.
+func startClockserver(t *testing.T, addr string, faketime bool) *Cluster {
+	t.Helper()
+	ctx := context.Background()
+	desc, err := described.Load(filepath.Join("..", "examples", "systems", "clockserver.yaml"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	n := db.Node{Name: "n1", Addr: addr}
+	d, err := described.New(desc, db.Config{Nodes: []db.Node{n}, Layout: db.Layout{BinDir: filepath.Join(dir, "bin"), DataDir: dir},
+		Faketime: faketime})
+	require.NoError(t, err)
+	r := control.NewLocal(n.Name)
+	require.NoError(t, d.Install(ctx, r, n))
+	require.NoError(t, d.Start(ctx, r, n))
+	t.Cleanup(func() { _ = d.Stop(context.Background(), r, n) })
+	require.Eventually(t, func() bool { return d.Up(ctx, n) == nil }, bedDeadline, bedPoll)
+	return NewCluster(d, []db.Node{n}, map[string]control.Remote{n.Name: r}, true)
+}
+
 // The test: a libc server (examples/systems/clockserver.py, a
 // described system) started under libfaketime observes the skews the
 // clock family and the lease family's rate set, measured against this
@@ -70,18 +92,8 @@ func awaitSkew(ctx context.Context, t *testing.T, addr string, want time.Duratio
 func TestFaketimeSkewObservedByLibcServer(t *testing.T) {
 	needFaketime(t)
 	ctx := context.Background()
-	desc, err := described.Load(filepath.Join("..", "examples", "systems", "clockserver.yaml"))
-	require.NoError(t, err)
-	dir := t.TempDir()
-	n := db.Node{Name: "n1", Addr: "127.0.0.61"}
-	d, err := described.New(desc, db.Config{Nodes: []db.Node{n}, Layout: db.Layout{BinDir: filepath.Join(dir, "bin"), DataDir: dir}, Faketime: true})
-	require.NoError(t, err)
-	r := control.NewLocal(n.Name)
-	require.NoError(t, d.Install(ctx, r, n))
-	require.NoError(t, d.Start(ctx, r, n))
-	t.Cleanup(func() { _ = d.Stop(context.Background(), r, n) })
-	require.Eventually(t, func() bool { return d.Up(ctx, n) == nil }, bedDeadline, bedPoll)
-	c := NewCluster(d, []db.Node{n}, map[string]control.Remote{n.Name: r}, true)
+	c := startClockserver(t, "127.0.0.61", true)
+	d, n, r := c.DB, c.Nodes[0], c.Remotes["n1"]
 	fc, err := c.FakeClocks.FakeClock(ctx, r, n)
 	require.NoError(t, err)
 	assert.Equal(t, fakeclock.Libfaketime, fc.Mechanism, "python3 is a libc program")

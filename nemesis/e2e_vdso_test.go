@@ -2,15 +2,11 @@ package nemesis
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"chaos/control"
-	"chaos/db"
-	"chaos/db/described"
 	"chaos/history/faultrec"
 	"chaos/testbed/bedtest"
 )
@@ -25,18 +21,8 @@ func TestVDSOSkewObservedByLibcServerAndReappliedAfterARestart(t *testing.T) {
 	needFaketime(t) // the same needs: python3 (and a machine whose tests may start servers)
 	ctx := context.Background()
 	bin := bedtest.BuildChaos(t)
-	desc, err := described.Load(filepath.Join("..", "examples", "systems", "clockserver.yaml"))
-	require.NoError(t, err)
-	dir := t.TempDir()
-	n := db.Node{Name: "n1", Addr: "127.0.0.62"}
-	d, err := described.New(desc, db.Config{Nodes: []db.Node{n}, Layout: db.Layout{BinDir: filepath.Join(dir, "bin"), DataDir: dir}})
-	require.NoError(t, err)
-	r := control.NewLocal(n.Name)
-	require.NoError(t, d.Install(ctx, r, n))
-	require.NoError(t, d.Start(ctx, r, n))
-	t.Cleanup(func() { _ = d.Stop(context.Background(), r, n) })
-	require.Eventually(t, func() bool { return d.Up(ctx, n) == nil }, bedDeadline, bedPoll)
-	c := NewCluster(d, []db.Node{n}, map[string]control.Remote{n.Name: r}, true)
+	c := startClockserver(t, "127.0.0.62", false)
+	d, n := c.DB, c.Nodes[0]
 	c.VDSOClock = &VDSOClock{HostBinary: HostBinary{Binary: bin, Path: bin}}
 	addr := d.ClientAddr(n)
 	awaitSkew(ctx, t, addr, 0)

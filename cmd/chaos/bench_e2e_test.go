@@ -56,14 +56,13 @@ func requireOneFailover(t *testing.T, r bench.Result) {
 	}
 }
 
-// chaos bench --storage-faults measures chaos-node through the fault file
-// system and directly, in two rounds, and compares the medians; no mount
-// is left after it.
-func TestBenchStorageFaultsMeasuresTheFaultFileSystem(t *testing.T) {
-	skipE2E(t)
-	bedtest.RequireFUSE(t)
-	code, out, errOut := runChaos(t, 3*time.Minute, "bench", "--storage-faults", "--duration", "2s",
-		"--warmup", "500ms", "--clients", "16", "--rounds", "2", "--json")
+// benchComparison runs a short chaos bench comparing two systems (its
+// flags, after the short windows' own) and returns the comparison it
+// printed, each side's figures checked for sense.
+func benchComparison(t *testing.T, flags ...string) bench.Comparison {
+	t.Helper()
+	args := append([]string{"bench", "--duration", "2s", "--warmup", "500ms", "--clients", "16", "--json"}, flags...)
+	code, out, errOut := runChaos(t, 3*time.Minute, args...)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -73,6 +72,16 @@ func TestBenchStorageFaultsMeasuresTheFaultFileSystem(t *testing.T) {
 	}
 	requireSaneBench(t, c.A)
 	requireSaneBench(t, c.B)
+	return c
+}
+
+// chaos bench --storage-faults measures chaos-node through the fault file
+// system and directly, in two rounds, and compares the medians; no mount
+// is left after it.
+func TestBenchStorageFaultsMeasuresTheFaultFileSystem(t *testing.T) {
+	skipE2E(t)
+	bedtest.RequireFUSE(t)
+	c := benchComparison(t, "--storage-faults", "--rounds", "2")
 	if c.A.System != "chaos-node on faultfs" || !c.A.StorageFaults || c.B.System != "chaos-node" || c.B.StorageFaults {
 		t.Errorf("compared %s (storage faults %v) with %s (%v), want chaos-node on faultfs with chaos-node",
 			c.A.System, c.A.StorageFaults, c.B.System, c.B.StorageFaults)
@@ -101,17 +110,7 @@ func TestBenchVDSOClockMeasuresThePatch(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the vdso clock traces the nodes: root")
 	}
-	code, out, errOut := runChaos(t, 3*time.Minute, "bench", "--vdso-clock", "--duration", "2s",
-		"--warmup", "500ms", "--clients", "16", "--json")
-	if code != exitOK {
-		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	var c bench.Comparison
-	if err := json.Unmarshal([]byte(out), &c); err != nil {
-		t.Fatalf("--json printed no comparison: %v\n%s", err, out)
-	}
-	requireSaneBench(t, c.A)
-	requireSaneBench(t, c.B)
+	c := benchComparison(t, "--vdso-clock")
 	if c.A.System != "chaos-node with vdso clock" || !c.A.VDSOClock || c.B.System != "chaos-node" || c.B.VDSOClock {
 		t.Errorf("compared %s (vdso clock %v) with %s (%v), want chaos-node with vdso clock with chaos-node",
 			c.A.System, c.A.VDSOClock, c.B.System, c.B.VDSOClock)
