@@ -76,7 +76,7 @@ func TestRunRefusesWhatADescriptionCannotDo(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(text), 0o644))
 	code, _, errOut = execute(t, "run", "--db", file, "--workload", "set", "--store", store)
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, file+":53: client.http has no add, which the set workload needs; add add, set_read")
+	assert.Contains(t, errOut, file+":54: client.http has no add, which the set workload needs; add add, set_read")
 
 	code, _, errOut = execute(t, "run", "--db", filepath.Join(dir, "missing.yaml"), "--store", store)
 	assert.Equal(t, exitUsage, code)
