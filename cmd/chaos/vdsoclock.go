@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"chaos/internal/sleep"
 	"chaos/nemesis/vdsoclock"
 )
 
@@ -41,7 +43,9 @@ set makes the realtime clocks (REALTIME, its coarse variant, TAI) read
 variants, BOOTTIME) --monotonic off, from now on running at --rate; a process
 patched already only has its data page rewritten, and its monotonic clocks
 never move back. heal puts the vDSO's own bytes back (the pages stay mapped:
-a thread may be inside them). show prints what each process's clocks show.
+a thread may be inside them); monotonic clocks that read ahead first run at
+half speed until they have given it back (at most a minute), so that no clock
+reads back. show prints what each process's clocks show.
 
 --pid must be the process the node's start record (--started, NAME.started:
 "PID STARTTIME") names; with --tree its descendants are patched too. Each
@@ -85,6 +89,9 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 					return setupError(err)
 				}
 			}
+			if action == "heal" {
+				vdsoDrain(cmd.Context(), pids)
+			}
 			return vdsoClockEach(cmd.OutOrStdout(), action, pids, s, o.unlessPatched)
 		},
 	}
@@ -100,6 +107,26 @@ func newVDSOClockSubCmd(action, short string) *cobra.Command {
 		f.BoolVar(&o.unlessPatched, "unless-patched", false, "leave a process patched already as it is (a node's restarted process gets its fault again; one that was not restarted keeps what it shows)")
 	}
 	return cmd
+}
+
+// maxDrain bounds the wait before a heal for monotonic clocks to give
+// back what they read ahead (vdsoclock.Drain): past it, a clock still
+// ahead reads back by what is left. chaos's own faults leave them at most
+// a few election timeouts ahead, drained in twice that.
+const maxDrain = time.Minute
+
+// vdsoDrain slows the clocks of each of pids that read ahead of the
+// kernel's, and waits until the furthest ahead has given it back (at most
+// maxDrain), so that the heal after it moves no clock back. A process it
+// cannot drain is left to the heal, which reports it.
+func vdsoDrain(ctx context.Context, pids []int) {
+	var longest time.Duration
+	for _, pid := range pids {
+		if d, err := vdsoclock.Drain(pid); err == nil {
+			longest = max(longest, d)
+		}
+	}
+	_ = sleep.For(ctx, min(longest, maxDrain))
 }
 
 // vdsoClockEach runs action on each of pids and prints a line for each.

@@ -166,7 +166,9 @@ func writePage(pid int, p *Patched, page Page) (uint64, error) {
 // vDSO, the same kernel's), every thread stopped meanwhile, and resets its
 // data page to true time for a thread still inside the code; the pages
 // stay mapped, as a thread may be inside them. A process not patched is
-// left alone: (nil, nil).
+// left alone: (nil, nil). Its monotonic clocks read the kernel's again at
+// once, back by what they read ahead: Drain first, and wait what it says,
+// so that they never read back (`chaos vdso-clock heal` does).
 func Heal(pid int) (*Patched, error) {
 	p, err := Inspect(pid)
 	if err != nil || p == nil {
