@@ -24,7 +24,7 @@ func TestRunRefusesBadDescriptions(t *testing.T) {
 		{"does not parse", strings.Replace(text, "ports: {client: 7000, peer: 7001}", "ports: {client: 7000, peer: 7001", 1),
 			"not valid YAML: did not find expected ',' or '}'; fix the syntax", 10},
 		{"unknown key", strings.Replace(text, "events:", "event:", 1),
-			`unknown key "event" at the top level; the keys there are binary, client, events, leader, logs,`, 25},
+			`unknown key "event" at the top level; the keys there are binary, client, clock, events, leader, logs,`, 25},
 		{"missing required field", strings.Replace(text, "up: {http: /status}", "", 1),
 			"no up; add up: {http: /path} (a GET that answers 200), {tcp: client} or {command: ...} to tell that a node answers", 1},
 		{"unknown template variable", strings.Replace(text, "--data-dir {data_dir}", "--data-dir {data}", 1),
