@@ -23,26 +23,9 @@ func (c clockProbe) NodeClock(ctx context.Context, n db.Node) (time.Time, error)
 	ctx, cancel := context.WithTimeout(ctx, clockTimeout)
 	defer cancel()
 	p := c.desc.Clock
-	v := c.Vars(n)
-	req, err := p.NewRequest(ctx, v[VarClientAddr], v)
+	doc, err := c.askJSON(ctx, p.Request, n, "clock")
 	if err != nil {
-		return time.Time{}, fmt.Errorf("clock: %w", err)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("clock: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := ReadAnswer(resp)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("clock: %w", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return time.Time{}, fmt.Errorf("clock: status %d", resp.StatusCode)
-	}
-	doc, err := Decode(body)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("clock: %w", err)
+		return time.Time{}, err
 	}
 	return clockAt(p.Now, doc)
 }

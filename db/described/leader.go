@@ -66,21 +66,7 @@ func (l leaderProbe) askLeader(ctx context.Context, n db.Node) leaderAnswer {
 	ctx, cancel := context.WithTimeout(ctx, leaderTimeout)
 	defer cancel()
 	p := l.desc.Leader
-	v := l.Vars(n)
-	req, err := p.NewRequest(ctx, v[VarClientAddr], v)
-	if err != nil {
-		return leaderAnswer{}
-	}
-	resp, err := l.http.Do(req)
-	if err != nil {
-		return leaderAnswer{}
-	}
-	defer resp.Body.Close()
-	body, err := ReadAnswer(resp)
-	if err != nil || resp.StatusCode/100 != 2 {
-		return leaderAnswer{}
-	}
-	doc, err := Decode(body)
+	doc, err := l.askJSON(ctx, p.Request, n, "leader")
 	if err != nil {
 		return leaderAnswer{}
 	}

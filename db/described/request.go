@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"chaos/db"
 )
 
 // MaxAnswerBytes bounds how much of an HTTP answer chaos reads.
@@ -44,4 +46,32 @@ func ReadAnswer(resp *http.Response) ([]byte, error) {
 		return nil, fmt.Errorf("answer larger than %d bytes", MaxAnswerBytes)
 	}
 	return b, nil
+}
+
+// askJSON sends r to n (at its client address, r's templates expanded
+// with n's variables) and decodes the JSON answer of a 2xx status; what
+// names the probe in the errors.
+func (s *System) askJSON(ctx context.Context, r Request, n db.Node, what string) (any, error) {
+	v := s.Vars(n)
+	req, err := r.NewRequest(ctx, v[VarClientAddr], v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	body, err := ReadAnswer(resp)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s: status %d", what, resp.StatusCode)
+	}
+	doc, err := Decode(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return doc, nil
 }

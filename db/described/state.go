@@ -117,25 +117,9 @@ func (p stateProbe) askState(ctx context.Context, n db.Node) (*stateAnswer, erro
 	if st.Command.IsSet() {
 		return p.stateByCommand(ctx, st.Command.ExpandShell(v))
 	}
-	req, err := st.NewRequest(ctx, v[VarClientAddr], v)
+	doc, err := p.askJSON(ctx, st.Request, n, "state")
 	if err != nil {
 		return nil, err
-	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := ReadAnswer(resp)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("state: status %d", resp.StatusCode)
-	}
-	doc, err := Decode(body)
-	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
 	}
 	return st.read(func(p Path) (string, bool) {
 		vals := p.Get(doc)
