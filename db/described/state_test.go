@@ -159,7 +159,12 @@ func TestClockOverHTTP(t *testing.T) {
 		"/clock/n3": `{"time":{}}`,
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte(answers[r.URL.Path]))
+		a, ok := answers[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(a))
 	}))
 	defer srv.Close()
 	d, nodes := describeNodes(t, clockHTTPText, strings.TrimPrefix(srv.URL, "http://"))
@@ -173,6 +178,12 @@ func TestClockOverHTTP(t *testing.T) {
 	assert.EqualError(t, err, `clock: time.now is soon, not a number of seconds since 1970`)
 	_, err = clocks.NodeClock(ctx, nodes[2])
 	assert.EqualError(t, err, "clock: no time.now in the answer")
+	answers["/clock/n2"] = `{"time":{"now":-5}}`
+	_, err = clocks.NodeClock(ctx, nodes[1])
+	assert.EqualError(t, err, "clock: time.now -5 is not a time in seconds since 1970")
+	delete(answers, "/clock/n3")
+	_, err = clocks.NodeClock(ctx, nodes[2])
+	assert.EqualError(t, err, "clock: status 404")
 
 	d, _ = describeNodes(t, stateHTTPText, strings.TrimPrefix(srv.URL, "http://"))
 	assert.Nil(t, db.CapabilitiesOf(d).Clocks)
