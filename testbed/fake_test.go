@@ -29,12 +29,10 @@ type fakeSystem struct {
 	procs   map[int]*fakeProc
 	nextPid int
 
-	routes      string          // answer to ip -j -4 route show
-	brNetfilter string          // bridge-nf-call-iptables; "" when br_netfilter is not loaded
-	forward     string          // answer to iptables -S FORWARD
-	missing     map[string]bool // commands LookPath does not find
-	failOn      string          // a Run whose command line starts with this fails
-	sshdExits   bool            // started processes write to their log and exit at once
+	routes    string          // answer to ip -j -4 route show
+	missing   map[string]bool // commands LookPath does not find
+	failOn    string          // a Run whose command line starts with this fails
+	sshdExits bool            // started processes write to their log and exit at once
 }
 
 type fakeProc struct {
@@ -53,7 +51,6 @@ func newFakeSystem() *fakeSystem {
 		procs:   map[int]*fakeProc{},
 		nextPid: 1001,
 		routes:  `[{"dst":"default","gateway":"192.168.1.1","dev":"eth0"},{"dst":"192.168.1.0/24","dev":"eth0"}]`,
-		forward: "-P FORWARD ACCEPT\n",
 		missing: map[string]bool{},
 	}
 }
@@ -99,8 +96,6 @@ func (f *fakeSystem) apply(argv []string) (string, error) {
 		return "", remove(f.links, argv[3])
 	case strings.HasPrefix(line, "ip netns del "):
 		return "", remove(f.netns, argv[3])
-	case line == "iptables -w 5 -S FORWARD":
-		return f.forward, nil
 	case strings.HasPrefix(line, "iptables -w 5 -I "):
 		f.rules[strings.Join(argv[4:], " ")] = true
 	case strings.HasPrefix(line, "iptables -w 5 -C "):
@@ -162,12 +157,6 @@ func (f *fakeSystem) LookPath(file string) (string, error) {
 }
 
 func (f *fakeSystem) ReadFile(path string) ([]byte, error) {
-	if path == bridgeNetfilterFile {
-		if f.brNetfilter == "" {
-			return nil, fs.ErrNotExist
-		}
-		return []byte(f.brNetfilter + "\n"), nil
-	}
 	var pid int
 	var file string
 	if _, err := fmt.Sscanf(strings.ReplaceAll(path, "/", " "), " proc %d %s", &pid, &file); err == nil {

@@ -3,9 +3,7 @@ package testbed
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"strings"
 )
@@ -85,39 +83,10 @@ func routePrefix(dst string) (netip.Prefix, bool) {
 	return netip.Prefix{}, false
 }
 
-// bridgeNetfilterFile is 1 when the machine's iptables sees bridged traffic.
-const bridgeNetfilterFile = "/proc/sys/net/bridge/bridge-nf-call-iptables"
-
 // firewallRule is the rule that lets traffic between two hosts cross the
 // bridge.
 func firewallRule(bridge string) []string {
 	return []string{"FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"}
-}
-
-// needsFirewallRule reports whether traffic between hosts would meet the
-// machine's FORWARD chain (br_netfilter is on) and that chain may drop it
-// (it has rules, or a policy other than ACCEPT).
-func needsFirewallRule(ctx context.Context, sys System) (bool, error) {
-	b, err := sys.ReadFile(bridgeNetfilterFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", bridgeNetfilterFile, err)
-	}
-	if strings.TrimSpace(string(b)) != "1" {
-		return false, nil
-	}
-	out, err := sys.Run(ctx, "iptables", "-w", "5", "-S", "FORWARD")
-	if err != nil {
-		return false, fmt.Errorf("list the FORWARD chain: %w", err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line != "-P FORWARD ACCEPT" {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // links returns the names of the machine's network interfaces.

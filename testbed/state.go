@@ -39,7 +39,9 @@ type State struct {
 	Bridge     string `json:"bridge"`
 	BridgeAddr string `json:"bridge_addr"`
 	// FirewallRule is the iptables rule (chain first) that Up inserted so
-	// bridged traffic passes a filtering FORWARD chain, or nil.
+	// that bridged traffic passes the FORWARD chain whatever it filters,
+	// now or later; nil in the state of a testbed made before it was
+	// always inserted.
 	FirewallRule []string `json:"firewall_rule,omitempty"`
 	// MadeDirs are directories of the machine that Up created as mount
 	// points, parents before children.

@@ -91,13 +91,11 @@ func build(ctx context.Context, dir string, sys System, st *State, cfg Config, s
 	return writeInventory(dir, *st, hostKeys)
 }
 
-// allowBridgedTraffic inserts the firewall rule when the machine needs it,
-// recording it in the state file first.
+// allowBridgedTraffic inserts the firewall rule, recording it in the state
+// file first. It goes in whatever the FORWARD chain holds now: a firewall
+// that starts later (dockerd loads br_netfilter and sets FORWARD's policy
+// to DROP) must not cut the hosts off each other in the middle of a run.
 func allowBridgedTraffic(ctx context.Context, dir string, sys System, st *State) error {
-	need, err := needsFirewallRule(ctx, sys)
-	if err != nil || !need {
-		return err
-	}
 	st.FirewallRule = firewallRule(st.Bridge)
 	if err := saveState(dir, *st); err != nil {
 		return err

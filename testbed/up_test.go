@@ -140,32 +140,18 @@ func TestUpKeepsADirectoryItDidNotMake(t *testing.T) {
 	assert.Equal(t, "notes", entries[0].Name())
 }
 
-func TestUpInsertsAFirewallRuleOnlyWhenBridgedTrafficIsFiltered(t *testing.T) {
-	cases := []struct {
-		name        string
-		brNetfilter string
-		forward     string
-		want        string
-	}{
-		{"br_netfilter not loaded", "", "-P FORWARD DROP\n", ""},
-		{"bridged traffic skips iptables", "0", "-P FORWARD DROP\n", ""},
-		{"FORWARD accepts everything", "1", "-P FORWARD ACCEPT\n",
-			"run iptables -w 5 -S FORWARD\n"},
-		{"FORWARD drops", "1", "-P FORWARD DROP\n-A FORWARD -j DOCKER-USER\n",
-			"run iptables -w 5 -S FORWARD\nrun iptables -w 5 -I FORWARD -i $P-br -o $P-br -j ACCEPT\n" +
-				"run iptables -w 5 -C FORWARD -i $P-br -o $P-br -j ACCEPT\nrun iptables -w 5 -D FORWARD -i $P-br -o $P-br -j ACCEPT\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fake := newFakeSystem()
-			fake.brNetfilter, fake.forward = c.brNetfilter, c.forward
-			dir, st := upFake(t, fake, 2)
-			_, err := Down(context.Background(), fake, dir)
-			require.NoError(t, err)
-			assert.Equal(t, c.want, grepLines(fake.transcript(dir, st.Prefix), "iptables"))
-			assert.Empty(t, fake.rules)
-		})
-	}
+// The rule goes in even when nothing filters bridged traffic yet: dockerd,
+// started later, sets FORWARD's policy to DROP.
+func TestUpAlwaysLetsBridgedTrafficThrough(t *testing.T) {
+	fake := newFakeSystem()
+	dir, st := upFake(t, fake, 2)
+	require.Equal(t, []string{"FORWARD", "-i", st.Bridge, "-o", st.Bridge, "-j", "ACCEPT"}, st.FirewallRule)
+	_, err := Down(context.Background(), fake, dir)
+	require.NoError(t, err)
+	assert.Equal(t, "run iptables -w 5 -I FORWARD -i $P-br -o $P-br -j ACCEPT\n"+
+		"run iptables -w 5 -C FORWARD -i $P-br -o $P-br -j ACCEPT\nrun iptables -w 5 -D FORWARD -i $P-br -o $P-br -j ACCEPT\n",
+		grepLines(fake.transcript(dir, st.Prefix), "iptables"))
+	assert.Empty(t, fake.rules)
 }
 
 // grepLines keeps the lines of s that contain word.
