@@ -13,8 +13,9 @@ import (
 // cut closes them (a reset network, a killed sshd), freeze makes them drop
 // everything silently (a peer that vanished without a reset).
 type tcpProxy struct {
-	ln       net.Listener
-	target   string
+	ln        net.Listener
+	targetNet string
+	target    string
 	accepted atomic.Int32
 
 	mu    sync.Mutex
@@ -30,15 +31,24 @@ type proxyLink struct {
 // startProxy listens on a loopback port, forwarding to target, until the
 // test ends.
 func startProxy(t *testing.T, target string) *tcpProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startProxyOn(t, "tcp", "127.0.0.1:0", "tcp", target)
+}
+
+// startProxyOn is startProxy for any stream network: it listens on
+// (network, addr) and forwards to (targetNet, target).
+func startProxyOn(t *testing.T, network, addr, targetNet, target string) *tcpProxy {
+	ln, err := net.Listen(network, addr)
 	require.NoError(t, err)
-	p := &tcpProxy{ln: ln, target: target}
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-	})
+	p := &tcpProxy{ln: ln, targetNet: targetNet, target: target}
+	t.Cleanup(p.stop)
 	go p.serve()
 	return p
+}
+
+// stop closes the listener and every connection: the far end is gone.
+func (p *tcpProxy) stop() {
+	p.ln.Close()
+	p.cut()
 }
 
 func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
@@ -50,7 +60,7 @@ func (p *tcpProxy) serve() {
 			return
 		}
 		p.accepted.Add(1)
-		server, err := net.Dial("tcp", p.target)
+		server, err := net.Dial(p.targetNet, p.target)
 		if err != nil {
 			client.Close()
 			continue

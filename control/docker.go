@@ -1,0 +1,178 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"chaos/internal/secret"
+)
+
+// DockerPrefix starts a host that is a Docker container: "docker:NAME"
+// (its name or id), in --nodes and nodes files beside "user@host:port".
+const DockerPrefix = "docker:"
+
+// ContainerName is the container of host "docker:NAME", and whether host
+// names one at all. A name that Docker could not have given a container
+// (empty, or any byte outside [A-Za-z0-9_.-], or not starting with a
+// letter or digit) is an error: it would otherwise reach the docker command
+// line, where "-H..." is a flag.
+func ContainerName(host string) (name string, isContainer bool, err error) {
+	name, ok := strings.CutPrefix(host, DockerPrefix)
+	if !ok {
+		return "", false, nil
+	}
+	if !containerNameRE.MatchString(name) {
+		return "", true, fmt.Errorf("%s: not a container name: want docker:NAME, NAME made of letters, digits, '_', '.' and '-' (as `docker ps` shows it)", ShellQuote(host))
+	}
+	return name, true, nil
+}
+
+// containerNameRE is what Docker accepts as a container name (ids are of
+// this form too), up to 253 bytes.
+var containerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,252}$`)
+
+// DockerConfig says how to reach the Docker Engine.
+type DockerConfig struct {
+	// Bin is the docker command ("" looks "docker" up in PATH).
+	Bin string
+	// Host is the Engine's address (DOCKER_HOST); "" keeps this process's
+	// environment and docker context.
+	Host string
+	// Log gets what cannot be returned: a cancelled command that could not
+	// be killed. nil discards it.
+	Log *slog.Logger
+}
+
+// dockerRemote is a Remote for a running container, through the docker
+// command: `docker exec` runs commands (as uid 0), `docker cp` (the
+// Engine's archive API) moves files. The CLI rather than the Engine's Go
+// client: it honours the user's DOCKER_HOST, contexts, TLS and credentials
+// as their own docker commands do, and costs no dependency tree; each call
+// is one short-lived process, a few milliseconds beside the exec itself.
+type dockerRemote struct {
+	host      string // the node's name in errors ("n3")
+	container string
+	cfg       DockerConfig
+	closed    atomic.Bool
+}
+
+// DialDocker checks that the Engine answers and that container is running,
+// and returns its Remote, named host in errors. Each failure is one line
+// saying what to do: the daemon is down, no such container, or it is
+// stopped or paused.
+func DialDocker(ctx context.Context, host, container string, cfg DockerConfig) (Remote, error) {
+	if cfg.Bin == "" {
+		bin, err := exec.LookPath("docker")
+		if err != nil {
+			return nil, fmt.Errorf("%s: docker:%s: the docker command is not installed (apt-get install docker.io)", host, container)
+		}
+		cfg.Bin = bin
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	r := &dockerRemote{host: host, container: container, cfg: cfg}
+	out, stderr, err := r.docker(ctx, nil, "inspect", "--type", "container", "--format", "{{.State.Status}}", container)
+	if err != nil {
+		return nil, r.dialError(stderr, err)
+	}
+	if state := strings.TrimSpace(string(out)); state != "running" {
+		return nil, fmt.Errorf("%s: docker:%s: the container is %s, not running: %s", host, container, state, startHint(state, container))
+	}
+	return r, nil
+}
+
+// dialError says why `docker inspect` failed, on one line.
+func (r *dockerRemote) dialError(stderr []byte, err error) error {
+	msg := firstLine(string(stderr))
+	prefix := fmt.Sprintf("%s: docker:%s:", r.host, r.container)
+	switch {
+	case strings.Contains(msg, "No such container") || strings.Contains(msg, "No such object"):
+		return fmt.Errorf("%s no such container (`docker ps -a` lists them)", prefix)
+	case daemonDown(msg):
+		return fmt.Errorf("%s the Docker daemon does not answer (%s): start dockerd, or set DOCKER_HOST", prefix, clip(msg, 160))
+	case msg != "":
+		return fmt.Errorf("%s docker inspect: %s", prefix, clip(msg, 240))
+	}
+	return fmt.Errorf("%s docker inspect: %w", prefix, err)
+}
+
+// daemonDown says whether the docker command's error line means the
+// Engine could not be reached.
+func daemonDown(msg string) bool {
+	return strings.Contains(msg, "Cannot connect to the Docker daemon") ||
+		strings.Contains(msg, "error during connect") ||
+		strings.Contains(msg, "connection refused")
+}
+
+// startHint is the command that makes a container in state running.
+func startHint(state, container string) string {
+	if state == "paused" {
+		return "`docker unpause " + container + "` (or `chaos heal`)"
+	}
+	return "`docker start " + container + "`"
+}
+
+func (r *dockerRemote) Host() string { return r.host }
+
+func (r *dockerRemote) Close() error {
+	r.closed.Store(true)
+	return nil
+}
+
+// errClosed is the error of a call after Close.
+func (r *dockerRemote) errClosed(what string) error {
+	return fmt.Errorf("%s: %s: the remote is closed", r.host, what)
+}
+
+// docker runs the docker command with args and stdin, to its end or ctx's,
+// and returns its stdout and stderr; err is non-nil when it did not exit 0.
+func (r *dockerRemote) docker(ctx context.Context, stdin *os.File, args ...string) (stdout, stderr []byte, err error) {
+	c := r.command(ctx, args...)
+	if stdin != nil {
+		c.Stdin = stdin
+	}
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	err = c.Run()
+	return out.Bytes(), errOut.Bytes(), err
+}
+
+// command is the docker command with args, ended (SIGKILL) with ctx, in
+// this process's environment less its secrets, with the Engine's address.
+func (r *dockerRemote) command(ctx context.Context, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, r.cfg.Bin, args...)
+	c.Env = secret.Environ(os.Environ())
+	if r.cfg.Host != "" {
+		c.Env = append(c.Env, "DOCKER_HOST="+r.cfg.Host)
+	}
+	c.WaitDelay = time.Second
+	return c
+}
+
+// killGroup kills process group pgid in the container, with an exec of its
+// own: closing an exec's stream or killing the docker command does not stop
+// what it runs. A paused container refuses it (heal unpauses first); a
+// failure is logged, there is nothing more to do.
+func (r *dockerRemote) killGroup(ctx context.Context, pgid int64) {
+	if pgid <= 1 {
+		r.cfg.Log.Warn("docker: cancelled command not killed: its process group is unknown", "host", r.host)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+	defer cancel()
+	_, stderr, err := r.docker(ctx, nil, "exec", "-u", "0", r.container, "sh", "-c", fmt.Sprintf("kill -KILL -%d", pgid))
+	if err != nil {
+		r.cfg.Log.Warn("docker: cancelled command not killed", "host", r.host, "pgid", pgid,
+			"err", errors.Join(err, errors.New(firstLine(string(stderr)))))
+	}
+}

@@ -1,0 +1,229 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// testImage is the image of the Docker tests' containers: a static
+// busybox and its applets, nothing else, built offline by importing a root
+// file system.
+const testImage = "chaos-control-test:busybox"
+
+// requireDocker skips the test when no Docker daemon answers (under CI it
+// fails: test.sh installs and starts one) and makes testImage when it is
+// missing.
+func requireDocker(t *testing.T) {
+	t.Helper()
+	why := ""
+	if out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		why = "no Docker daemon answers: " + firstLine(string(out))
+	}
+	if why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	if exec.Command("docker", "image", "inspect", testImage).Run() == nil {
+		return
+	}
+	busybox, err := exec.LookPath("busybox")
+	if err != nil && !aptInstall(t, "busybox-static") {
+		t.Fatal("busybox is missing: apt-get install busybox-static")
+	}
+	if busybox, err = exec.LookPath("busybox"); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, d := range []string{"bin", "tmp", "etc"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	data, err := os.ReadFile(busybox)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "bin", "busybox"), data, 0o755))
+	applets, err := exec.Command(busybox, "--list").Output()
+	require.NoError(t, err)
+	for _, a := range strings.Fields(string(applets)) {
+		if a != "busybox" {
+			require.NoError(t, os.Symlink("busybox", filepath.Join(root, "bin", a)))
+		}
+	}
+	imp := exec.Command("sh", "-c", "tar -C "+ShellQuote(root)+" -c . | docker import - "+testImage)
+	out, err := imp.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// startContainer runs a container of testImage until the test ends and
+// returns its name.
+func startContainer(t *testing.T, args ...string) string {
+	t.Helper()
+	requireDocker(t)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := "chaos-ctl-" + hex.EncodeToString(b[:])
+	runArgs := append([]string{"run", "-d", "--name", name}, args...)
+	runArgs = append(runArgs, testImage, "sleep", "1000000")
+	out, err := exec.Command("docker", runArgs...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
+	return name
+}
+
+// dialContainer is the Remote of container, named n1, closed when the
+// test ends.
+func dialContainer(t *testing.T, container string) Remote {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := DialDocker(ctx, "n1", container, DockerConfig{})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// mkdirIn makes a new empty directory on r's host and returns it.
+func mkdirIn(t *testing.T, r Remote) string {
+	t.Helper()
+	out := run(t, r, "mktemp -d /tmp/contract.XXXXXX")
+	require.Zero(t, out.ExitCode, "%s", out.Stderr)
+	return strings.TrimSpace(string(out.Stdout))
+}
+
+func TestContainerName(t *testing.T) {
+	for host, want := range map[string]string{"docker:n1": "n1", "docker:etcd-1.a_b": "etcd-1.a_b",
+		"docker:0123abcd": "0123abcd"} {
+		name, ok, err := ContainerName(host)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, want, name)
+	}
+	_, ok, err := ContainerName("root@10.0.0.1:22")
+	require.NoError(t, err)
+	require.False(t, ok, "an SSH host")
+	for _, bad := range []string{"docker:", "docker:-H tcp://x", "docker:a b", "docker:a;rm -rf /", "docker:../x",
+		"docker:" + strings.Repeat("a", 254), "docker:-x"} {
+		_, ok, err := ContainerName(bad)
+		require.True(t, ok)
+		require.ErrorContains(t, err, "not a container name: want docker:NAME", bad)
+		require.NotContains(t, err.Error(), "\n")
+	}
+}
+
+func TestTailBufferTakesTheExitReportOut(t *testing.T) {
+	var b tailBuffer
+	b.head.max = 1 << 10
+	for _, chunk := range []string{"some err", "or\n", "\nchaos-ex", "it=42\n"} {
+		_, _ = b.Write([]byte(chunk))
+	}
+	status, ok := b.exit()
+	require.True(t, ok)
+	require.Equal(t, 42, status)
+	require.Equal(t, "some error\n", b.head.buf.String())
+
+	var cut tailBuffer
+	cut.head.max = 1 << 10
+	_, _ = cut.Write([]byte("out\nchaos-exit=1"))
+	_, ok = cut.exit()
+	require.False(t, ok, "a report cut short is none")
+}
+
+func TestDialDockerRefusals(t *testing.T) {
+	requireDocker(t)
+	ctx := context.Background()
+	_, err := DialDocker(ctx, "n1", "chaos-no-such-container", DockerConfig{})
+	require.EqualError(t, err, "n1: docker:chaos-no-such-container: no such container (`docker ps -a` lists them)")
+
+	stopped := startContainer(t)
+	require.NoError(t, exec.Command("docker", "stop", "-t", "0", stopped).Run())
+	_, err = DialDocker(ctx, "n2", stopped, DockerConfig{})
+	require.EqualError(t, err, "n2: docker:"+stopped+": the container is exited, not running: `docker start "+stopped+"`")
+
+	paused := startContainer(t)
+	require.NoError(t, exec.Command("docker", "pause", paused).Run())
+	_, err = DialDocker(ctx, "n3", paused, DockerConfig{})
+	require.EqualError(t, err, "n3: docker:"+paused+": the container is paused, not running: `docker unpause "+paused+"` (or `chaos heal`)")
+	require.NoError(t, exec.Command("docker", "unpause", paused).Run())
+
+	down := "unix://" + filepath.Join(t.TempDir(), "no-daemon.sock")
+	_, err = DialDocker(ctx, "n4", paused, DockerConfig{Host: down})
+	require.ErrorContains(t, err, "n4: docker:"+paused+": the Docker daemon does not answer (")
+	require.ErrorContains(t, err, "): start dockerd, or set DOCKER_HOST")
+	require.NotContains(t, err.Error(), "\n")
+
+	_, err = DialDocker(ctx, "n5", "x", DockerConfig{Bin: filepath.Join(t.TempDir(), "docker")})
+	require.ErrorContains(t, err, "n5: docker:x: docker inspect: ")
+}
+
+// A command in a container that stops under it, or one refused because the
+// container is paused, is an error naming the host, never a hang.
+func TestDockerRunRefusedOrKilled(t *testing.T) {
+	name := startContainer(t)
+	r := dialContainer(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	require.NoError(t, exec.Command("docker", "pause", name).Run())
+	_, err := r.Run(ctx, "true")
+	require.ErrorContains(t, err, "n1: `true`: docker exec: Error response from daemon: ")
+	require.ErrorContains(t, err, "paused")
+	require.NotErrorIs(t, err, ErrConnectionLost, "a refused exec did not run")
+	require.NoError(t, exec.Command("docker", "unpause", name).Run())
+
+	done := make(chan struct{})
+	var res Result
+	go func() {
+		defer close(done)
+		res, err = r.Run(ctx, "touch /tmp/started; sleep 600")
+	}()
+	require.Eventually(t, func() bool { return run(t, r, "test -e /tmp/started").ExitCode == 0 },
+		30*time.Second, 50*time.Millisecond)
+	require.NoError(t, exec.Command("docker", "kill", name).Run())
+	<-done
+	require.NoError(t, err)
+	require.Equal(t, 137, res.ExitCode, "killed with its container: 128+SIGKILL")
+}
+
+// The Engine's connection dropping mid-command is ErrConnectionLost: the
+// command started and its end is unknown.
+func TestDockerRunConnectionLost(t *testing.T) {
+	name := startContainer(t)
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	px := startProxyOn(t, "unix", sock, "unix", "/var/run/docker.sock")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := DialDocker(ctx, "n1", name, DockerConfig{Host: "unix://" + sock})
+	require.NoError(t, err)
+	direct := dialContainer(t, name)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Run(ctx, "touch /tmp/started; sleep 600")
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return run(t, direct, "test -e /tmp/started").ExitCode == 0 },
+		30*time.Second, 50*time.Millisecond)
+	px.stop()
+	err = <-done
+	require.ErrorIs(t, err, ErrConnectionLost)
+	require.True(t, strings.HasPrefix(err.Error(), "n1: `touch /tmp/started; sleep 600`: "), err.Error())
+	require.NotContains(t, err.Error(), "\n")
+	require.NoError(t, ctx.Err())
+}
+
+func TestDockerCallsAfterCloseFail(t *testing.T) {
+	r := dialContainer(t, startContainer(t))
+	require.NoError(t, r.Close())
+	_, err := r.Run(context.Background(), "true")
+	require.EqualError(t, err, "n1: `true`: the remote is closed")
+	require.ErrorContains(t, r.Upload(context.Background(), "/etc/hostname", "/tmp/x", 0o644), "the remote is closed")
+}
