@@ -35,6 +35,8 @@ need chromium chromium         # runreport: report.html rendered in headless Chr
 need gcc gcc                   # nemesis/vdsoclock: C programs read their clocks through the patch
 need musl-tools musl-gcc       # nemesis/vdsoclock: and musl programs, dynamic and static
 need default-jdk-headless java # nemesis/vdsoclock: a JVM program does (java runs its one source file)
+need docker.io dockerd         # containers as hosts: the Docker remote, testbed up --docker
+need busybox-static busybox    # the containers' images: a static busybox, imported offline
 # The apt module on the hosts needs python3-apt, which ansible does not pull in.
 if ! /usr/bin/python3 -c 'import apt' 2>/dev/null; then
 	if [ -z "${apt_updated:-}" ]; then apt-get update -qq; apt_updated=1; fi
@@ -43,6 +45,16 @@ fi
 for dep in ${TEST_DEPS:-}; do
 	need "${dep%%:*}" "${dep##*:}"
 done
+
+# The Docker tests need a daemon; start one when none answers (as root). vfs
+# needs no kernel storage driver. It is started before any testbed: dockerd
+# sets the FORWARD chain's policy to DROP, and a testbed lets its bridge
+# through when it comes up.
+if ! docker info >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+	nohup dockerd --storage-driver vfs >"${TMPDIR:-/tmp}/chaos-dockerd.log" 2>&1 &
+	for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+	docker info >/dev/null 2>&1 || { echo "test.sh: dockerd did not start; see ${TMPDIR:-/tmp}/chaos-dockerd.log" >&2; exit 1; }
+fi
 
 # Client commands (examples/clients) start python3 once per worker; a
 # version manager's shim in front of it (pyenv) costs 0.3 s a start, and

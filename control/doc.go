@@ -1,6 +1,9 @@
 // Package control runs commands on the hosts of a test and moves files to
 // and from them: the Remote interface, with one implementation over SSH
-// (SSHDialer, DialSSH) and one for this machine (NewLocal, local mode).
+// (SSHDialer, DialSSH), one for Docker containers (DialDocker, hosts named
+// "docker:NAME": docker exec and docker cp, nothing needed in the image but
+// a shell) and one for this machine (NewLocal, local mode). One contract
+// suite runs against all three.
 //
 // Every error names its host first ("n3: ...") and says what failed in one
 // line, so that a setup failure can be printed as it is. A command that runs
