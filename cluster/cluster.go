@@ -43,8 +43,11 @@ type Options struct {
 	Hosts []string
 	// LocalNodes is local mode's count of nodes, 1 to 5 (default 5).
 	LocalNodes int
-	// SSH configures the connections to Hosts.
-	SSH control.SSHConfig
+	// SSH configures the connections to Hosts; Docker, to those that are
+	// containers ("docker:NAME"; "docker:compose:PROJECT" stands for the
+	// project's containers).
+	SSH    control.SSHConfig
+	Docker control.DockerConfig
 	// NewDB makes the system under test for its configuration (db.New, or
 	// a described system's constructor).
 	NewDB func(db.Config) (db.DB, error)
@@ -85,11 +88,15 @@ type Cluster struct {
 	made            []workload.Client
 }
 
-// Connect reaches every host: locally, or over SSH in parallel. Every host
-// that cannot be reached is named in the error; a system that refuses its
-// configuration is a *ConfigError.
+// Connect reaches every host: locally, or in parallel over SSH or through
+// the Docker Engine (containers). Every host that cannot be reached is
+// named in the error; a system that refuses its configuration is a
+// *ConfigError.
 func Connect(ctx context.Context, o Options) (*Cluster, error) {
-	hosts := o.Hosts
+	hosts, err := control.ExpandCompose(ctx, o.Hosts, o.Docker)
+	if err != nil {
+		return nil, err
+	}
 	local := len(hosts) == 0
 	if local {
 		hosts = LocalAddrs(o.LocalNodes)
@@ -100,7 +107,6 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		for _, n := range c.Nodes {
 			c.Remotes[n.Name] = control.NewLocal(n.Name)
 		}
-		var err error
 		if c.workDir, err = PrepareLocalDataDir(); err != nil {
 			return nil, err
 		}
@@ -109,7 +115,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.lock = lock
-	} else if err := c.dial(ctx, hosts, o.SSH); err != nil {
+	} else if err := c.dial(ctx, hosts, o.SSH, o.Docker); err != nil {
 		return nil, err
 	}
 	c.SharedClock = c.Local || sharesClock(ctx, c.Remotes, localBootID())
@@ -141,9 +147,10 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
-// dial connects to every host over SSH, in parallel.
-func (c *Cluster) dial(ctx context.Context, hosts []string, cfg control.SSHConfig) error {
-	dialer, err := control.NewSSHDialer(cfg)
+// dial reaches every host, in parallel: containers through the Docker
+// Engine, the others over SSH. A container's node is at its address.
+func (c *Cluster) dial(ctx context.Context, hosts []string, ssh control.SSHConfig, docker control.DockerConfig) error {
+	dialer, err := control.NewDialer(hosts, ssh, docker)
 	if err != nil {
 		return &ConfigError{err}
 	}
@@ -160,6 +167,11 @@ func (c *Cluster) dial(ctx context.Context, hosts []string, cfg control.SSHConfi
 				return
 			}
 			c.Remotes[c.Nodes[i].Name] = r
+			if a, ok := r.(control.Addressed); ok {
+				if c.Nodes[i].Addr = a.Addr(); c.Nodes[i].Addr == "" {
+					errs = append(errs, fmt.Errorf("%s: the container has no IP address: attach it to a network (`docker network connect`)", h))
+				}
+			}
 		})
 	}
 	wg.Wait()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"chaos/control"
 	"chaos/db"
 )
 
@@ -71,7 +72,9 @@ func Nodes(hosts []string) []db.Node {
 	nodes := make([]db.Node, len(hosts))
 	for i, h := range hosts {
 		addr := h
-		if host, _, err := net.SplitHostPort(h); err == nil {
+		if name, ok, _ := control.ContainerName(h); ok {
+			addr = name // until the container's address is known (Connect)
+		} else if host, _, err := net.SplitHostPort(h); err == nil {
 			addr = host
 		}
 		nodes[i] = db.Node{Name: fmt.Sprintf("n%d", i+1), Addr: strings.Trim(addr, "[]")}

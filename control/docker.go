@@ -47,6 +47,9 @@ type DockerConfig struct {
 	// Host is the Engine's address (DOCKER_HOST); "" keeps this process's
 	// environment and docker context.
 	Host string
+	// Unpause makes DialDocker unpause a paused container instead of
+	// refusing it (heal: chaos pauses containers only as a fault).
+	Unpause bool
 	// Log gets what cannot be returned: a cancelled command that could not
 	// be killed. nil discards it.
 	Log *slog.Logger
@@ -61,6 +64,7 @@ type DockerConfig struct {
 type dockerRemote struct {
 	host      string // the node's name in errors ("n3")
 	container string
+	addr      string // its IP address, on the first of its networks by name
 	cfg       DockerConfig
 	closed    atomic.Bool
 }
@@ -73,7 +77,7 @@ func DialDocker(ctx context.Context, host, container string, cfg DockerConfig) (
 	if cfg.Bin == "" {
 		bin, err := exec.LookPath("docker")
 		if err != nil {
-			return nil, fmt.Errorf("%s: docker:%s: the docker command is not installed (apt-get install docker.io)", host, container)
+			return nil, fmt.Errorf("%s: the docker command is not installed (apt-get install docker.io)", dialName(host, container))
 		}
 		cfg.Bin = bin
 	}
@@ -81,20 +85,44 @@ func DialDocker(ctx context.Context, host, container string, cfg DockerConfig) (
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	r := &dockerRemote{host: host, container: container, cfg: cfg}
-	out, stderr, err := r.docker(ctx, nil, "inspect", "--type", "container", "--format", "{{.State.Status}}", container)
+	out, stderr, err := r.docker(ctx, nil, "inspect", "--type", "container", "--format",
+		"{{.State.Status}}{{range .NetworkSettings.Networks}} {{.IPAddress}}{{end}}", container)
 	if err != nil {
 		return nil, r.dialError(stderr, err)
 	}
-	if state := strings.TrimSpace(string(out)); state != "running" {
-		return nil, fmt.Errorf("%s: docker:%s: the container is %s, not running: %s", host, container, state, startHint(state, container))
+	fields := strings.Fields(string(out))
+	if len(fields) > 0 && fields[0] == "paused" && cfg.Unpause {
+		if _, stderr, err := r.docker(ctx, nil, "unpause", container); err != nil {
+			return nil, fmt.Errorf("%s: docker unpause: %s", dialName(host, container), clip(firstLine(string(stderr)), 240))
+		}
+		fields[0] = "running"
+	}
+	if len(fields) == 0 || fields[0] != "running" {
+		state := strings.Join(fields[:min(1, len(fields))], "")
+		return nil, fmt.Errorf("%s: the container is %s, not running: %s", dialName(host, container), state, startHint(state, container))
+	}
+	if len(fields) > 1 {
+		r.addr = fields[1]
 	}
 	return r, nil
+}
+
+// Addr implements Addressed: the container's IP address.
+func (r *dockerRemote) Addr() string { return r.addr }
+
+// dialName names host and its container in DialDocker's errors: "n1:
+// docker:NAME", or "docker:NAME" alone when that is the host's name.
+func dialName(host, container string) string {
+	if host == DockerPrefix+container {
+		return host
+	}
+	return host + ": " + DockerPrefix + container
 }
 
 // dialError says why `docker inspect` failed, on one line.
 func (r *dockerRemote) dialError(stderr []byte, err error) error {
 	msg := firstLine(string(stderr))
-	prefix := fmt.Sprintf("%s: docker:%s:", r.host, r.container)
+	prefix := dialName(r.host, r.container) + ":"
 	switch {
 	case strings.Contains(msg, "No such container") || strings.Contains(msg, "No such object"):
 		return fmt.Errorf("%s no such container (`docker ps -a` lists them)", prefix)
@@ -147,13 +175,23 @@ func (r *dockerRemote) docker(ctx context.Context, stdin *os.File, args ...strin
 	return out.Bytes(), errOut.Bytes(), err
 }
 
-// command is the docker command with args, ended (SIGKILL) with ctx, in
-// this process's environment less its secrets, with the Engine's address.
+// command is the docker command with args, for r's Engine.
 func (r *dockerRemote) command(ctx context.Context, args ...string) *exec.Cmd {
-	c := exec.CommandContext(ctx, r.cfg.Bin, args...)
+	return dockerCommand(ctx, r.cfg, args...)
+}
+
+// dockerCommand is the docker command of cfg with args, ended (SIGKILL)
+// with ctx, in this process's environment less its secrets, with cfg's
+// Engine address.
+func dockerCommand(ctx context.Context, cfg DockerConfig, args ...string) *exec.Cmd {
+	bin := cfg.Bin
+	if bin == "" {
+		bin = "docker"
+	}
+	c := exec.CommandContext(ctx, bin, args...)
 	c.Env = secret.Environ(os.Environ())
-	if r.cfg.Host != "" {
-		c.Env = append(c.Env, "DOCKER_HOST="+r.cfg.Host)
+	if cfg.Host != "" {
+		c.Env = append(c.Env, "DOCKER_HOST="+cfg.Host)
 	}
 	c.WaitDelay = time.Second
 	return c

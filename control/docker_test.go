@@ -227,3 +227,61 @@ func TestDockerCallsAfterCloseFail(t *testing.T) {
 	require.EqualError(t, err, "n1: `true`: the remote is closed")
 	require.ErrorContains(t, r.Upload(context.Background(), "/etc/hostname", "/tmp/x", 0o644), "the remote is closed")
 }
+
+// A compose project's containers, in service and number order, in place of
+// docker:compose:PROJECT; other hosts stay where they are.
+func TestExpandComposeListsTheProjectsContainers(t *testing.T) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	project := "chaosp" + hex.EncodeToString(b[:])
+	label := func(service, number string) []string {
+		return []string{"--label", "com.docker.compose.project=" + project,
+			"--label", "com.docker.compose.service=" + service, "--label", "com.docker.compose.container-number=" + number}
+	}
+	db2 := startContainer(t, label("db", "2")...)
+	api := startContainer(t, label("api", "1")...)
+	db1 := startContainer(t, label("db", "1")...)
+	db10 := startContainer(t, label("db", "10")...)
+	ctx := context.Background()
+	hosts, err := ExpandCompose(ctx, []string{"10.0.0.1", ComposePrefix + project, "docker:x"}, DockerConfig{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"10.0.0.1", "docker:" + api, "docker:" + db1, "docker:" + db2, "docker:" + db10, "docker:x"}, hosts)
+
+	_, err = ExpandCompose(ctx, []string{ComposePrefix + project + "none"}, DockerConfig{})
+	require.EqualError(t, err, "docker:compose:"+project+"none: no container of compose project "+project+
+		"none: start them with `docker compose -p "+project+"none up -d`")
+	_, err = ExpandCompose(ctx, []string{ComposePrefix + "-H"}, DockerConfig{})
+	require.ErrorContains(t, err, "not a compose project name")
+}
+
+// A cluster of containers needs no SSH configuration: keys and known_hosts
+// are read only when some host is reached over SSH. A container's node is
+// at the container's address.
+func TestDialerReadsSSHFilesOnlyForSSHHosts(t *testing.T) {
+	name := startContainer(t)
+	ssh := SSHConfig{KnownHosts: filepath.Join(t.TempDir(), "missing_known_hosts")}
+	d, err := NewDialer([]string{"docker:" + name}, ssh, DockerConfig{})
+	require.NoError(t, err)
+	r, err := d.Dial(context.Background(), "docker:"+name)
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, "docker:"+name, r.Host())
+	out, err := exec.Command("docker", "inspect", "--format", "{{.NetworkSettings.IPAddress}}", name).Output()
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSpace(string(out)), r.(Addressed).Addr())
+
+	_, err = NewDialer([]string{"docker:" + name, "10.0.0.1"}, ssh, DockerConfig{})
+	require.ErrorContains(t, err, "ssh: nothing to log in with", "an SSH host needs a way to log in")
+	_, err = NewDialer([]string{"docker:a;b"}, ssh, DockerConfig{})
+	require.ErrorContains(t, err, "not a container name")
+}
+
+// Heal dials with Unpause: a container left paused is unpaused, not refused.
+func TestDialDockerUnpausesForHeal(t *testing.T) {
+	name := startContainer(t)
+	require.NoError(t, exec.Command("docker", "pause", name).Run())
+	r, err := DialDocker(context.Background(), "n1", name, DockerConfig{Unpause: true})
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, "ok\n", string(run(t, r, "echo ok").Stdout))
+}

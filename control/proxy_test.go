@@ -16,7 +16,7 @@ type tcpProxy struct {
 	ln        net.Listener
 	targetNet string
 	target    string
-	accepted atomic.Int32
+	accepted  atomic.Int32
 
 	mu    sync.Mutex
 	links []*proxyLink

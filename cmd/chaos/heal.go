@@ -90,6 +90,9 @@ func runHeal(cmd *cobra.Command, o healOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
+	if hosts, err = control.ExpandCompose(ctx, hosts, control.DockerConfig{}); err != nil {
+		return setupError(err)
+	}
 	local := len(hosts) == 0
 	nodes := cluster.Nodes(hosts)
 	layout, err := o.layout(local)
@@ -243,8 +246,8 @@ func healTarget(rec runrecord.TestRecord, hosts []string) string {
 	return fmt.Sprintf("%s on %s, nemesis %s", rec.DB, where, nem)
 }
 
-// connect reaches the nodes' hosts, over SSH (hosts, in the nodes' order,
-// named on out before any is dialed) or locally (no hosts), and builds the
+// connect reaches the nodes' hosts, over SSH or through the Docker Engine
+// (hosts, in the nodes' order, named on out before any is dialed) or locally (no hosts), and builds the
 // cluster of those it reached. The outcome holds the dial error of each
 // node it could not reach. SSH warnings go to stderr. Its error is a bad
 // SSH configuration (254).
@@ -263,14 +266,20 @@ func (o healOptions) connect(ctx context.Context, out, stderr io.Writer, d db.DB
 		// The hosts may come from a stored file: whoever named them gets
 		// no password unless the operator's known_hosts vouches for them.
 		cfg.PasswordToVerifiedOnly = true
-		dialer, err := control.NewSSHDialer(cfg)
+		// A container chaos left paused refuses commands: heal unpauses it.
+		dialer, err := control.NewDialer(hosts, cfg, control.DockerConfig{Unpause: true})
 		if err != nil {
 			return nil, nil, usageErrorf("%v", err)
 		}
 		printHosts(out, nodes, hosts, o.sshPort)
 		var wg sync.WaitGroup
 		for i, h := range hosts {
-			wg.Go(func() { remotes[i], errs[i] = dialer.Dial(ctx, h) })
+			wg.Go(func() {
+				remotes[i], errs[i] = dialer.Dial(ctx, h)
+				if a, ok := remotes[i].(control.Addressed); ok {
+					nodes[i].Addr = a.Addr()
+				}
+			})
 		}
 		wg.Wait()
 	}

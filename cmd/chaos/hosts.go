@@ -30,7 +30,7 @@ type hostFlags struct {
 
 // register declares the flags on f, with their defaults.
 func (h *hostFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&h.nodes, "nodes", "", "hosts, comma separated (name or address, optional :port); none: local mode")
+	f.StringVar(&h.nodes, "nodes", "", "hosts, comma separated (name or address, optional :port; docker:CONTAINER; docker:compose:PROJECT); none: local mode")
 	f.StringVar(&h.nodesFile, "nodes-file", "", "file with one host per line (# comments and blank lines skipped)")
 	f.StringVar(&h.user, "username", "root", "SSH user (sudo is used when it is not root)")
 	f.StringVar(&h.keyFile, "ssh-private-key", "", "SSH private key file (default ~/.ssh/id_ed25519 and id_rsa; the SSH agent is tried too)")
@@ -50,6 +50,11 @@ func (h hostFlags) hosts() ([]string, error) {
 	hosts, err := readNodes(h.nodes, h.nodesFile)
 	if err != nil {
 		return nil, err
+	}
+	for _, host := range hosts {
+		if err := control.CheckHostName(host); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
 	}
 	return hosts, noDuplicateHosts(hosts, h.sshPort)
 }

@@ -113,3 +113,21 @@ func TestRunRefusesAPlantedLocalDirectory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing was written into it")
 }
+
+// Container hosts: a name Docker could not have given is bad input (254,
+// one line); a container that does not exist, a stopped one or a daemon
+// that does not answer is a setup failure (255, one line naming the host),
+// before any node starts.
+func TestRunRefusesBadContainerHosts(t *testing.T) {
+	for _, nodes := range []string{"docker:", "docker:-H tcp://evil", "docker:a;b", "docker:compose:", "docker:compose:a/b"} {
+		code, _, errOut := execute(t, "run", "--nodes", nodes, "--time-limit", "1s", "--store", t.TempDir())
+		if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "want docker:") {
+			t.Errorf("--nodes %q: exit %d, want %d with one line saying the form; stderr:\n%s", nodes, code, exitUsage, errOut)
+		}
+	}
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "none.sock"))
+	code, _, errOut := execute(t, "run", "--nodes", "docker:chaos-nobody", "--time-limit", "1s", "--store", t.TempDir())
+	if code != exitSetup || !strings.Contains(errOut, "docker:chaos-nobody: the Docker daemon does not answer") {
+		t.Errorf("daemon down: exit %d, want %d naming it; stderr:\n%s", code, exitSetup, errOut)
+	}
+}
