@@ -41,9 +41,16 @@ func TestSSHContract(t *testing.T) {
 	}, root: true})
 }
 
-func TestDockerContract(t *testing.T) {
+func TestDockerExecContract(t *testing.T) {
 	runContract(t, remoteKind{open: func(t *testing.T) (Remote, string) {
-		r := dialContainer(t, startContainer(t))
+		r := dialContainer(t, startContainer(t), DockerExec)
+		return r, mkdirIn(t, r)
+	}, root: true})
+}
+
+func TestDockerNsenterContract(t *testing.T) {
+	runContract(t, remoteKind{open: func(t *testing.T) (Remote, string) {
+		r := dialContainer(t, startContainer(t), DockerNsenter)
 		return r, mkdirIn(t, r)
 	}, root: true})
 }

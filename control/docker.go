@@ -47,6 +47,9 @@ type DockerConfig struct {
 	// Host is the Engine's address (DOCKER_HOST); "" keeps this process's
 	// environment and docker context.
 	Host string
+	// Mode is how commands run: DockerAuto (""), DockerExec or
+	// DockerNsenter.
+	Mode string
 	// Unpause makes DialDocker unpause a paused container instead of
 	// refusing it (heal: chaos pauses containers only as a fault).
 	Unpause bool
@@ -66,6 +69,8 @@ type dockerRemote struct {
 	container string
 	addr      string // its IP address, on the first of its networks by name
 	cfg       DockerConfig
+	mode      string   // DockerExec or DockerNsenter
+	ns        nsTarget // DockerNsenter: the process whose namespaces commands join
 	closed    atomic.Bool
 }
 
@@ -84,7 +89,11 @@ func DialDocker(ctx context.Context, host, container string, cfg DockerConfig) (
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	r := &dockerRemote{host: host, container: container, cfg: cfg}
+	mode, err := pickMode(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dialName(host, container), err)
+	}
+	r := &dockerRemote{host: host, container: container, cfg: cfg, mode: mode}
 	out, stderr, err := r.docker(ctx, nil, "inspect", "--type", "container", "--format",
 		"{{.State.Status}}{{range .NetworkSettings.Networks}} {{.IPAddress}}{{end}}", container)
 	if err != nil {

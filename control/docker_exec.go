@@ -25,11 +25,15 @@ func reportingExit(cmd string) string {
 		"; printf '\\n" + exitMarker + "%d\\n' $? >&2"
 }
 
-// Run implements Remote: `docker exec -u 0 CONTAINER sh -c ...`.
+// Run implements Remote: `docker exec -u 0 CONTAINER sh -c ...`, or
+// nsenter (see DockerNsenter).
 func (r *dockerRemote) Run(ctx context.Context, cmd string) (Result, error) {
 	what := "`" + clip(firstLine(cmd), 80) + "`"
 	if r.closed.Load() {
 		return Result{}, r.errClosed(what)
+	}
+	if r.mode == DockerNsenter {
+		return r.runNsenter(ctx, what, cmd)
 	}
 	c := r.command(ctx, "exec", "-u", "0", r.container, "sh", "-c", reportingExit(cmd))
 	var stdout bytes.Buffer

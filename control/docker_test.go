@@ -79,13 +79,13 @@ func startContainer(t *testing.T, args ...string) string {
 	return name
 }
 
-// dialContainer is the Remote of container, named n1, closed when the
-// test ends.
-func dialContainer(t *testing.T, container string) Remote {
+// dialContainer is the Remote of container in mode, named n1, closed when
+// the test ends.
+func dialContainer(t *testing.T, container, mode string) Remote {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := DialDocker(ctx, "n1", container, DockerConfig{})
+	r, err := DialDocker(ctx, "n1", container, DockerConfig{Mode: mode})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	return r
@@ -168,7 +168,7 @@ func TestDialDockerRefusals(t *testing.T) {
 // container is paused, is an error naming the host, never a hang.
 func TestDockerRunRefusedOrKilled(t *testing.T) {
 	name := startContainer(t)
-	r := dialContainer(t, name)
+	r := dialContainer(t, name, DockerExec)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -201,9 +201,9 @@ func TestDockerRunConnectionLost(t *testing.T) {
 	px := startProxyOn(t, "unix", sock, "unix", "/var/run/docker.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := DialDocker(ctx, "n1", name, DockerConfig{Host: "unix://" + sock})
+	r, err := DialDocker(ctx, "n1", name, DockerConfig{Host: "unix://" + sock, Mode: DockerExec})
 	require.NoError(t, err)
-	direct := dialContainer(t, name)
+	direct := dialContainer(t, name, DockerExec)
 
 	done := make(chan error, 1)
 	go func() {
@@ -221,7 +221,7 @@ func TestDockerRunConnectionLost(t *testing.T) {
 }
 
 func TestDockerCallsAfterCloseFail(t *testing.T) {
-	r := dialContainer(t, startContainer(t))
+	r := dialContainer(t, startContainer(t), DockerExec)
 	require.NoError(t, r.Close())
 	_, err := r.Run(context.Background(), "true")
 	require.EqualError(t, err, "n1: `true`: the remote is closed")
@@ -284,4 +284,36 @@ func TestDialDockerUnpausesForHeal(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	require.Equal(t, "ok\n", string(run(t, r, "echo ok").Stdout))
+}
+
+// In nsenter mode a paused container's commands are refused, as docker
+// exec refuses them, instead of freezing with it; a restarted container
+// (a new init process) is found again.
+func TestDockerNsenterPausedAndRestarted(t *testing.T) {
+	name := startContainer(t)
+	r := dialContainer(t, name, DockerNsenter)
+	require.Equal(t, "n1\n", string(run(t, r, "echo n1").Stdout))
+	require.NoError(t, exec.Command("docker", "pause", name).Run())
+	_, err := r.Run(context.Background(), "true")
+	require.ErrorIs(t, err, errPaused)
+	require.NoError(t, exec.Command("docker", "unpause", name).Run())
+
+	before := string(run(t, r, "cat /proc/1/stat").Stdout)
+	require.NoError(t, exec.Command("docker", "restart", "-t", "0", name).Run())
+	after := string(run(t, r, "cat /proc/1/stat").Stdout)
+	require.NotEqual(t, before, after, "commands run in the restarted container")
+
+	require.NoError(t, exec.Command("docker", "stop", "-t", "0", name).Run())
+	_, err = r.Run(context.Background(), "true")
+	require.ErrorContains(t, err, "n1: `true`: the container is exited, not running")
+}
+
+// Commands run with nsenter are in the container's cgroups: its limits
+// apply to what they start.
+func TestDockerNsenterJoinsTheContainersCgroups(t *testing.T) {
+	name := startContainer(t)
+	r := dialContainer(t, name, DockerNsenter)
+	init := run(t, r, "cat /proc/1/cgroup").Stdout
+	self := run(t, r, "cat /proc/self/cgroup").Stdout
+	require.Equal(t, string(init), string(self))
 }

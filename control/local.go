@@ -35,8 +35,15 @@ func (l *local) Close() error { return nil }
 // whole group is killed with SIGKILL: the shell and everything it started
 // and did not move to another group.
 func (l *local) Run(ctx context.Context, cmd string) (Result, error) {
-	c := exec.CommandContext(ctx, "sh", "-c", cmd)
-	c.Env = secret.Environ(os.Environ())
+	what := "`" + clip(firstLine(cmd), 80) + "`"
+	return runGroup(ctx, l.host, what, []string{"sh", "-c", cmd}, secret.Environ(os.Environ()))
+}
+
+// runGroup runs argv on this machine with env in a process group of its
+// own, killed whole with SIGKILL when ctx ends; errors name host and what.
+func runGroup(ctx context.Context, host, what string, argv, env []string) (Result, error) {
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Env = env
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	// Bounds the wait for output pipes held open by processes that left the
@@ -46,7 +53,7 @@ func (l *local) Run(ctx context.Context, cmd string) (Result, error) {
 	c.Stdout, c.Stderr = &stdout, &stderr
 	err := c.Run()
 	if ctxErr := ctx.Err(); ctxErr != nil && err != nil {
-		return Result{}, fmt.Errorf("%s: `%s`: %w", l.host, clip(firstLine(cmd), 80), ctxErr)
+		return Result{}, fmt.Errorf("%s: %s: %w", host, what, ctxErr)
 	}
 	res := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	var exit *exec.ExitError
@@ -55,7 +62,7 @@ func (l *local) Run(ctx context.Context, cmd string) (Result, error) {
 	case errors.As(err, &exit):
 		res.ExitCode = exitCode(exit)
 	default:
-		return Result{}, fmt.Errorf("%s: run `%s`: %w", l.host, clip(firstLine(cmd), 80), err)
+		return Result{}, fmt.Errorf("%s: run %s: %w", host, what, err)
 	}
 	return res, nil
 }

@@ -24,6 +24,8 @@ type testbedOptions struct {
 	subnet       string
 	installDeps  bool
 	readyTimeout time.Duration
+	docker       bool   // containers instead of network namespaces
+	image        string // --docker: the containers' image
 }
 
 func newTestbedCmd() *cobra.Command {
@@ -62,6 +64,8 @@ func newTestbedUpCmd(o *testbedOptions) *cobra.Command {
 	cmd.Flags().StringVar(&o.subnet, "subnet", testbed.DefaultSubnet, "IPv4 network of the hosts; the bridge takes .1, hosts .11 and up")
 	cmd.Flags().BoolVar(&o.installDeps, "install-deps", false, "install missing packages with apt-get")
 	cmd.Flags().DurationVar(&o.readyTimeout, "ready-timeout", testbed.DefaultReadyTimeout, "bound on the wait for every sshd to answer")
+	cmd.Flags().BoolVar(&o.docker, "docker", false, "Docker containers instead of network namespaces (no SSH; nodes file of docker:NAME hosts)")
+	cmd.Flags().StringVar(&o.image, "image", "", "with --docker: the containers' image (default: one built offline from local files, removed by down)")
 	return cmd
 }
 
@@ -88,6 +92,12 @@ func newTestbedStatusCmd(o *testbedOptions) *cobra.Command {
 }
 
 func runTestbedUp(cmd *cobra.Command, o testbedOptions) error {
+	if o.docker {
+		return runDockerTestbedUp(cmd, o)
+	}
+	if o.image != "" {
+		return usageErrorf("--image needs --docker")
+	}
 	cfg := testbed.Config{Dir: o.dir, Hosts: o.hosts, Subnet: o.subnet, ReadyTimeout: o.readyTimeout}
 	if _, err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
@@ -117,6 +127,9 @@ func runTestbedUp(cmd *cobra.Command, o testbedOptions) error {
 }
 
 func runTestbedDown(cmd *cobra.Command, o testbedOptions) error {
+	if done, err := downDockerTestbed(cmd, o); done {
+		return err
+	}
 	out := cmd.OutOrStdout()
 	if _, err := testbed.LoadState(o.dir); errors.Is(err, testbed.ErrNotUp) {
 		fmt.Fprintf(out, "no testbed in %s: nothing to remove\n", o.dir)
