@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"chaos/internal/secret"
 )
 
 // Docker modes: how a dockerRemote runs commands (DockerConfig.Mode).
@@ -193,4 +195,42 @@ func (r *dockerRemote) runNsenter(ctx context.Context, what, cmd string) (Result
 		return Result{}, fmt.Errorf("%s: %s: %w", r.host, what, err)
 	}
 	return runGroup(ctx, r.host, what, []string{"sh", "-c", nsenterLine(pid, cgroups, cmd)}, containerEnv())
+}
+
+// NetSide is the Remote for commands that act on r's host's network
+// (iptables, tc, ip, ss) with this machine's own tools: for a container
+// reached in nsenter mode they run here, in its network namespace alone,
+// so that its image needs none of them and they work while it is paused;
+// for any other host it is r itself. Files move as r moves them.
+func NetSide(r Remote) Remote {
+	if d, ok := r.(*dockerRemote); ok && d.mode == DockerNsenter {
+		return &netSideRemote{d}
+	}
+	return r
+}
+
+// NetMechanism says how NetSide(r) reaches r's network: "nsenter" for a
+// container's namespace entered from this machine, "" for r's own shell.
+func NetMechanism(r Remote) string {
+	if _, ok := NetSide(r).(*netSideRemote); ok {
+		return DockerNsenter
+	}
+	return ""
+}
+
+// netSideRemote runs commands in a container's network namespace with
+// this machine's file system and tools.
+type netSideRemote struct{ *dockerRemote }
+
+func (n *netSideRemote) Run(ctx context.Context, cmd string) (Result, error) {
+	what := "`" + clip(firstLine(cmd), 80) + "`"
+	if n.closed.Load() {
+		return Result{}, n.errClosed(what)
+	}
+	pid, _, err := n.target(ctx)
+	if err != nil && !errors.Is(err, errPaused) {
+		return Result{}, fmt.Errorf("%s: %s: %w", n.host, what, err)
+	}
+	argv := []string{"nsenter", "-t", strconv.Itoa(pid), "-n", "--", "sh", "-c", cmd}
+	return runGroup(ctx, n.host, what, argv, secret.Environ(os.Environ()))
 }

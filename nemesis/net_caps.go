@@ -127,10 +127,11 @@ func (cc *netCapsCache) get(ctx context.Context, c *Cluster) (map[string]NetCaps
 	return out, nil
 }
 
-// netRemote returns the Remote of n's host, or an error naming n.
+// netRemote returns the Remote for commands on n's host's network
+// (iptables, tc, ip: control.NetSide), or an error naming n.
 func netRemote(c *Cluster, n db.Node) (control.Remote, error) {
 	if r := c.Remotes[n.Name]; r != nil {
-		return r, nil
+		return control.NetSide(r), nil
 	}
 	return nil, fmt.Errorf("%s: no remote for the node's host", n.Name)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"chaos/control"
 	"chaos/history/faultrec"
 	"chaos/nemesis/hostcmd"
 )
@@ -142,7 +143,7 @@ func (n *netCut) heal(ctx context.Context, c *Cluster) error {
 	var errs []error
 	for _, node := range c.Nodes {
 		if r := c.Remotes[node.Name]; r != nil {
-			if err := hostcmd.HealChains(ctx, r, hostcmd.InInput(hostcmd.TargetChain)); err != nil {
+			if err := hostcmd.HealChains(ctx, control.NetSide(r), hostcmd.InInput(hostcmd.TargetChain)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: cut: %w", node.Name, err))
 			}
 		}

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"chaos/control"
 	"chaos/history/faultrec"
 	"context"
 	"errors"
@@ -255,11 +256,11 @@ func (p *Packet) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string
 	if err != nil {
 		return nil, err
 	}
-	roots, err := hostcmd.NetemLeftovers(ctx, r)
+	roots, err := hostcmd.NetemLeftovers(ctx, control.NetSide(r))
 	if err != nil {
 		return nil, err
 	}
-	chains, err := hostcmd.ChainsLeft(ctx, r, hostcmd.InInput(hostcmd.PacketChain), hostcmd.TeeChain(), hostcmd.ProxyChain())
+	chains, err := hostcmd.ChainsLeft(ctx, control.NetSide(r), hostcmd.InInput(hostcmd.PacketChain), hostcmd.TeeChain(), hostcmd.ProxyChain())
 	if err != nil {
 		return append(roots, chains...), err
 	}
@@ -277,12 +278,12 @@ func (p *Packet) heal(ctx context.Context, c *Cluster, used map[string]string) e
 	for _, n := range c.Nodes {
 		r := c.Remotes[n.Name]
 		if r != nil && uses(MechNetem, MechHTB) {
-			if err := hostcmd.NetemHeal(ctx, r); err != nil {
+			if err := hostcmd.NetemHeal(ctx, control.NetSide(r)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: packet: %w", n.Name, err))
 			}
 		}
 		if r != nil && uses(MechIPTables) {
-			if err := hostcmd.HealChains(ctx, r, hostcmd.InInput(hostcmd.PacketChain), hostcmd.TeeChain()); err != nil {
+			if err := hostcmd.HealChains(ctx, control.NetSide(r), hostcmd.InInput(hostcmd.PacketChain), hostcmd.TeeChain()); err != nil {
 				errs = append(errs, fmt.Errorf("%s: packet: %w", n.Name, err))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"chaos/control"
 	"chaos/db"
 	"chaos/history"
 	"chaos/history/faultrec"
@@ -153,7 +154,7 @@ func (p *Partition) Heal(ctx context.Context, c *Cluster) error {
 // leftovers names the partition and cut chains on n's host (see
 // leftoverFinder); the drop lists live in the node processes.
 func (p *Partition) leftovers(ctx context.Context, c *Cluster, n db.Node) ([]string, error) {
-	r, err := nodeRemote(c, n)
+	r, err := netRemote(c, n)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +170,7 @@ func (p *Partition) heal(ctx context.Context, c *Cluster, mech string, chains ..
 	var errs []error
 	for _, n := range c.Nodes {
 		if r := c.Remotes[n.Name]; r != nil && mech != MechHooks {
-			if err := hostcmd.HealChains(ctx, r, hostcmd.InInputs(chains...)...); err != nil {
+			if err := hostcmd.HealChains(ctx, control.NetSide(r), hostcmd.InInputs(chains...)...); err != nil {
 				errs = append(errs, fmt.Errorf("%s: partition: %w", n.Name, err))
 			}
 		}

@@ -193,7 +193,7 @@ func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, l
 		if len(own) == 0 {
 			continue
 		}
-		r, err := netRemote(c, n)
+		r, err := nodeRemote(c, n)
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
@@ -207,7 +207,7 @@ func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, l
 			cmds = append(cmds, hostcmd.ProxyRedirectCmds(ips[n.Name], ips[m.Name], ports, port)...)
 			cmds = append(cmds, hostcmd.ProxyResetCmd(ips[n.Name], ips[m.Name], ports))
 		}
-		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
+		if err := hostcmd.Run(ctx, control.NetSide(r), "packet", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
@@ -219,7 +219,7 @@ func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, l
 // reconnect directly. Rules first, so that no connection is redirected to
 // a proxy that is gone.
 func proxyHeal(ctx context.Context, r control.Remote, fp *FaultProxy) error {
-	if err := hostcmd.HealChains(ctx, r, hostcmd.ProxyChain()); err != nil {
+	if err := hostcmd.HealChains(ctx, control.NetSide(r), hostcmd.ProxyChain()); err != nil {
 		return err
 	}
 	if fp == nil {
