@@ -244,8 +244,15 @@ func (o *Options) validateValues() error {
 		// Known before any host is looked at (and before local mode's lock).
 		return usagef("--clock-strategy system sets the hosts' real clock, and local mode's nodes share this machine's clock: refused; use --clock-strategy hook")
 	}
+	if o.ClockStrategy == string(nemesis.ClockSystem) && slices.ContainsFunc(o.Nodes, isContainer) {
+		return usagef("--clock-strategy system sets the hosts' real clock, and a container's clock is its Docker host's: refused on docker: hosts; use --clock-strategy vdso or hook")
+	}
 	return nil
 }
+
+// isContainer says whether host is a Docker container (docker:NAME or a
+// compose project's).
+func isContainer(host string) bool { return strings.HasPrefix(host, control.DockerPrefix) }
 
 func (o *Options) defaultName() string {
 	nem := strings.Join(o.Nemesis, "+")

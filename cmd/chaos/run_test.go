@@ -131,3 +131,13 @@ func TestRunRefusesBadContainerHosts(t *testing.T) {
 		t.Errorf("daemon down: exit %d, want %d naming it; stderr:\n%s", code, exitSetup, errOut)
 	}
 }
+
+// A container's clock is its Docker host's: the system clock strategy is
+// refused on container hosts before any is reached.
+func TestRunRefusesTheSystemClockOnContainers(t *testing.T) {
+	code, _, errOut := execute(t, "run", "--nodes", "docker:a,docker:b,docker:c", "--clock-strategy", "system",
+		"--time-limit", "1s", "--store", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, "a container's clock is its Docker host's") {
+		t.Errorf("exit %d, want %d naming the Docker host's clock; stderr:\n%s", code, exitUsage, errOut)
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"chaos/internal/atomicfile"
@@ -171,8 +172,12 @@ func Down(ctx context.Context, e Engine, dir string) (State, error) {
 func teardown(ctx context.Context, e Engine, st State) error {
 	filter := "label=" + Label + "=" + st.Prefix
 	containers := append([]string(nil), st.Containers...)
-	if out, err := e.Docker(ctx, nil, "ps", "-aq", "--filter", filter); err == nil {
-		containers = append(containers, strings.Fields(string(out))...)
+	if out, err := e.Docker(ctx, nil, "ps", "-a", "--filter", filter, "--format", "{{.Names}}"); err == nil {
+		for _, name := range strings.Fields(string(out)) {
+			if !slices.Contains(containers, name) {
+				containers = append(containers, name)
+			}
+		}
 	}
 	var errs []error
 	if _, err := e.Docker(ctx, nil, append([]string{"rm", "-f", "--volumes"}, containers...)...); err != nil && !isGone(err) {
