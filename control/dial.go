@@ -58,3 +58,18 @@ type Addressed interface {
 	// Addr is the host's IP address, "" when it has none.
 	Addr() string
 }
+
+// Via says how r runs commands: "local", "ssh", "docker-exec" or
+// "docker-nsenter" (see DockerExec, DockerNsenter); "" for a Remote of
+// another package (a test's fake).
+func Via(r Remote) string {
+	switch r := r.(type) {
+	case *local:
+		return "local"
+	case *sshRemote:
+		return "ssh"
+	case *dockerRemote:
+		return "docker-" + r.mode
+	}
+	return ""
+}

@@ -317,3 +317,16 @@ func TestDockerNsenterJoinsTheContainersCgroups(t *testing.T) {
 	self := run(t, r, "cat /proc/self/cgroup").Stdout
 	require.Equal(t, string(init), string(self))
 }
+
+// Via and NetMechanism say how a Remote reaches its host, for results.json.
+func TestViaNamesHowAHostIsReached(t *testing.T) {
+	require.Equal(t, "local", Via(NewLocal("n1")))
+	require.Equal(t, "", NetMechanism(NewLocal("n1")))
+	name := startContainer(t)
+	nsenter := dialContainer(t, name, DockerNsenter)
+	require.Equal(t, "docker-nsenter", Via(nsenter))
+	require.Equal(t, "nsenter", NetMechanism(nsenter))
+	execed := dialContainer(t, name, DockerExec)
+	require.Equal(t, "docker-exec", Via(execed))
+	require.Equal(t, "", NetMechanism(execed), "docker exec reaches the network from inside")
+}

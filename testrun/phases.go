@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"chaos/checker"
+	"chaos/cluster"
+	"chaos/control"
 	"chaos/history"
 	"chaos/history/faultrec"
 	"chaos/nemesis"
@@ -106,7 +108,8 @@ func (r *run) check(ctx context.Context, unavailable map[string]string, interrup
 	summary := runrecord.RunSummary{Name: r.o.Name, Seed: r.seed, Started: r.started.UTC().Format(time.RFC3339Nano),
 		LoadStarted: r.start.UTC().Format(time.RFC3339Nano), DurationS: time.Since(r.started).Seconds(),
 		Interrupted: interrupted, FirstAnomalyS: first, OpsPerS: rate,
-		Nemesis: nemesisSummary(r.recorded.nemesis, unavailable), Leaders: r.leaders.list(), Clients: clientsSummary(r.cl.Made())}
+		Nemesis: nemesisSummary(r.recorded.nemesis, unavailable), Leaders: r.leaders.list(), Clients: clientsSummary(r.cl.Made()),
+		Hosts: hostAccess(r.cl)}
 	if err := r.rd.writeJSON("results.json", summary); err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
@@ -153,4 +156,19 @@ func nemesisSummary(h history.History, unavailable map[string]string) runrecord.
 		counts.Add(op.F, op.Value)
 	}
 	return runrecord.NemesisSummary{Transitions: ops, Counts: counts, Unavailable: unavailable}
+}
+
+// hostAccess is results.json's "hosts": how each node's host was reached;
+// nil in local mode.
+func hostAccess(c *cluster.Cluster) map[string]runrecord.HostAccess {
+	if c.Local {
+		return nil
+	}
+	hosts := make(map[string]runrecord.HostAccess, len(c.Nodes))
+	for _, n := range c.Nodes {
+		if r := c.Remotes[n.Name]; r != nil {
+			hosts[n.Name] = runrecord.HostAccess{Via: control.Via(r), Net: control.NetMechanism(r)}
+		}
+	}
+	return hosts
 }

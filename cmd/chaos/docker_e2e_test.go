@@ -78,6 +78,9 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 		if len(res.Nemesis.Unavailable) > 0 {
 			t.Errorf("families skipped in containers: %v", res.Nemesis.Unavailable)
 		}
+		if h := res.Hosts["n1"]; h.Via != "docker-nsenter" || h.Net != "nsenter" {
+			t.Errorf("results.json says n1 was reached via %q, its network via %q; want docker-nsenter and nsenter", h.Via, h.Net)
+		}
 	})
 	t.Run("ChaosNodeStaleReadsFound", func(t *testing.T) {
 		if code, out, _ := runDocker(t, all, "--bug", "stale-read", "--nemesis", "partition", "--time-limit", "30s", "--seed", "4202"); code != exitInvalid {

@@ -140,6 +140,22 @@ type RunSummary struct {
 	Leaders []LeaderChange `json:"leaders"`
 	// Clients is there when the clients are client commands.
 	Clients *ClientsSummary `json:"clients,omitempty"`
+	// Hosts says how each node's host was reached, by node name; absent in
+	// local mode and in runs from before it was recorded.
+	Hosts map[string]HostAccess `json:"hosts,omitempty"`
+}
+
+// HostAccess is how chaos reached one node's host (results.json's
+// "hosts").
+type HostAccess struct {
+	// Via is how commands ran there: "ssh", "docker-exec" (docker exec,
+	// through the Engine) or "docker-nsenter" (nsenter from the Docker host
+	// into the container's namespaces and cgroups).
+	Via string `json:"via"`
+	// Net, when set, is how the network faults' commands (iptables, tc)
+	// reached the host's network when not by Via: "nsenter", this
+	// machine's tools in the container's network namespace alone.
+	Net string `json:"net,omitempty"`
 }
 
 // NemesisSummary is results.json's record of the faults: every transition
