@@ -25,6 +25,8 @@
 package campaign
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -78,6 +80,18 @@ type Test struct {
 type File struct {
 	Path  string
 	Tests []Test
+	// SHA256 is the file's contents' hash, hex: what tells shards of one
+	// campaign from those of another (Merge).
+	SHA256 string
+}
+
+// Names are the file's tests' names, in its order.
+func (f *File) Names() []string {
+	names := make([]string, len(f.Tests))
+	for i, t := range f.Tests {
+		names[i] = t.Name
+	}
+	return names
 }
 
 // Error is a problem with a campaign file: one line naming the file and
@@ -142,7 +156,13 @@ func Parse(path string, data []byte) (*File, error) {
 	if tests == nil {
 		return nil, p.errorf(root.Line, "no tests:; list the tests under tests:, each with a name")
 	}
-	return p.tests(tests, defaults)
+	f, err := p.tests(tests, defaults)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	f.SHA256 = hex.EncodeToString(sum[:])
+	return f, nil
 }
 
 // parser reads one file.

@@ -26,6 +26,14 @@ type Record struct {
 	Interrupted bool         `json:"interrupted"`
 	Exit        int          `json:"exit"`
 	Tests       []TestResult `json:"tests"`
+	// FileSHA256 and FileTests identify the campaign file for Merge: its
+	// contents' hash and every test's name in the file's order, whatever
+	// the shard ran. Absent in records from before merging existed.
+	FileSHA256 string   `json:"file_sha256,omitempty"`
+	FileTests  []string `json:"file_tests,omitempty"`
+	// MergedFrom are the shards' campaign directories, in shard order, in
+	// a record Merge made.
+	MergedFrom []string `json:"merged_from,omitempty"`
 }
 
 // Names of the files a campaign directory holds.

@@ -27,6 +27,32 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{Index: index, Total: total}, nil
 }
 
+// IndexEnv is the variable a Kubernetes Indexed Job sets to each pod's
+// index, from 0: "--shard auto/N" takes the shard's index from it.
+const IndexEnv = "JOB_COMPLETION_INDEX"
+
+// ParseShardEnv is ParseShard, and "auto/N": shard getenv(IndexEnv)+1 of
+// N.
+func ParseShardEnv(s string, getenv func(string) string) (Shard, error) {
+	total, ok := strings.CutPrefix(s, "auto/")
+	if !ok {
+		return ParseShard(s)
+	}
+	v := getenv(IndexEnv)
+	if v == "" {
+		return Shard{}, fmt.Errorf("--shard %q: %s is not set (a Kubernetes Indexed Job sets it, from 0): give I/N instead", s, IndexEnv)
+	}
+	index, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || index < 0 {
+		return Shard{}, fmt.Errorf("--shard %q: %s=%q: want an index from 0", s, IndexEnv, v)
+	}
+	sh, err := ParseShard(strconv.Itoa(index+1) + "/" + total)
+	if err != nil {
+		return Shard{}, fmt.Errorf("--shard %q with %s=%s: want an index below N (%w)", s, IndexEnv, v, err)
+	}
+	return sh, nil
+}
+
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Total) }
 
 // Select returns the tests of this shard, in file order, keeping only the

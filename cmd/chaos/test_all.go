@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -40,7 +41,9 @@ directory and replay command) and junit.xml (a test case per test; a missed
 expectation is a failure naming the anomalies and the seed to replay).
 
 --shard I/N runs every N-th test, from the I-th: N CI jobs with shards 1/N..N/N
-run each test exactly once. Host flags given here apply to every test.
+run each test exactly once (auto/N: I from $JOB_COMPLETION_INDEX+1, as a
+Kubernetes Indexed Job sets it), and test-all merge joins their campaign
+directories into the campaign's. Host flags given here apply to every test.
 
 Exit status, by priority: 255 a run crashed or the campaign was interrupted,
 1 a test missed its expectation, 2 a run was unknown, 0 every test passed;
@@ -51,10 +54,11 @@ Exit status, by priority: 255 a run crashed or the campaign was interrupted,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTestAll(cmd, to) },
 	}
+	cmd.AddCommand(newTestAllMergeCmd())
 	f := cmd.Flags()
 	f.StringVar(&to.file, "campaign", "", "campaign file (YAML) to run (required)")
 	f.StringVar(&to.only, "only", "", "run only the test of this name")
-	f.StringVar(&to.shard, "shard", "", "I/N: run this shard of the campaign's tests (default all)")
+	f.StringVar(&to.shard, "shard", "", "I/N: run this shard of the campaign's tests (default all); auto/N takes I from $"+campaign.IndexEnv+"+1 (a Kubernetes Indexed Job's)")
 	f.StringVar(&to.store, "store", "./store", "where runs and the campaign directory are written")
 	to.hosts.register(f)
 	return cmd
@@ -68,7 +72,7 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 	if to.file == "" {
 		return usageErrorf("test-all: --campaign is required: give a campaign file such as campaigns/smoke.yaml")
 	}
-	shard, err := campaign.ParseShard(to.shard)
+	shard, err := campaign.ParseShardEnv(to.shard, os.Getenv)
 	if err != nil {
 		return usageErrorf("test-all: %v", err)
 	}
@@ -102,7 +106,8 @@ func runTestAll(cmd *cobra.Command, to *testAllOptions) error {
 	started := time.Now()
 	results, interrupted := runner.Execute(ctx, tests)
 	rec := campaign.Record{Campaign: name, File: file.Path, Started: started.UTC().Format(time.RFC3339Nano),
-		DurationS: time.Since(started).Seconds(), Shard: shard.String(), Only: to.only, Interrupted: interrupted, Tests: results}
+		DurationS: time.Since(started).Seconds(), Shard: shard.String(), Only: to.only, Interrupted: interrupted, Tests: results,
+		FileSHA256: file.SHA256, FileTests: file.Names()}
 	rec.Exit = campaign.ExitCode(results, interrupted)
 	return finishCampaign(cmd, to.store, rec, started)
 }

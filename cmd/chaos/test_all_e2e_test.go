@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,6 +107,8 @@ func TestTestAllSmallCampaign(t *testing.T) {
 	require.NotNil(t, bug.Stats.FirstAnomalyMedianS, "an invalid run says when its first anomaly happened")
 	assert.Less(t, *bug.Stats.FirstAnomalyMedianS, 30.0)
 
+	testShardsMerge(t, file, rec, j)
+
 	expectValid := strings.Replace(smallCampaign, "    expect: invalid\n", "", 1)
 	require.NoError(t, os.WriteFile(file, []byte(expectValid), 0o644))
 	code, out, errOut = runChaos(t, 3*time.Minute, "test-all", "--campaign", file, "--store", store, "--only", "stale-read")
@@ -125,6 +128,64 @@ func TestTestAllSmallCampaign(t *testing.T) {
 	assert.Contains(t, c.Failure.Text, "replay: chaos run")
 	assert.Contains(t, c.Failure.Text, "--seed "+strconv.FormatUint(invalid.Seed, 10))
 	assert.Contains(t, c.Failure.Text, "linearizable: false", "the failure names the anomaly")
+}
+
+// testShardsMerge is issue 42's target: the campaign file run as three
+// shards in stores of their own, as three CI jobs would (the third taking
+// its index from JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets
+// it), and merged, lists the same tests in the same order with the same
+// seeds and run counts as the unsharded campaign (whole, j), in its table
+// and its JUnit file.
+func testShardsMerge(t *testing.T, file string, whole campaign.Record, j junitReport) {
+	t.Helper()
+	var dirs []string
+	for i, shard := range []string{"1/3", "2/3", "auto/3"} {
+		store := filepath.Join(t.TempDir(), "store")
+		code, out, errOut := runChaosEnv(t, 3*time.Minute, append(os.Environ(), campaign.IndexEnv+"=2"),
+			"test-all", "--campaign", file, "--store", store, "--shard", shard)
+		require.Equal(t, exitOK, code, "shard %s: %s\n%s", shard, out, lastLines(errOut, 20))
+		dir, err := filepath.EvalSymlinks(filepath.Join(store, "campaigns", "small", "latest"))
+		require.NoError(t, err)
+		rec, err := campaign.ReadRecord(dir)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("%d/3", i+1), rec.Shard)
+		dirs = append(dirs, dir)
+	}
+	merged := filepath.Join(t.TempDir(), "store")
+	code, out, errOut := runChaos(t, time.Minute, append([]string{"test-all", "merge", "--store", merged}, dirs[2], dirs[0], dirs[1])...)
+	require.Equal(t, exitOK, code, "merge: %s\n%s", out, errOut)
+	assert.Contains(t, out, "first anomaly (median)", "the table")
+	rec, mj := latestCampaign(t, merged, "small")
+	seeds := func(rec campaign.Record) map[string][]uint64 {
+		m := map[string][]uint64{}
+		for _, tr := range rec.Tests {
+			for _, r := range tr.Runs {
+				m[tr.Name] = append(m[tr.Name], r.Seed)
+			}
+		}
+		return m
+	}
+	names := func(rec campaign.Record) (out []string) {
+		for _, tr := range rec.Tests {
+			out = append(out, tr.Name)
+		}
+		return out
+	}
+	assert.Equal(t, names(whole), names(rec))
+	assert.Equal(t, seeds(whole), seeds(rec))
+	var cases, mcases []string
+	for i := range j.Suites[0].Cases {
+		cases = append(cases, j.Suites[0].Cases[i].Name)
+	}
+	for i := range mj.Suites[0].Cases {
+		mcases = append(mcases, mj.Suites[0].Cases[i].Name)
+	}
+	assert.Equal(t, cases, mcases)
+	assert.Equal(t, j.Tests, mj.Tests)
+
+	code, _, errOut = runChaos(t, time.Minute, "test-all", "merge", "--store", merged, dirs[0], dirs[2])
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "shard 2/3 is missing")
 }
 
 // Issue 13: chaos run --test-count 3 --keep-going runs all three even past
