@@ -169,7 +169,7 @@ func contractUploadCancelled(t *testing.T, k remoteKind) {
 func contractConcurrent(t *testing.T, k remoteKind) {
 	r, _ := k.open(t)
 	var wg sync.WaitGroup
-	outs := make([]string, 16)
+	outs := make([]string, 8)
 	for i := range outs {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

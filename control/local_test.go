@@ -9,29 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-func TestLocalRunReportsExitAndOutput(t *testing.T) {
-	r := NewLocal("n1")
-	require.Equal(t, "n1", r.Host())
-	ctx := context.Background()
-
-	res, err := r.Run(ctx, "echo out; echo err >&2")
-	require.NoError(t, err)
-	require.Equal(t, Result{ExitCode: 0, Stdout: []byte("out\n"), Stderr: []byte("err\n")}, res)
-
-	res, err = r.Run(ctx, "echo partial; exit 3")
-	require.NoError(t, err, "a non-zero exit is not an error of Run")
-	require.Equal(t, 3, res.ExitCode)
-	require.Equal(t, "partial\n", string(res.Stdout))
-
-	res, err = r.Run(ctx, "kill -TERM $$")
-	require.NoError(t, err)
-	require.Equal(t, 143, res.ExitCode, "128+SIGTERM, as a shell reports it")
-}
 
 // procsWith lists the command lines of live processes containing marker.
 func procsWith(t *testing.T, marker string) []string {
@@ -49,19 +29,6 @@ func procsWith(t *testing.T, marker string) []string {
 		}
 	}
 	return found
-}
-
-func TestLocalRunTimeoutKillsTheProcessGroup(t *testing.T) {
-	const marker = "876.54321"
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := NewLocal("n1").Run(ctx, "sleep "+marker+" & sleep "+marker+"; wait")
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.True(t, strings.HasPrefix(err.Error(), "n1: `sleep "+marker), err.Error())
-	require.Less(t, time.Since(start), 5*time.Second)
-	require.Eventually(t, func() bool { return len(procsWith(t, marker)) == 0 },
-		5*time.Second, 20*time.Millisecond, "the shell and both sleeps are killed")
 }
 
 // randomFile writes n random bytes to a new file in dir.

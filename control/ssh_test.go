@@ -18,22 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSSHRunReportsExitAndOutput(t *testing.T) {
-	srv := startSSHD(t)
-	r := dial(t, srv.addr, srv.config(t, srv.addr))
-	require.Equal(t, srv.addr, r.Host())
-
-	res := run(t, r, `echo "out $(id -u)"; echo err >&2; exit 3`)
-	require.Equal(t, Result{ExitCode: 3, Stdout: []byte("out 0\n"), Stderr: []byte("err\n")}, res)
-
-	res = run(t, r, "kill -TERM $$")
-	require.Equal(t, 143, res.ExitCode, "128+SIGTERM, as a shell reports it")
-
-	word := `it's "$HOME" and a \ back`
-	res = run(t, r, "printf '%s' "+ShellQuote(word))
-	require.Equal(t, word, string(res.Stdout))
-}
-
 // TestSSHSessionsShareOneBoundedConnection: many concurrent commands use
 // one connection and never more than MaxSessions sessions at once.
 func TestSSHSessionsShareOneBoundedConnection(t *testing.T) {

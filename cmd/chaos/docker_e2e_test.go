@@ -50,7 +50,8 @@ func dockerObjects(t *testing.T, prefix string) string {
 	return strings.Join(all, " ")
 }
 
-// Issue 42: chaos runs against nodes in Docker containers with no SSH and
+// Issue 42: chaos runs against nodes in Docker containers (30 s runs here:
+// the suite's time; the closing note measures 60 s ones) with no SSH and
 // nothing in the image but busybox and libc, on one docker testbed that
 // the subtests share: chaos-node valid under every default family,
 // chaos-node's stale reads found, etcd (no iptables, no tc in the image)
@@ -71,7 +72,7 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 	three := []string{"--nodes", strings.Join(nodes[:3], ",")}
 
 	t.Run("ChaosNodeDefaultValid", func(t *testing.T) {
-		code, _, res := runDocker(t, all, "--time-limit", "60s", "--seed", "4200")
+		code, _, res := runDocker(t, all, "--time-limit", "30s", "--seed", "4200")
 		if code != exitOK {
 			t.Errorf("exit %d, want 0 (valid)", code)
 		}
@@ -83,12 +84,12 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("ChaosNodeStaleReadsFound", func(t *testing.T) {
-		if code, out, _ := runDocker(t, all, "--bug", "stale-read", "--nemesis", "partition", "--time-limit", "30s", "--seed", "4202"); code != exitInvalid {
+		if code, out, _ := runDocker(t, all, "--bug", "stale-read", "--nemesis", "partition", "--time-limit", "20s", "--seed", "4202"); code != exitInvalid {
 			t.Errorf("exit %d, want 1 (invalid)\n%s", code, out)
 		}
 	})
 	t.Run("EtcdDefaultValid", func(t *testing.T) {
-		code, _, res := runDocker(t, three, "--db", "etcd", "--time-limit", "60s", "--seed", "4203")
+		code, _, res := runDocker(t, three, "--db", "etcd", "--time-limit", "30s", "--seed", "4203")
 		if code != exitOK {
 			t.Errorf("exit %d, want 0 (valid)", code)
 		}
@@ -100,15 +101,16 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 	})
 	t.Run("EtcdSerializableReadsFound", func(t *testing.T) {
 		if code, out, _ := runDocker(t, three, "--db", "etcd", "--read-consistency", "serializable", "--nemesis", "partition",
-			"--time-limit", "30s", "--seed", "4201"); code != exitInvalid {
+			"--time-limit", "20s", "--seed", "4201"); code != exitInvalid {
 			t.Errorf("exit %d, want 1 (invalid)\n%s", code, out)
 		}
 	})
 	t.Run("HealAfterAKilledController", func(t *testing.T) {
-		for _, family := range []string{"partition", "pause"} {
+		// The op that says each fault is in place.
+		for family, op := range map[string]string{"partition": "start-partition", "pause": "pause"} {
 			store := t.TempDir()
 			killWhenRecorded(t, append([]string{"run", "--db", "etcd", "--store", store, "--nemesis", family,
-				"--nemesis-interval", "30s", "--time-limit", "60s"}, three...), store, `"f":"start-`+family)
+				"--nemesis-interval", "30s", "--time-limit", "60s"}, three...), store, `"f":"`+op+`"`)
 			code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--db", "etcd"}, three...)...)
 			if code != exitOK {
 				t.Errorf("%s: heal exit %d\n%s%s", family, code, out, errOut)
