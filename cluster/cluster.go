@@ -64,6 +64,10 @@ type Options struct {
 	// StorageNames is the fault file system's names model ("" is
 	// faultfs.NamesPOSIX).
 	StorageNames faultfs.Names
+	// ContainerNodes says every host is a container that is itself the
+	// node, its main process the server (db.ContainerNodes): chaos
+	// starts, kills and pauses the containers and installs nothing.
+	ContainerNodes bool
 }
 
 // Cluster is the system under test on its hosts.
@@ -115,7 +119,7 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.lock = lock
-	} else if err := c.dial(ctx, hosts, o.SSH, o.Docker); err != nil {
+	} else if err := c.dial(ctx, hosts, o.SSH, o.dockerConfig()); err != nil {
 		return nil, err
 	}
 	c.SharedClock = c.Local || sharesClock(ctx, c.Remotes, localBootID())
@@ -139,11 +143,28 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 		cfg.Storage = fs
 	}
 	d, err := o.NewDB(cfg)
+	if err == nil && o.ContainerNodes {
+		d, err = containerNodes(d, hosts, o.StorageFaults)
+	}
 	if err != nil {
 		c.Close(false)
 		return nil, &ConfigError{err}
 	}
 	c.DB = d
+	if o.ContainerNodes {
+		// Their network namespaces, which the fault probes enter, exist
+		// only while they run.
+		err := c.Each(func(n db.Node, r control.Remote) error {
+			if err := d.Start(ctx, r, n); err != nil && !errors.Is(err, db.ErrAlreadyRunning) {
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			c.Close(false)
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -322,4 +343,28 @@ func (c *Cluster) Node(name string) (db.Node, error) {
 		}
 	}
 	return db.Node{}, fmt.Errorf("%q is not a node of the cluster", name)
+}
+
+// containerNodes is d with every node its host's container
+// (db.ContainerNodes), refused when a host is not a container or storage
+// faults are asked for (chaos places no data directory in a container it
+// does not start).
+func containerNodes(d db.DB, hosts []string, storageFaults bool) (db.DB, error) {
+	for _, h := range hosts {
+		if _, ok, _ := control.ContainerName(h); !ok {
+			return nil, fmt.Errorf("--node-process container: %s is not a container (docker:NAME): every host must be one", h)
+		}
+	}
+	if storageFaults {
+		return nil, fmt.Errorf("--node-process container: storage faults need chaos to start the node on its fault file system; use --node-process chaos")
+	}
+	return db.ContainerNodes(d), nil
+}
+
+// dockerConfig is how containers are reached: a container that is the node
+// may be stopped (Setup starts it).
+func (o Options) dockerConfig() control.DockerConfig {
+	cfg := o.Docker
+	cfg.Stopped = cfg.Stopped || o.ContainerNodes
+	return cfg
 }

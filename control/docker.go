@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -47,6 +48,9 @@ type DockerConfig struct {
 	// Host is the Engine's address (DOCKER_HOST); "" keeps this process's
 	// environment and docker context.
 	Host string
+	// Stopped makes DialDocker accept a stopped container: one that is
+	// itself the node, which a run starts (db.ContainerNodes).
+	Stopped bool
 	// Mode is how commands run: DockerAuto (""), DockerExec or
 	// DockerNsenter.
 	Mode string
@@ -95,7 +99,7 @@ func DialDocker(ctx context.Context, host, container string, cfg DockerConfig) (
 	}
 	r := &dockerRemote{host: host, container: container, cfg: cfg, mode: mode}
 	out, stderr, err := r.docker(ctx, nil, "inspect", "--type", "container", "--format",
-		"{{.State.Status}}{{range .NetworkSettings.Networks}} {{.IPAddress}}{{end}}", container)
+		inspectStateAddr, container)
 	if err != nil {
 		return nil, r.dialError(stderr, err)
 	}
@@ -106,7 +110,8 @@ func DialDocker(ctx context.Context, host, container string, cfg DockerConfig) (
 		}
 		fields[0] = "running"
 	}
-	if len(fields) == 0 || fields[0] != "running" {
+	stoppedOK := cfg.Stopped && len(fields) > 0 && (fields[0] == "exited" || fields[0] == "created")
+	if len(fields) == 0 || (fields[0] != "running" && !stoppedOK) {
 		state := strings.Join(fields[:min(1, len(fields))], "")
 		return nil, fmt.Errorf("%s: the container is %s, not running: %s", dialName(host, container), state, startHint(state, container))
 	}
@@ -118,6 +123,12 @@ func DialDocker(ctx context.Context, host, container string, cfg DockerConfig) (
 
 // Addr implements Addressed: the container's IP address.
 func (r *dockerRemote) Addr() string { return r.addr }
+
+// inspectStateAddr is the `docker inspect` format of a container's state
+// and its address on each network: the one it has, or when it has none
+// (stopped) the fixed one it was given (--ip, compose ipv4_address).
+const inspectStateAddr = `{{.State.Status}}{{range .NetworkSettings.Networks}} ` +
+	`{{if .IPAddress}}{{.IPAddress}}{{else if .IPAMConfig}}{{.IPAMConfig.IPv4Address}}{{end}}{{end}}`
 
 // dialName names host and its container in DialDocker's errors: "n1:
 // docker:NAME", or "docker:NAME" alone when that is the host's name.
@@ -222,4 +233,81 @@ func (r *dockerRemote) killGroup(ctx context.Context, pgid int64) {
 		r.cfg.Log.Warn("docker: cancelled command not killed", "host", r.host, "pgid", pgid,
 			"err", errors.Join(err, errors.New(firstLine(string(stderr)))))
 	}
+}
+
+// Container is the Docker container a Remote reaches (ContainerOf): the
+// Engine's own verbs on it, for a container that is itself the node (its
+// main process the server).
+type Container interface {
+	// Name is the container's name.
+	Name() string
+	// Do runs `docker VERB ARGS... NAME` (kill, start, stop, pause,
+	// unpause, restart); an error carries the docker command's message.
+	Do(ctx context.Context, verb string, args ...string) error
+	// Logs writes the container's output (`docker logs`) to w.
+	Logs(ctx context.Context, w io.Writer) error
+	// RestartPolicy is the container's restart policy ("no", "always",
+	// "unless-stopped", "on-failure").
+	RestartPolicy(ctx context.Context) (string, error)
+	// Inspect returns the container's state ("running", "paused",
+	// "exited", ...) and its IP address on its first network.
+	Inspect(ctx context.Context) (state, addr string, err error)
+}
+
+// ContainerOf is the container r reaches, when r is a Docker Remote.
+func ContainerOf(r Remote) (Container, bool) {
+	switch d := r.(type) {
+	case *dockerRemote:
+		return d, true
+	case *netSideRemote:
+		return d.dockerRemote, true
+	}
+	return nil, false
+}
+
+func (r *dockerRemote) Name() string { return r.container }
+
+func (r *dockerRemote) Do(ctx context.Context, verb string, args ...string) error {
+	argv := append(append([]string{verb}, args...), r.container)
+	if _, stderr, err := r.docker(ctx, nil, argv...); err != nil {
+		msg := firstLine(string(stderr))
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("docker %s %s: %s", verb, r.container, clip(msg, 240))
+	}
+	return nil
+}
+
+func (r *dockerRemote) Logs(ctx context.Context, w io.Writer) error {
+	c := r.command(ctx, "logs", r.container)
+	c.Stdout, c.Stderr = w, w
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("docker logs %s: %w", r.container, err)
+	}
+	return nil
+}
+
+func (r *dockerRemote) Inspect(ctx context.Context) (state, addr string, err error) {
+	out, stderr, err := r.docker(ctx, nil, "inspect", "--type", "container", "--format",
+		inspectStateAddr, r.container)
+	if err != nil {
+		return "", "", r.dialError(stderr, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) > 0 {
+		state = f[0]
+	}
+	if len(f) > 1 {
+		addr = f[1]
+	}
+	return state, addr, nil
+}
+
+func (r *dockerRemote) RestartPolicy(ctx context.Context) (string, error) {
+	out, stderr, err := r.docker(ctx, nil, "inspect", "--type", "container", "--format", "{{.HostConfig.RestartPolicy.Name}}", r.container)
+	if err != nil {
+		return "", r.dialError(stderr, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

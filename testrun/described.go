@@ -67,7 +67,8 @@ func (o *Options) systemName() string {
 // clusterOptions is the cluster the options test.
 func (o *Options) clusterOptions() cluster.Options {
 	return cluster.Options{Hosts: o.Nodes, SSH: o.SSH, NewDB: o.newDB, Binary: o.Binary, Bugs: o.Bugs,
-		ReadConsistency: o.ReadConsistency, StorageFaults: o.storageFaults(), StorageNames: faultfs.Names(o.StorageNames)}
+		ReadConsistency: o.ReadConsistency, StorageFaults: o.storageFaults(), StorageNames: faultfs.Names(o.StorageNames),
+		ContainerNodes: o.NodeProcess == NodeProcessContainer}
 }
 
 // newDB builds the system under test the options name.

@@ -35,6 +35,10 @@ type Options struct {
 	DB       string // chaos-node or etcd
 	Workload string // register or set
 	Keys     int
+	// NodeProcess is who runs each node: NodeProcessChaos ("" too: chaos
+	// installs and starts it on its host) or NodeProcessContainer (each
+	// host is a container whose main process is the node).
+	NodeProcess string
 	// ReadConsistency is how reads are served: "linearizable" (default)
 	// or "serializable" (a node's local state: etcd's serializable range,
 	// chaos-node's ?stale=true), the way to check a weaker read mode.
@@ -103,6 +107,12 @@ type Options struct {
 	// Complete; nil for a built-in system.
 	system *described.Description
 }
+
+// Who runs the nodes (Options.NodeProcess).
+const (
+	NodeProcessChaos     = "chaos"
+	NodeProcessContainer = "container"
+)
 
 // Read consistencies of Options.ReadConsistency.
 const (
@@ -216,6 +226,10 @@ func (o *Options) validateValues() error {
 	switch {
 	case o.Workload != "register" && o.Workload != "set":
 		return usagef("--workload %q: want register or set", o.Workload)
+	case o.NodeProcess != "" && o.NodeProcess != NodeProcessChaos && o.NodeProcess != NodeProcessContainer:
+		return usagef("--node-process %q: want %s or %s", o.NodeProcess, NodeProcessChaos, NodeProcessContainer)
+	case o.NodeProcess == NodeProcessContainer && !slices.ContainsFunc(o.Nodes, isContainer):
+		return usagef("--node-process container: give the containers that are the nodes (--nodes docker:NAME,...)")
 	case o.ReadConsistency != ReadLinearizable && o.ReadConsistency != ReadSerializable:
 		return usagef("--read-consistency %q: want %s or %s", o.ReadConsistency, ReadLinearizable, ReadSerializable)
 	case !slices.Contains([]string{"", ClockAuto, string(nemesis.ClockHook), string(nemesis.ClockVDSO), string(nemesis.ClockFaketime), string(nemesis.ClockSystem)}, o.ClockStrategy):

@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"time"
 
 	"chaos/checker"
@@ -177,7 +179,7 @@ func (r *run) execute(ctx context.Context) (Result, error) {
 		r.teardown()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	load, err := r.prepareLoad()
+	load, err := r.prepareLoad(ctx)
 	if err != nil {
 		r.teardown()
 		return Result{}, err
@@ -206,7 +208,7 @@ type load struct {
 	stop chan struct{}
 }
 
-func (r *run) prepareLoad() (*load, error) {
+func (r *run) prepareLoad(ctx context.Context) (*load, error) {
 	concurrency, err := workload.ParseConcurrency(r.o.Concurrency, len(r.cl.Nodes))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
@@ -217,11 +219,19 @@ func (r *run) prepareLoad() (*load, error) {
 	}
 	l := &load{clients: clients, stop: make(chan struct{})}
 	var gen workload.Generator
+	var keys []string
 	if r.o.Workload == "set" {
 		l.set = workload.NewSet()
 		gen = l.set
-	} else if gen, err = workload.NewRegister(r.o.Keys); err != nil {
+	} else if reg, err := workload.NewRegister(r.o.Keys); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	} else {
+		gen, keys = reg, reg.Keys()
+	}
+	if r.o.NodeProcess == NodeProcessContainer {
+		if err := emptyAtStart(ctx, clients[0], keys); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+		}
 	}
 	if r.histF, err = os.Create(r.rd.path("history.jsonl")); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -248,4 +258,47 @@ func (r *run) teardown() {
 		r.log.Error("teardown", "err", err)
 		fmt.Fprintf(r.env.Out, "warning: teardown: %v\n", err)
 	}
+}
+
+// emptyAtStart refuses a run on nodes that hold the workload's data
+// already: a container that is the node is not wiped (chaos does not know
+// where it keeps its data), and the checks take every key to start absent,
+// so a value from an earlier run would read as one nobody wrote. keys are
+// the register's; none means the set, read whole.
+func emptyAtStart(ctx context.Context, c workload.Client, keys []string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ops := []workload.Op{{F: history.FRead}}
+	if len(keys) > 0 {
+		ops = ops[:0]
+		for _, k := range keys {
+			ops = append(ops, workload.Op{F: history.FRead, Key: k})
+		}
+	}
+	for _, op := range ops {
+		out := c.Do(ctx, op)
+		if out.Type != history.OK {
+			return fmt.Errorf("reading %s before the load to check it is empty: %s", cmp.Or(op.Key, "the set"), cmp.Or(out.Error, "no answer"))
+		}
+		shown := ""
+		switch v := out.Value.(type) {
+		case *int64:
+			if v != nil {
+				shown = strconv.FormatInt(*v, 10)
+			}
+		case []int64:
+			if len(v) > 0 {
+				shown = fmt.Sprintf("%d elements", len(v))
+			}
+		case nil:
+		default:
+			shown = fmt.Sprint(v)
+		}
+		if shown == "" {
+			continue
+		}
+		return fmt.Errorf("the nodes hold data from before this run (%s = %s): chaos does not wipe a container that is the node; start the containers from empty data (docker compose down -v, then up -d)",
+			cmp.Or(op.Key, "the set"), shown)
+	}
+	return nil
 }

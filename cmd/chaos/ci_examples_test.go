@@ -81,7 +81,8 @@ func TestCIExampleGitHubActions(t *testing.T) {
 	step := func(job, name string) string {
 		for _, s := range wf.Jobs[job].Steps {
 			if s.Name == name {
-				return strings.ReplaceAll(s.Run, `sudo -E env "PATH=$PATH" go run ./cmd/chaos`, "chaos")
+				run := strings.ReplaceAll(s.Run, `sudo -E env "PATH=$PATH" go run ./cmd/chaos`, "chaos")
+				return strings.ReplaceAll(run, "go run ./cmd/chaos", "chaos")
 			}
 		}
 		t.Fatalf("job %s has no step %q", job, name)
@@ -140,7 +141,8 @@ func TestCIExampleIndexedJob(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "campaigns", "smoke.yaml"), []byte(tinyCampaign), 0o644))
 	local := func(line string) string { // the pods' mounts, under dir
-		return strings.NewReplacer("/campaigns/", dir+"/campaigns/", "/results", dir+"/results").Replace(line)
+		return strings.NewReplacer(" /campaigns/", " "+dir+"/campaigns/", " /results", " "+dir+"/results",
+			`"/results`, `"`+dir+"/results").Replace(line)
 	}
 	shard := shardJob.Spec.Template.Spec.Containers[0].Args[0]
 	require.Contains(t, shard, "--shard auto/3")

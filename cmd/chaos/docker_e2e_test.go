@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,7 +57,8 @@ func dockerObjects(t *testing.T, prefix string) string {
 // nothing in the image but busybox and libc, on one docker testbed that
 // the subtests share: chaos-node valid under every default family,
 // chaos-node's stale reads found, etcd (no iptables, no tc in the image)
-// valid by default and its serializable reads found under partitions, and
+// valid by default and its serializable reads found under partitions, etcd
+// as the containers' main process killed, paused and cut off, and
 // `chaos heal` after a controller killed mid-partition and mid-pause.
 // `chaos testbed down` leaves nothing behind.
 func TestDockerTestbedEndToEnd(t *testing.T) {
@@ -103,6 +106,29 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 		if code, out, _ := runDocker(t, three, "--db", "etcd", "--read-consistency", "serializable", "--nemesis", "partition",
 			"--time-limit", "20s", "--seed", "4201"); code != exitInvalid {
 			t.Errorf("exit %d, want 1 (invalid)\n%s", code, out)
+		}
+	})
+	t.Run("EtcdIsTheContainer", func(t *testing.T) {
+		nodes := etcdContainers(t, dir)
+		store := t.TempDir()
+		code, out, errOut := runChaos(t, 5*time.Minute, "run", "--db", "etcd", "--node-process", "container", "--nodes", nodes,
+			"--nemesis", "kill,pause,partition", "--nemesis-interval", "4s", "--time-limit", "30s", "--seed", "1", "--store", store)
+		if code != exitOK {
+			t.Fatalf("exit %d, want 0 (valid)\n%s%s", code, out, errOut)
+		}
+		h, err := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []string{"kill", "pause", "start-partition"} {
+			if !strings.Contains(string(h), `"f":"`+op+`"`) {
+				t.Errorf("no %s in the history", op)
+			}
+		}
+		code, _, errOut = runChaos(t, 3*time.Minute, "run", "--db", "etcd", "--node-process", "container", "--nodes", nodes,
+			"--time-limit", "5s", "--store", t.TempDir())
+		if code != exitSetup || !strings.Contains(errOut, "the nodes hold data from before this run") {
+			t.Errorf("a second run on the same containers: exit %d, want %d naming the data left\n%s", code, exitSetup, errOut)
 		}
 	})
 	t.Run("HealAfterAKilledController", func(t *testing.T) {
@@ -189,4 +215,45 @@ func stoppedEtcd(t *testing.T, nodes []string) string {
 		}
 	}
 	return strings.Join(stopped, " ")
+}
+
+// etcdContainers starts three containers of the docker testbed in dir's
+// image whose main process is etcd, at fixed addresses on a network of
+// their own, all removed when the test ends, and returns them as --nodes.
+func etcdContainers(t *testing.T, dir string) string {
+	t.Helper()
+	var st struct {
+		Prefix, Image string
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "docker.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	docker := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("docker", args...).CombinedOutput(); err != nil {
+			t.Fatalf("docker %v: %v\n%s", args, err, out)
+		}
+	}
+	network := st.Prefix + "-etcd"
+	docker("network", "create", "--subnet", "10.94.0.0/24", network)
+	t.Cleanup(func() { _ = exec.Command("docker", "network", "rm", network).Run() })
+	var cluster, nodes []string
+	for i := 1; i <= 3; i++ {
+		cluster = append(cluster, fmt.Sprintf("e%d=http://10.94.0.1%d:2380", i, i))
+	}
+	for i := 1; i <= 3; i++ {
+		name, ip := fmt.Sprintf("%s-e%d", st.Prefix, i), fmt.Sprintf("10.94.0.1%d", i)
+		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
+		docker("run", "-d", "--name", name, "--network", network, "--ip", ip, st.Image, "/usr/bin/etcd",
+			"--name", fmt.Sprintf("e%d", i), "--data-dir", "/tmp/etcd", "--initial-cluster-state", "new",
+			"--initial-cluster", strings.Join(cluster, ","), "--initial-advertise-peer-urls", "http://"+ip+":2380",
+			"--listen-peer-urls", "http://0.0.0.0:2380", "--listen-client-urls", "http://0.0.0.0:2379",
+			"--advertise-client-urls", "http://"+ip+":2379")
+		nodes = append(nodes, "docker:"+name)
+	}
+	return strings.Join(nodes, ",")
 }

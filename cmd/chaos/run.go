@@ -79,6 +79,8 @@ func (ro *runOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.DB, "db", "chaos-node", dbFlagHelp())
 	f.StringVar(&o.Workload, "workload", "register", "register or set")
 	f.IntVar(&o.Keys, "keys", 10, "keys the register workload spreads over")
+	f.StringVar(&o.NodeProcess, "node-process", testrun.NodeProcessChaos,
+		"who runs each node: chaos (installs and starts it on its host) or container (each docker:NAME host is a container whose main process is the node: chaos starts, kills, pauses and unpauses the container, reads docker logs, and installs and wipes nothing)")
 	f.StringVar(&o.ReadConsistency, "read-consistency", testrun.ReadLinearizable,
 		"how reads are served: linearizable, or serializable (a node's local state: etcd's serializable reads, chaos-node's stale reads) to check a weaker read mode")
 	f.StringVar(&o.Concurrency, "concurrency", "2n", "clients: a number, or Nn = N times the node count")
