@@ -254,15 +254,14 @@ type Container interface {
 	Inspect(ctx context.Context) (state, addr string, err error)
 }
 
-// ContainerOf is the container r reaches, when r is a Docker Remote.
+// ContainerOf is the container r reaches, when r is a Docker Remote (or
+// any Remote that is also a Container: a test's fake).
 func ContainerOf(r Remote) (Container, bool) {
-	switch d := r.(type) {
-	case *dockerRemote:
-		return d, true
-	case *netSideRemote:
-		return d.dockerRemote, true
+	if n, ok := r.(*netSideRemote); ok {
+		return n.dockerRemote, true
 	}
-	return nil, false
+	c, ok := r.(Container)
+	return c, ok
 }
 
 func (r *dockerRemote) Name() string { return r.container }
