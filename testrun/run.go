@@ -147,6 +147,7 @@ func (r *run) writeTestJSON() error {
 		NemesisIntervalS: o.NemesisInterval.Seconds(), ScheduleVersion: nemesis.ScheduleVersion, StorageFaults: o.storageFaults(), StorageNames: o.storageNames(), CorruptFiles: o.CorruptFiles, CorruptHows: o.CorruptHows, Bugs: o.Bugs,
 		CheckerTimeoutS: o.CheckerTimeout.Seconds(), Checker: o.Checker, LeaveDBRunning: o.LeaveDBRunning,
 		RecoveryS: o.Recovery.Seconds(), RecoveryAdvisory: o.recoveryAdvisory, SSH: ssh,
+		NodeProcess: containerOnly(o.NodeProcess),
 	})
 }
 
@@ -301,4 +302,13 @@ func emptyAtStart(ctx context.Context, c workload.Client, keys []string) error {
 			cmp.Or(op.Key, "the set"), shown)
 	}
 	return nil
+}
+
+// containerOnly is --node-process as test.json records it: only when the
+// containers are the nodes.
+func containerOnly(p string) string {
+	if p == NodeProcessContainer {
+		return p
+	}
+	return ""
 }

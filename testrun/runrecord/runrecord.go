@@ -26,15 +26,18 @@ type TestRecord struct {
 	// Argv is the command line with every secret value redacted
 	// (secret.Args): as written, and as read back, also from a test.json
 	// written before chaos redacted it.
-	Argv             []string `json:"argv"`
-	Version          string   `json:"version"`
-	Started          string   `json:"started"` // RFC 3339, UTC
-	Nodes            []string `json:"nodes"`   // as given; empty in local mode
-	Local            bool     `json:"local"`
-	DB               string   `json:"db"`
-	Workload         string   `json:"workload"`
-	Keys             int      `json:"keys"`
-	ReadConsistency  string   `json:"read_consistency"`
+	Argv            []string `json:"argv"`
+	Version         string   `json:"version"`
+	Started         string   `json:"started"` // RFC 3339, UTC
+	Nodes           []string `json:"nodes"`   // as given; empty in local mode
+	Local           bool     `json:"local"`
+	DB              string   `json:"db"`
+	Workload        string   `json:"workload"`
+	Keys            int      `json:"keys"`
+	ReadConsistency string   `json:"read_consistency"`
+	// NodeProcess is "container" when every host is a container that is
+	// the node (--node-process container); absent otherwise.
+	NodeProcess      string   `json:"node_process,omitempty"`
 	Concurrency      string   `json:"concurrency"`
 	Rate             float64  `json:"rate"`
 	TimeLimitS       float64  `json:"time_limit_s"`
