@@ -109,7 +109,7 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 		}
 	})
 	t.Run("EtcdIsTheContainer", func(t *testing.T) {
-		nodes := etcdContainers(t, dir)
+		nodes := etcdContainers(t, dir, 1)
 		store := t.TempDir()
 		code, out, errOut := runChaos(t, 5*time.Minute, "run", "--db", "etcd", "--node-process", "container", "--nodes", nodes,
 			"--nemesis", "kill,pause,partition", "--nemesis-interval", "4s", "--time-limit", "30s", "--seed", "1", "--store", store)
@@ -129,6 +129,22 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 			"--time-limit", "5s", "--store", t.TempDir())
 		if code != exitSetup || !strings.Contains(errOut, "the nodes hold data from before this run") {
 			t.Errorf("a second run on the same containers: exit %d, want %d naming the data left\n%s", code, exitSetup, errOut)
+		}
+	})
+	t.Run("HealContainersLeftPaused", func(t *testing.T) {
+		nodes := etcdContainers(t, dir, 2)
+		store := t.TempDir()
+		killWhenRecorded(t, []string{"run", "--db", "etcd", "--node-process", "container", "--nodes", nodes, "--store", store,
+			"--nemesis", "pause", "--nemesis-interval", "30s", "--time-limit", "60s"}, store, `"f":"pause"`)
+		code, out, errOut := runChaos(t, 2*time.Minute, "heal", "--store", store, "--nodes", nodes)
+		if code != exitOK {
+			t.Errorf("heal exit %d\n%s%s", code, out, errOut)
+		}
+		for _, n := range strings.Split(nodes, ",") {
+			state, err := exec.Command("docker", "inspect", "--format", "{{.State.Status}}", strings.TrimPrefix(n, "docker:")).Output()
+			if err != nil || strings.TrimSpace(string(state)) != "running" {
+				t.Errorf("%s after heal: %s %v", n, state, err)
+			}
 		}
 	})
 	t.Run("HealAfterAKilledController", func(t *testing.T) {
@@ -217,10 +233,11 @@ func stoppedEtcd(t *testing.T, nodes []string) string {
 	return strings.Join(stopped, " ")
 }
 
-// etcdContainers starts three containers of the docker testbed in dir's
-// image whose main process is etcd, at fixed addresses on a network of
-// their own, all removed when the test ends, and returns them as --nodes.
-func etcdContainers(t *testing.T, dir string) string {
+// etcdContainers starts three new containers (set k) of the docker testbed
+// in dir's image whose main process is etcd, at fixed addresses on a
+// network of their own, all removed when the test ends, and returns them
+// as --nodes.
+func etcdContainers(t *testing.T, dir string, k int) string {
 	t.Helper()
 	var st struct {
 		Prefix, Image string
@@ -238,15 +255,15 @@ func etcdContainers(t *testing.T, dir string) string {
 			t.Fatalf("docker %v: %v\n%s", args, err, out)
 		}
 	}
-	network := st.Prefix + "-etcd"
-	docker("network", "create", "--subnet", "10.94.0.0/24", network)
+	network := fmt.Sprintf("%s-etcd%d", st.Prefix, k)
+	docker("network", "create", "--subnet", fmt.Sprintf("10.94.%d.0/24", k), network)
 	t.Cleanup(func() { _ = exec.Command("docker", "network", "rm", network).Run() })
 	var cluster, nodes []string
 	for i := 1; i <= 3; i++ {
-		cluster = append(cluster, fmt.Sprintf("e%d=http://10.94.0.1%d:2380", i, i))
+		cluster = append(cluster, fmt.Sprintf("e%d=http://10.94.%d.1%d:2380", i, k, i))
 	}
 	for i := 1; i <= 3; i++ {
-		name, ip := fmt.Sprintf("%s-e%d", st.Prefix, i), fmt.Sprintf("10.94.0.1%d", i)
+		name, ip := fmt.Sprintf("%s-e%d%d", st.Prefix, k, i), fmt.Sprintf("10.94.%d.1%d", k, i)
 		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
 		docker("run", "-d", "--name", name, "--network", network, "--ip", ip, st.Image, "/usr/bin/etcd",
 			"--name", fmt.Sprintf("e%d", i), "--data-dir", "/tmp/etcd", "--initial-cluster-state", "new",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"chaos/db"
 	"chaos/internal/termsafe"
 	"chaos/nemesis"
+	"chaos/testrun"
 	"chaos/testrun/runrecord"
 )
 
@@ -27,7 +29,13 @@ type healOptions struct {
 	store   string
 	dataDir string
 	timeout time.Duration
+	// nodeProcess is --node-process: "container" when every host is a
+	// container that is the node ("": the newest run's, else chaos).
+	nodeProcess string
 }
+
+// containerNodes says whether the hosts are containers that are the nodes.
+func (o healOptions) containerNodes() bool { return o.nodeProcess == testrun.NodeProcessContainer }
 
 func newHealCmd() *cobra.Command {
 	var o healOptions
@@ -42,7 +50,9 @@ hooks (clock, drops, packet faults) and, where chaos stopped NTP to set the syst
 and starts NTP again. Of the fault file systems under the nodes' data
 directories (storage faults), it ends the error injection where the node
 runs and unmounts them where it does not. Killed nodes stay down: the next
-run redeploys them.
+run redeploys them. Containers (docker:NAME hosts) that are paused are
+unpaused first; with --node-process container (taken from the run), a
+container that is the node and is stopped is left down, healed.
 
 Without --db it heals the newest run in --store (store/latest/test.json),
 the run a crashed controller left, and says which: its system, its hosts
@@ -79,6 +89,7 @@ verified or healed (one line each on stderr).`,
 	f.StringVar(&o.store, "store", "./store", "where chaos run wrote its runs: without --db, the newest one is healed")
 	f.StringVar(&o.dataDir, "data-dir", "", "where the nodes keep their data and pidfiles (default "+db.DefaultLayout().DataDir+", or in local mode "+cluster.LocalDataDir()+")")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "bound on the whole heal")
+	f.StringVar(&o.nodeProcess, "node-process", "", "container: every host is a container that is the node (as chaos run --node-process); a paused one is unpaused, a stopped one left as it is (default: the newest run's, else chaos)")
 	return cmd
 }
 
@@ -186,6 +197,9 @@ func latestRun(store, runDir string) (runrecord.TestRecord, string, error) {
 // and what heal logs in with come from the operator alone.
 func (o *healOptions) fromRun(rec runrecord.TestRecord, changed func(flag string) bool) {
 	o.db = rec.DB
+	if !changed("node-process") {
+		o.nodeProcess = rec.NodeProcess
+	}
 	s := rec.SSH
 	if s == nil {
 		return
@@ -267,7 +281,7 @@ func (o healOptions) connect(ctx context.Context, out, stderr io.Writer, d db.DB
 		// no password unless the operator's known_hosts vouches for them.
 		cfg.PasswordToVerifiedOnly = true
 		// A container chaos left paused refuses commands: heal unpauses it.
-		dialer, err := control.NewDialer(hosts, cfg, control.DockerConfig{Unpause: true})
+		dialer, err := control.NewDialer(hosts, cfg, control.DockerConfig{Unpause: true, Stopped: o.containerNodes()})
 		if err != nil {
 			return nil, nil, usageErrorf("%v", err)
 		}
@@ -282,6 +296,9 @@ func (o healOptions) connect(ctx context.Context, out, stderr io.Writer, d db.DB
 			})
 		}
 		wg.Wait()
+	}
+	if o.containerNodes() {
+		skipStopped(ctx, remotes, errs)
 	}
 	c, outcome := reached(d, nodes, remotes, errs)
 	return c, outcome, nil
@@ -311,6 +328,9 @@ func (o healOptions) newDB(nodes []db.Node, layout db.Layout) (db.DB, error) {
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
+	if o.containerNodes() {
+		d = db.ContainerNodes(d)
+	}
 	return d, nil
 }
 
@@ -321,6 +341,10 @@ func reached(d db.DB, nodes []db.Node, remotes []control.Remote, errs []error) (
 	byName := map[string]control.Remote{}
 	outcome := map[string]error{}
 	for i, n := range nodes {
+		if errors.Is(errs[i], errStoppedContainer) {
+			outcome[n.Name] = nil // stays down, as a killed node does
+			continue
+		}
 		if errs[i] != nil {
 			outcome[n.Name] = errs[i]
 			continue
@@ -347,4 +371,24 @@ func printHeal(out, errOut io.Writer, nodes []db.Node, outcome map[string]error)
 		return setupError(fmt.Errorf("heal failed on %d of %d hosts", failed, len(nodes)))
 	}
 	return nil
+}
+
+// errStoppedContainer marks a container that is the node and is stopped:
+// nothing of chaos's is left in it (its rules went with its network
+// namespace), and heal leaves it down as it leaves killed nodes.
+var errStoppedContainer = errors.New("stopped")
+
+// skipStopped marks the reached containers that are stopped, so that heal
+// leaves them out (see reached).
+func skipStopped(ctx context.Context, remotes []control.Remote, errs []error) {
+	for i, r := range remotes {
+		if errs[i] != nil || r == nil {
+			continue
+		}
+		if ct, ok := control.ContainerOf(r); ok {
+			if state, _, err := ct.Inspect(ctx); err == nil && (state == "exited" || state == "created") {
+				errs[i] = errStoppedContainer
+			}
+		}
+	}
 }
