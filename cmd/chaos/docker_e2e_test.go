@@ -68,6 +68,9 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("testbed up --docker: exit %d\n%s%s", code, out, errOut)
 	}
+	if code, out, errOut := runChaos(t, time.Minute, "testbed", "status", "--dir", dir); code != exitOK || strings.Count(out, "running") != 5 {
+		t.Errorf("testbed status: exit %d, want 0 with five containers running\n%s%s", code, out, errOut)
+	}
 	prefix := strings.TrimSuffix(strings.TrimPrefix(strings.Fields(testbedNodes(t, dir)[0])[0], "docker:"), "-n1")
 	t.Cleanup(func() { _, _, _ = runChaos(t, 2*time.Minute, "testbed", "down", "--dir", dir) })
 	nodes := testbedNodes(t, dir)

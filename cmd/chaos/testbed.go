@@ -149,6 +149,9 @@ func runTestbedDown(cmd *cobra.Command, o testbedOptions) error {
 }
 
 func runTestbedStatus(cmd *cobra.Command, o testbedOptions) error {
+	if done, err := dockerTestbedStatus(cmd, o); done {
+		return err
+	}
 	if err := testbed.Platform(); err != nil {
 		return setupError(err)
 	}

@@ -239,3 +239,19 @@ func saveState(dir string, st State) error {
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, StateFile), append(b, '\n'), 0o644)
 }
+
+// States are the testbed's containers' states ("running", "exited",
+// "paused", ...) by name; a container that is gone is absent.
+func States(ctx context.Context, e Engine, st State) (map[string]string, error) {
+	out, err := e.Docker(ctx, nil, "ps", "-a", "--filter", "label="+Label+"="+st.Prefix, "--format", "{{.Names}} {{.State}}")
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if name, state, ok := strings.Cut(line, " "); ok {
+			states[name] = state
+		}
+	}
+	return states, nil
+}
