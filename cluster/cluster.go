@@ -152,20 +152,24 @@ func Connect(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	c.DB = d
 	if o.ContainerNodes {
-		// Their network namespaces, which the fault probes enter, exist
-		// only while they run.
-		err := c.Each(func(n db.Node, r control.Remote) error {
-			if err := d.Start(ctx, r, n); err != nil && !errors.Is(err, db.ErrAlreadyRunning) {
-				return err
-			}
-			return nil
-		})
-		if err != nil {
+		if err := c.startContainers(ctx); err != nil {
 			c.Close(false)
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// startContainers starts the containers that are the nodes and do not
+// run: their network namespaces, which the fault probes enter, exist only
+// while they run.
+func (c *Cluster) startContainers(ctx context.Context) error {
+	return c.Each(func(n db.Node, r control.Remote) error {
+		if err := c.DB.Start(ctx, r, n); err != nil && !errors.Is(err, db.ErrAlreadyRunning) {
+			return err
+		}
+		return nil
+	})
 }
 
 // dial reaches every host, in parallel: containers through the Docker
