@@ -219,16 +219,21 @@ func dockerCommand(ctx context.Context, cfg DockerConfig, args ...string) *exec.
 
 // killGroup kills process group pgid in the container, with an exec of its
 // own: closing an exec's stream or killing the docker command does not stop
-// what it runs. A paused container refuses it (heal unpauses first); a
+// what it runs. Without pgid (the command never reported it) it kills the
+// groups of the processes whose command line holds token, with grep from
+// the image. A paused container refuses it (heal unpauses first); a
 // failure is logged, there is nothing more to do.
-func (r *dockerRemote) killGroup(ctx context.Context, pgid int64) {
+func (r *dockerRemote) killGroup(ctx context.Context, pgid int64, token string) {
+	kill := fmt.Sprintf("kill -KILL -%d", pgid)
 	if pgid <= 1 {
-		r.cfg.Log.Warn("docker: cancelled command not killed: its process group is unknown", "host", r.host)
-		return
+		// The group never reported itself: find its shell by the token
+		// on its command line (the brackets keep grep from finding itself).
+		pattern := ShellQuote("[" + token[:1] + "]" + token[1:])
+		kill = "for f in $(grep -l " + pattern + " /proc/[0-9]*/cmdline 2>/dev/null); do p=${f#/proc/}; kill -KILL -${p%/cmdline}; done"
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	defer cancel()
-	_, stderr, err := r.docker(ctx, nil, "exec", "-u", "0", r.container, "sh", "-c", fmt.Sprintf("kill -KILL -%d", pgid))
+	_, stderr, err := r.docker(ctx, nil, "exec", "-u", "0", r.container, "sh", "-c", kill)
 	if err != nil {
 		r.cfg.Log.Warn("docker: cancelled command not killed", "host", r.host, "pgid", pgid,
 			"err", errors.Join(err, errors.New(firstLine(string(stderr)))))

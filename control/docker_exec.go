@@ -3,6 +3,8 @@ package control
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -35,14 +37,20 @@ func (r *dockerRemote) Run(ctx context.Context, cmd string) (Result, error) {
 	if r.mode == DockerNsenter {
 		return r.runNsenter(ctx, what, cmd)
 	}
-	c := r.command(ctx, "exec", "-u", "0", r.container, "sh", "-c", reportingExit(cmd))
+	token := runToken()
+	// Not ended with ctx: the docker command may not have started the
+	// exec yet when ctx ends, and killing it then would leave the command
+	// to start unseen. It is killed once the command's group is.
+	c := r.command(context.WithoutCancel(ctx), "exec", "-u", "0", r.container, "sh", "-c", reportingExit(cmd), token)
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{head: cappedBuffer{max: stderrMax}}
 	group := newPGIDWriter(stderr)
 	c.Stdout, c.Stderr = &stdout, group
-	err := c.Run()
+	err := c.Start()
+	if err == nil {
+		err = r.wait(ctx, c, group, token)
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		r.killGroup(ctx, group.await(pgidWait))
 		return Result{}, fmt.Errorf("%s: %s: %w", r.host, what, ctxErr)
 	}
 	group.flush()
@@ -50,6 +58,31 @@ func (r *dockerRemote) Run(ctx context.Context, cmd string) (Result, error) {
 		return Result{ExitCode: status, Stdout: stdout.Bytes(), Stderr: stderr.head.buf.Bytes()}, nil
 	}
 	return r.unreported(what, group.pgid.Load() != 0, stdout.Bytes(), stderr.head.buf.Bytes(), err)
+}
+
+// wait waits for the docker command c, or for ctx: then it kills the
+// command's process group in the container, by the id the command reported
+// (waiting up to killTimeout for the report, which comes once the exec has
+// started) or, failing that, by token, and then c.
+func (r *dockerRemote) wait(ctx context.Context, c *exec.Cmd, group *pgidWriter, token string) error {
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	r.killGroup(ctx, group.await(killTimeout), token)
+	_ = c.Process.Kill()
+	return <-done
+}
+
+// runToken is a new word that names one command's shell in the
+// container's process table (its $0), for killGroup's fallback.
+func runToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "chaos-run-" + hex.EncodeToString(b[:])
 }
 
 // unreported is how a command whose status never came back ended: the

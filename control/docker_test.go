@@ -330,3 +330,17 @@ func TestViaNamesHowAHostIsReached(t *testing.T) {
 	require.Equal(t, "docker-exec", Via(execed))
 	require.Equal(t, "", NetMechanism(execed), "docker exec reaches the network from inside")
 }
+
+// A command cancelled before it reported its process group (the exec had
+// not started yet) is found by the token on its shell's command line.
+func TestDockerKillGroupFindsAnUnreportedCommandByItsToken(t *testing.T) {
+	name := startContainer(t)
+	r := dialContainer(t, name, DockerExec).(*dockerRemote)
+	token := runToken()
+	out, err := exec.Command("docker", "exec", "-d", name, "sh", "-c", "sleep 765.4321 & sleep 765.4321; wait", token).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Eventually(t, func() bool { return liveWith(t, r, "765.4321") == 3 }, 10*time.Second, 50*time.Millisecond, "the shell and two sleeps")
+	r.killGroup(context.Background(), 0, token)
+	require.Eventually(t, func() bool { return liveWith(t, r, "765.4321") == 0 }, 10*time.Second, 50*time.Millisecond,
+		"the shell and both sleeps are killed")
+}
