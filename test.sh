@@ -117,7 +117,7 @@ export CHAOS_ARTIFACTS=${CHAOS_ARTIFACTS:-${TMPDIR:-/tmp}/chaos-artifacts/$(date
 [ -z "$other_pkgs" ] || pass "go test (packages without testbed tests)" \
 	go test -count=1 -timeout 15m $other_pkgs
 [ -z "$testbed_pkgs" ] || pass "go test -p 1 (packages with testbed tests)" \
-	go test -count=1 -p 1 -timeout 30m $testbed_pkgs
+	go test -count=1 -p 1 -timeout 40m $testbed_pkgs
 [ -z "$race_pkgs" ] || pass "go test -race (concurrent packages, no testbed tests)" \
 	env CHAOS_TESTBED_E2E=skip go test -count=1 -race -timeout 15m $race_pkgs
 
