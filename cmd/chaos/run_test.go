@@ -43,6 +43,8 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{"run", "--name", "latest"},
 		{"run", "--corrupt-file", "wal,journal"},
 		{"run", "--corrupt-how", "shred"},
+		{"run", "--node-process", "vm"},
+		{"run", "--node-process", "container"}, // local mode has no container
 		{"run", "--storage-names", "ext4"},
 		{"run", "--nemesis", "kill", "--corrupt-how", "flip"},
 		{"run", "--nemesis", "kill", "--storage-names", "ordered"},

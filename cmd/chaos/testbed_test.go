@@ -36,6 +36,10 @@ func TestTestbedArguments(t *testing.T) {
 		{[]string{"testbed", "sideways"}, exitUsage, `unknown command "sideways"`},
 		{[]string{"testbed"}, exitUsage, "needs a subcommand: up, down or status"},
 		{[]string{"testbed", "status", "--dir", dir}, exitSetup, "no testbed is up in " + dir},
+		{[]string{"testbed", "up", "--image", "busybox", "--dir", dir}, exitUsage, "--image needs --docker"},
+		{[]string{"testbed", "up", "--docker", "--subnet", "10.77.0.0/24", "--dir", dir}, exitUsage, "with --docker, Docker picks the network's subnet"},
+		{[]string{"testbed", "up", "--docker", "--hosts", "0", "--dir", dir}, exitUsage, "--hosts 0: want 1 to 50"},
+		{[]string{"test-all", "merge", dir}, exitUsage, "holds no campaign.json: give each shard's campaign directory"},
 	}
 	for _, c := range cases {
 		code, _, errOut := execute(t, c.args...)
