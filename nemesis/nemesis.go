@@ -102,6 +102,10 @@ type Cluster struct {
 	// restarted node's new process gets again (see clock_vdso.go); shared
 	// like cuts.
 	skews *skewTable
+	// rules are the commands of the network faults in force, which a node
+	// restarted in a new network namespace gets again (see
+	// net_reapply.go); shared like cuts.
+	rules *ruleTable
 }
 
 // skewTable returns c's table of vdso clock faults, making it the first

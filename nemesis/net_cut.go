@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -131,6 +132,7 @@ func (n *netCut) stop(ctx context.Context, c *Cluster) error {
 		_, after := c.cutTable().swap(n.owner, nil)
 		err = n.setHooks(ctx, c, after, nil)
 	case MechIPTables:
+		c.ruleTable().drop(n)
 		err = n.setIPTables(ctx, c, n.active, nil)
 	}
 	n.mech, n.active = "", nil
@@ -140,6 +142,7 @@ func (n *netCut) stop(ctx context.Context, c *Cluster) error {
 // heal removes every cut of the targeted faults from every node, on every
 // mechanism, whoever made it, and forgets them.
 func (n *netCut) heal(ctx context.Context, c *Cluster) error {
+	c.ruleTable().dropIf(func(o any) bool { _, cut := o.(*netCut); return cut })
 	var errs []error
 	for _, node := range c.Nodes {
 		if r := c.Remotes[node.Name]; r != nil {
@@ -176,12 +179,31 @@ func (n *netCut) setHooks(ctx context.Context, c *Cluster, g Grudge, down []stri
 }
 
 // setIPTables adds the rules of the links g cuts and old does not, then
-// deletes those of the links old cuts and g does not, host by host.
+// deletes those of the links old cuts and g does not, host by host; then
+// g's rules are this cut's rules in force (see net_reapply.go).
 func (n *netCut) setIPTables(ctx context.Context, c *Cluster, old, g Grudge) error {
 	ips, err := hostcmd.NodeIPs(ctx, c.Nodes)
 	if err != nil {
 		return fmt.Errorf("cut: %w", err)
 	}
+	if err := n.changeIPTables(ctx, c, old, g, ips); err != nil {
+		return err
+	}
+	inForce := map[string][]string{}
+	for _, node := range c.Nodes {
+		for _, peer := range g[node.Name] {
+			if inForce[node.Name] == nil {
+				inForce[node.Name] = hostcmd.InInput(hostcmd.TargetChain).EnsureCmds()
+			}
+			inForce[node.Name] = append(inForce[node.Name], hostcmd.DropCmd(hostcmd.TargetChain, ips[peer], ips[node.Name], 1))
+		}
+	}
+	c.ruleTable().set(n, inForce)
+	return nil
+}
+
+// changeIPTables is setIPTables's change on the hosts.
+func (n *netCut) changeIPTables(ctx context.Context, c *Cluster, old, g Grudge, ips map[string]netip.Addr) error {
 	for _, phase := range []struct {
 		from, minus Grudge
 		op          string

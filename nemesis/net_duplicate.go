@@ -18,8 +18,9 @@ import (
 // does with any duplicate segment: it drops them and acknowledges again.
 
 // applyDuplicate makes each sender's host duplicate its packets toward
-// its degraded peers with probability p.
-func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, links PacketLinks, ips map[string]netip.Addr) error {
+// its degraded peers with probability p; applied gets each sender's
+// commands.
+func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, links PacketLinks, ips map[string]netip.Addr, applied map[string][]string) error {
 	for _, n := range c.Nodes {
 		if len(links[n.Name]) == 0 {
 			continue
@@ -35,6 +36,7 @@ func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, l
 		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
+		applied[n.Name] = append(applied[n.Name], cmds...)
 	}
 	return nil
 }

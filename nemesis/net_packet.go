@@ -226,6 +226,7 @@ func (p *Packet) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	} else {
 		used = value.Mechanism
 	}
+	c.ruleTable().drop(p)
 	if err := p.heal(ctx, c, used); err != nil {
 		return Op{F: history.FStopPacket, Value: value}, err
 	}
@@ -241,6 +242,7 @@ func (p *Packet) Stop(ctx context.Context, c *Cluster) (Op, error) {
 func (p *Packet) Heal(ctx context.Context, c *Cluster) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	c.ruleTable().drop(p)
 	if err := p.heal(ctx, c, nil); err != nil {
 		return err
 	}
@@ -466,28 +468,33 @@ func (l PacketLinks) ends(c *Cluster) (senders, receivers []string) {
 
 // apply performs the planned parts: tc on the senders' hosts first, then
 // iptables loss on the receivers', duplication on the senders', the
-// proxy on both ends', then the senders' hooks.
+// proxy on both ends', then the senders' hooks. The tc and iptables
+// commands become c's rules in force (see net_reapply.go); the proxy's
+// daemon and the hooks live in processes, which a restart does not give
+// back.
 func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string) error {
 	uses := func(m string) bool { return packetUses(mech, m) }
 	ips, err := hostcmd.NodeIPs(ctx, c.Nodes)
 	if err != nil {
 		return fmt.Errorf("packet: %w", err)
 	}
+	applied := map[string][]string{}
 	if uses(MechNetem) || uses(MechHTB) {
-		if err := p.applyTC(ctx, c, b, links, mech, ips); err != nil {
+		if err := p.applyTC(ctx, c, b, links, mech, ips, applied); err != nil {
 			return err
 		}
 	}
 	if mech[PartLoss] == MechIPTables {
-		if err := p.applyLoss(ctx, c, b.Loss, links, ips); err != nil {
+		if err := p.applyLoss(ctx, c, b.Loss, links, ips, applied); err != nil {
 			return err
 		}
 	}
 	if mech[PartDuplicate] == MechIPTables {
-		if err := p.applyDuplicate(ctx, c, b.Duplicate, links, ips); err != nil {
+		if err := p.applyDuplicate(ctx, c, b.Duplicate, links, ips, applied); err != nil {
 			return err
 		}
 	}
+	c.ruleTable().set(p, applied)
 	if uses(MechProxy) {
 		if err := p.applyProxy(ctx, c, b, links, mech, ips); err != nil {
 			return err
@@ -526,8 +533,9 @@ func netemArgs(b PacketBehavior, parts map[string]string) string {
 
 // applyTC sets up chaos's tc tree on each sender's host (see
 // hostcmd/netem.go), senders one after the other so that senders sharing
-// a host share its root qdisc without racing for it.
-func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr) error {
+// a host share its root qdisc without racing for it; applied gets each
+// sender's commands.
+func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr, applied map[string][]string) error {
 	if len(c.Nodes) > hostcmd.NetemMaxSenders {
 		return fmt.Errorf("packet: tc faults support up to %d nodes, the cluster has %d", hostcmd.NetemMaxSenders, len(c.Nodes))
 	}
@@ -559,13 +567,15 @@ func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, link
 		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
+		applied[n.Name] = append(applied[n.Name], cmds...)
 	}
 	return nil
 }
 
 // applyLoss makes each receiver drop, in chaos's packet chain, each
-// packet from its degraded senders with probability loss.
-func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links PacketLinks, ips map[string]netip.Addr) error {
+// packet from its degraded senders with probability loss; applied gets
+// each receiver's commands.
+func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links PacketLinks, ips map[string]netip.Addr, applied map[string][]string) error {
 	for _, recv := range c.Nodes {
 		var cmds []string
 		for _, from := range c.Nodes {
@@ -580,9 +590,11 @@ func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links 
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
-		if err := hostcmd.Run(ctx, r, "packet", append(hostcmd.InInput(hostcmd.PacketChain).EnsureCmds(), cmds...)); err != nil {
+		cmds = append(hostcmd.InInput(hostcmd.PacketChain).EnsureCmds(), cmds...)
+		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
 			return fmt.Errorf("%s: %w", recv.Name, err)
 		}
+		applied[recv.Name] = append(applied[recv.Name], cmds...)
 	}
 	return nil
 }

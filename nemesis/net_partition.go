@@ -129,6 +129,7 @@ func (p *Partition) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	if p.active != nil {
 		value, mech = partitionValue(p.active.grudge, p.active.mechanism), p.active.mechanism
 	}
+	c.ruleTable().drop(p)
 	if err := p.heal(ctx, c, mech); err != nil {
 		return Op{F: history.FStopPartition, Value: value}, err
 	}
@@ -144,6 +145,10 @@ func (p *Partition) Stop(ctx context.Context, c *Cluster) (Op, error) {
 func (p *Partition) Heal(ctx context.Context, c *Cluster) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	c.ruleTable().dropIf(func(o any) bool {
+		_, cut := o.(*netCut)
+		return o == p || cut
+	})
 	if err := p.heal(ctx, c, "", hostcmd.PartitionChain, hostcmd.TargetChain); err != nil {
 		return err
 	}
@@ -226,12 +231,14 @@ func partitionLeader(ctx context.Context, c *Cluster, nodes []string) string {
 // applyIPTables makes each node with a grudge drop, in INPUT, the packets
 // from the nodes it holds it against: -s peer -d self, in chaos's chain.
 // Nodes go one after the other, so nodes that share a host never race on
-// its chain.
+// its chain. Once every node has its rules, they are c's rules in force
+// (see net_reapply.go).
 func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) error {
 	ips, err := hostcmd.NodeIPs(ctx, c.Nodes)
 	if err != nil {
 		return fmt.Errorf("partition: %w", err)
 	}
+	applied := map[string][]string{}
 	for _, n := range c.Nodes {
 		if len(g[n.Name]) == 0 {
 			continue
@@ -247,7 +254,9 @@ func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) err
 		if err := hostcmd.Run(ctx, r, "partition", cmds); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
+		applied[n.Name] = cmds
 	}
+	c.ruleTable().set(p, applied)
 	return nil
 }
 

@@ -54,7 +54,7 @@ func (k *Kill) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, error
 // node stays down, and Heal restarts it. With no active kill it does
 // nothing and returns the zero Op.
 func (k *Kill) Stop(ctx context.Context, c *Cluster) (Op, error) {
-	return k.state.stop(ctx, c, injection{family: "kill", f: history.FStart, act: k.restart, restarts: true})
+	return k.state.stop(ctx, c, injection{family: "kill", f: history.FStart, act: k.restart(c), restarts: true})
 }
 
 // Heal restarts the nodes this Kill took down and did not bring back:
@@ -78,15 +78,17 @@ func (k *Kill) Heal(ctx context.Context, c *Cluster) error {
 		if err := d.Kill(ctx, r, n); err != nil {
 			return err
 		}
-		return k.restart(ctx, d, r, n)
+		return k.restart(c)(ctx, d, r, n)
 	}
 	failed, err := actOnEach(ctx, c, nodes, again)
 	k.state.failed = failed
 	return wrapFamily("kill", err)
 }
 
-// restart starts n and waits until its process answers (restartNode: a
-// node another family restarted already is no error).
-func (k *Kill) restart(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
-	return restartNode(ctx, d, r, n, k.UpTimeout)
+// restart starts a node of c and waits until its process answers
+// (restartNode: a node another family restarted already is no error).
+func (k *Kill) restart(c *Cluster) nodeAction {
+	return func(ctx context.Context, _ db.DB, r control.Remote, n db.Node) error {
+		return restartNode(ctx, c, r, n, k.UpTimeout)
+	}
 }

@@ -165,7 +165,7 @@ func (k *Corrupt) Stop(ctx context.Context, c *Cluster) (Op, error) {
 	var back []db.Node
 	op, err := k.state.stop(ctx, c, injection{family: CorruptFamily, f: "stop-" + CorruptFamily,
 		act: func(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
-			if err := restartNode(ctx, d, r, n, k.UpTimeout); err != nil {
+			if err := restartNode(ctx, c, r, n, k.UpTimeout); err != nil {
 				return err
 			}
 			mu.Lock()

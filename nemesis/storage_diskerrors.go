@@ -154,7 +154,7 @@ func (e *DiskErrors) clear(ctx context.Context, c *Cluster, nodes []db.Node) (fa
 		if err := c.DB.Kill(ctx, r, n); err != nil {
 			return fmt.Errorf("%s: %w", e.Name(), err)
 		}
-		return wrapFamily(e.Name(), restartNode(ctx, c.DB, r, n, e.UpTimeout))
+		return wrapFamily(e.Name(), restartNode(ctx, c, r, n, e.UpTimeout))
 	})
 	return v, err
 }

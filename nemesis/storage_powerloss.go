@@ -82,7 +82,7 @@ func (p *PowerLoss) Start(ctx context.Context, c *Cluster, rng *rand.Rand) (Op, 
 // Stop starts every node that lost power and waits until each answers;
 // a node it fails on is left to Heal.
 func (p *PowerLoss) Stop(ctx context.Context, c *Cluster) (Op, error) {
-	return p.state.stop(ctx, c, injection{family: PowerLossFamily, f: "stop-" + PowerLossFamily, act: p.restart, restarts: true})
+	return p.state.stop(ctx, c, injection{family: PowerLossFamily, f: "stop-" + PowerLossFamily, act: p.restart(c), restarts: true})
 }
 
 // Heal restarts the nodes this PowerLoss took down and did not bring back,
@@ -92,19 +92,27 @@ func (p *PowerLoss) Heal(ctx context.Context, c *Cluster) error {
 	return healDown(ctx, c, &p.state, PowerLossFamily, p.UpTimeout)
 }
 
-func (p *PowerLoss) restart(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
-	return restartNode(ctx, d, r, n, p.UpTimeout)
+// restart starts a node of c and waits until its process answers.
+func (p *PowerLoss) restart(c *Cluster) nodeAction {
+	return func(ctx context.Context, _ db.DB, r control.Remote, n db.Node) error {
+		return restartNode(ctx, c, r, n, p.UpTimeout)
+	}
 }
 
-// restartNode starts n and waits until its process answers. A node that
-// runs already is no error: two families may take the same node down
-// (kill and power-loss pick their targets each on its own), and the one
-// that ends first restarts it for both.
-func restartNode(ctx context.Context, d db.DB, r control.Remote, n db.Node, upTimeout time.Duration) error {
-	if err := d.Start(ctx, r, n); err != nil && !errors.Is(err, db.ErrAlreadyRunning) {
+// restartNode starts n, puts back the network faults in force on it that
+// its start lost (a container that is the node comes back in a new
+// network namespace: see net_reapply.go), and waits until its process
+// answers. A node that runs already is no error: two families may take
+// the same node down (kill and power-loss pick their targets each on its
+// own), and the one that ends first restarts it for both.
+func restartNode(ctx context.Context, c *Cluster, r control.Remote, n db.Node, upTimeout time.Duration) error {
+	if err := c.DB.Start(ctx, r, n); err != nil && !errors.Is(err, db.ErrAlreadyRunning) {
 		return err
 	}
-	return waitUp(ctx, d, n, upTimeout)
+	if _, err := c.reapplyNet(ctx, r, n); err != nil {
+		return err
+	}
+	return waitUp(ctx, c.DB, n, upTimeout)
 }
 
 // healDown restarts the nodes s took down and did not bring back: each is
@@ -122,7 +130,7 @@ func healDown(ctx context.Context, c *Cluster, s *processState, family string, u
 		if err := d.Kill(ctx, r, n); err != nil {
 			return err
 		}
-		return restartNode(ctx, d, r, n, upTimeout)
+		return restartNode(ctx, c, r, n, upTimeout)
 	}
 	failed, err := actOnEach(ctx, c, nodes, again)
 	s.failed = failed

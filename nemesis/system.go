@@ -18,7 +18,8 @@ func NewCluster(d db.DB, nodes []db.Node, remotes map[string]control.Remote, sha
 	caps := db.CapabilitiesOf(d)
 	c := &Cluster{Nodes: nodes, Remotes: remotes, DB: d, SharedClock: sharedClock, Hooks: caps.Hooks, Timing: caps.Timing,
 		Storage: caps.Storage, Membership: caps.Membership, FakeClocks: caps.FakeClocks, Processes: caps.Processes,
-		Peers: caps.Peers, Clocks: caps.Clocks, skews: &skewTable{skews: map[string]vdsoSkew{}}}
+		Peers: caps.Peers, Clocks: caps.Clocks, skews: &skewTable{skews: map[string]vdsoSkew{}},
+		rules: &ruleTable{}}
 	if lf := caps.Leader; lf != nil {
 		c.Leader = func(ctx context.Context) (string, error) { return lf.Leader(ctx, nodes) }
 	}

@@ -176,6 +176,7 @@ func upNodes(ctx context.Context, c *Cluster) []string {
 // answer, and a node down is neither cut nor slowed.
 func (c *Cluster) among(names []string) *Cluster {
 	c.cutTable()
+	c.ruleTable()
 	c.skewTable() // the view shares the tables
 	v := *c
 	v.Nodes = slices.DeleteFunc(slices.Clone(c.Nodes), func(n db.Node) bool { return !slices.Contains(names, n.Name) })

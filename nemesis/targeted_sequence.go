@@ -113,7 +113,7 @@ func (s *sequence) heal(ctx context.Context, c *Cluster) error {
 func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 	var errs []error
 	if len(s.down) > 0 {
-		failed, err := actOnEach(ctx, c, s.down, s.restart)
+		failed, err := actOnEach(ctx, c, s.down, s.restart(c))
 		s.down = failed
 		errs = append(errs, err)
 	}
@@ -173,19 +173,26 @@ func (s *sequence) restartNode(ctx context.Context, c *Cluster, node string) err
 	if err != nil {
 		return err
 	}
-	if err := s.restart(ctx, c.DB, r, n); err != nil {
+	if err := s.restart(c)(ctx, c.DB, r, n); err != nil {
 		return err
 	}
 	s.down = slices.DeleteFunc(s.down, func(d db.Node) bool { return d == n })
 	return nil
 }
 
-// restart starts n and waits until its process answers.
-func (s *sequence) restart(ctx context.Context, d db.DB, r control.Remote, n db.Node) error {
-	if err := d.Start(ctx, r, n); err != nil {
-		return err
+// restart starts a node of c, puts back the network faults in force on
+// it that its start lost (see restartNode), and waits until its process
+// answers.
+func (s *sequence) restart(c *Cluster) nodeAction {
+	return func(ctx context.Context, _ db.DB, r control.Remote, n db.Node) error {
+		if err := c.DB.Start(ctx, r, n); err != nil {
+			return err
+		}
+		if _, err := c.reapplyNet(ctx, r, n); err != nil {
+			return err
+		}
+		return waitUp(ctx, c.DB, n, s.UpTimeout)
 	}
-	return waitUp(ctx, d, n, s.UpTimeout)
 }
 
 // degrade degrades links with b (a Packet of the sequence's own), and
