@@ -201,21 +201,63 @@ func (r *dockerRemote) runNsenter(ctx context.Context, what, cmd string) (Result
 // (iptables, tc, ip, ss) with this machine's own tools: for a container
 // reached in nsenter mode they run here, in its network namespace alone,
 // so that its image needs none of them and they work while it is paused;
-// for any other host it is r itself. Files move as r moves them.
+// for a container whose Engine is on another machine (DOCKER_HOST over
+// TCP or SSH) the Docker host is out of reach, and every command fails
+// with a *NetOutOfReachError; for any other host it is r itself. Files
+// move as r moves them.
 func NetSide(r Remote) Remote {
-	if d, ok := r.(*dockerRemote); ok && d.mode == DockerNsenter {
+	d, ok := r.(*dockerRemote)
+	switch {
+	case ok && d.mode == DockerNsenter:
 		return &netSideRemote{d}
+	case ok && !localEngine(d.cfg):
+		return &netOutOfReach{d}
 	}
 	return r
 }
 
+// NetOutOfReach is NetMechanism's answer for a container whose Engine is
+// on another machine: its network is out of reach.
+const NetOutOfReach = "out-of-reach"
+
 // NetMechanism says how NetSide(r) reaches r's network: "nsenter" for a
-// container's namespace entered from this machine, "" for r's own shell.
+// container's namespace entered from this machine, NetOutOfReach for a
+// container whose Engine is on another machine, "" for r's own shell.
 func NetMechanism(r Remote) string {
-	if _, ok := NetSide(r).(*netSideRemote); ok {
+	switch NetSide(r).(type) {
+	case *netSideRemote:
 		return DockerNsenter
+	case *netOutOfReach:
+		return NetOutOfReach
 	}
 	return ""
+}
+
+// NetOutOfReachError is why a command on the network side of a container
+// whose Engine is on another machine did not run: the network faults
+// enter the container's network namespace from the Docker host, and
+// chaos does not run there; the Engine's API can kill, pause and restart,
+// not cut links.
+type NetOutOfReachError struct {
+	// Host is the node's host; Engine the Engine's address.
+	Host, Engine string
+}
+
+func (e *NetOutOfReachError) Error() string {
+	return fmt.Sprintf("the Docker host is out of reach (the Engine at %s is on another machine): "+
+		"network faults need chaos on the Docker host, to enter the container's network namespace", e.Engine)
+}
+
+// netOutOfReach is the network side of a container whose Engine is on
+// another machine: it runs nothing.
+type netOutOfReach struct{ *dockerRemote }
+
+func (n *netOutOfReach) Run(context.Context, string) (Result, error) {
+	engine := n.cfg.Host
+	if engine == "" {
+		engine = os.Getenv("DOCKER_HOST")
+	}
+	return Result{}, &NetOutOfReachError{Host: n.host, Engine: engine}
 }
 
 // netSideRemote runs commands in a container's network namespace with

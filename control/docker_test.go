@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"chaos/control/dockertest"
 )
 
 // testImage is the image of the Docker tests' containers: a static
@@ -329,6 +331,29 @@ func TestViaNamesHowAHostIsReached(t *testing.T) {
 	execed := dialContainer(t, name, DockerExec)
 	require.Equal(t, "docker-exec", Via(execed))
 	require.Equal(t, "", NetMechanism(execed), "docker exec reaches the network from inside")
+}
+
+// With the Engine on another machine (here this machine's, over TCP) the
+// commands run through docker exec, and the container's network side is
+// out of reach: it runs nothing and says why.
+func TestRemoteEngineLeavesTheNetworkSideOutOfReach(t *testing.T) {
+	name := startContainer(t)
+	engine := dockertest.EngineOverTCP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := DialDocker(ctx, "n1", name, DockerConfig{Host: engine})
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, "docker-exec", Via(r))
+	require.Equal(t, NetOutOfReach, NetMechanism(r))
+	require.Equal(t, "n1\n", string(run(t, r, "echo n1").Stdout), "commands run through the remote Engine")
+	_, err = NetSide(r).Run(ctx, "iptables -S")
+	var oor *NetOutOfReachError
+	require.ErrorAs(t, err, &oor)
+	require.Equal(t, engine, oor.Engine)
+	require.ErrorContains(t, err, "the Docker host is out of reach (the Engine at "+engine+" is on another machine)")
+	_, err = DialDocker(ctx, "n1", name, DockerConfig{Host: engine, Mode: DockerNsenter})
+	require.ErrorContains(t, err, "docker mode nsenter needs root, nsenter (util-linux) and the Engine on this machine")
 }
 
 // A command cancelled before it reported its process group (the exec had

@@ -58,9 +58,15 @@ type NetCaps struct {
 }
 
 // ProbeNet finds out what r's host offers for network faults. It changes
-// nothing on the host. The error is for a probe that could not run at all.
+// nothing on the host. A host whose network side is out of reach (a
+// container whose Engine is on another machine) offers nothing, each
+// capability failing with why. The error is for a probe that could not
+// run at all.
 func ProbeNet(ctx context.Context, r control.Remote) (NetCaps, error) {
 	out, err := control.Output(ctx, r, hostcmd.NetProbeScript)
+	if e := (*control.NetOutOfReachError)(nil); errors.As(err, &e) {
+		return NetCaps{IPTables: e, Statistic: e, HTB: e, U32: e, Netem: e, Redirect: e, TEE: e, SS: e}, nil
+	}
 	if err != nil {
 		return NetCaps{}, fmt.Errorf("%s: probe network fault support: %w", r.Host(), err)
 	}

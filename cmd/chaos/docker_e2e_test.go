@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"chaos/control"
+	"chaos/control/dockertest"
 	"chaos/testbed/bedtest"
 	"chaos/testrun/runrecord"
 )
@@ -111,6 +113,32 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 			t.Errorf("exit %d, want 1 (invalid)\n%s", code, out)
 		}
 	})
+	t.Run("RemoteEngineRunsWhatTheEngineCan", func(t *testing.T) {
+		engine := dockertest.EngineOverTCP(t)
+		t.Setenv("DOCKER_HOST", engine) // the Engine as if on another machine
+		code, _, res := runDocker(t, three, "--db", "etcd", "--time-limit", "20s", "--seed", "4204")
+		if code != exitOK {
+			t.Errorf("exit %d, want 0 (valid)", code)
+		}
+		if h := res.Hosts["n1"]; h.Via != "docker-exec" || h.Net != control.NetOutOfReach {
+			t.Errorf("results.json says n1 was reached via %q, its network via %q; want docker-exec and %s", h.Via, h.Net, control.NetOutOfReach)
+		}
+		for _, f := range []string{"partition", "packet", "leader-cycle"} {
+			if why := res.Nemesis.Unavailable[f]; !strings.Contains(why, "the Docker host is out of reach (the Engine at "+engine) {
+				t.Errorf("%s: unavailable %q, want the Docker host out of reach", f, why)
+			}
+		}
+		for _, f := range []string{"kill", "pause"} {
+			if why, ok := res.Nemesis.Unavailable[f]; ok {
+				t.Errorf("%s unavailable through the Engine: %s", f, why)
+			}
+		}
+		code, _, errOut := runChaos(t, 3*time.Minute, "run", "--db", "etcd", "--nodes", strings.Join(nodes[:3], ","),
+			"--nemesis", "partition", "--time-limit", "5s", "--store", t.TempDir())
+		if code != exitUsage || !strings.Contains(errOut, "--nemesis partition cannot run here") || !strings.Contains(errOut, "the Docker host is out of reach") {
+			t.Errorf("--nemesis partition through a remote Engine: exit %d, want %d naming the Docker host out of reach\n%s", code, exitUsage, errOut)
+		}
+	})
 	t.Run("EtcdIsTheContainer", func(t *testing.T) {
 		nodes := etcdContainers(t, dir, 1)
 		store := t.TempDir()
@@ -169,6 +197,19 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 			if stopped := stoppedEtcd(t, nodes[:3]); stopped != "" {
 				t.Errorf("%s: etcd stopped after heal in %s", family, stopped)
 			}
+		}
+	})
+	t.Run("HealLeavesAStoppedContainerDown", func(t *testing.T) {
+		name := strings.TrimPrefix(nodes[2], "docker:")
+		if out, err := exec.Command("docker", "stop", "-t", "0", name).CombinedOutput(); err != nil {
+			t.Fatalf("docker stop: %v\n%s", err, out)
+		}
+		code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--db", "etcd"}, three...)...)
+		if code != exitOK || !strings.Contains(out, "n3 (") || strings.Count(out, "healed") != 3 {
+			t.Errorf("heal with %s stopped: exit %d, want 0 and three nodes healed\n%s%s", name, code, out, errOut)
+		}
+		if state, err := exec.Command("docker", "inspect", "--format", "{{.State.Status}}", name).Output(); err != nil || strings.TrimSpace(string(state)) != "exited" {
+			t.Errorf("%s after heal: %s %v, want left exited", name, state, err)
 		}
 	})
 

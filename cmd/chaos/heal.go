@@ -51,8 +51,10 @@ and starts NTP again. Of the fault file systems under the nodes' data
 directories (storage faults), it ends the error injection where the node
 runs and unmounts them where it does not. Killed nodes stay down: the next
 run redeploys them. Containers (docker:NAME hosts) that are paused are
-unpaused first; with --node-process container (taken from the run), a
-container that is the node and is stopped is left down, healed.
+unpaused first; a container that is stopped is left down, healed: nothing
+of chaos's is in force in it (its rules went with its network namespace,
+its fault file system with its mounts), whether it is the node
+(--node-process container) or holds one chaos started.
 
 Without --db it heals the newest run in --store (store/latest/test.json),
 the run a crashed controller left, and says which: its system, its hosts
@@ -280,8 +282,9 @@ func (o healOptions) connect(ctx context.Context, out, stderr io.Writer, d db.DB
 		// The hosts may come from a stored file: whoever named them gets
 		// no password unless the operator's known_hosts vouches for them.
 		cfg.PasswordToVerifiedOnly = true
-		// A container chaos left paused refuses commands: heal unpauses it.
-		dialer, err := control.NewDialer(hosts, cfg, control.DockerConfig{Unpause: true, Stopped: o.containerNodes()})
+		// A container chaos left paused refuses commands: heal unpauses
+		// it. A stopped one is reached, to be left out (skipStopped).
+		dialer, err := control.NewDialer(hosts, cfg, control.DockerConfig{Unpause: true, Stopped: true})
 		if err != nil {
 			return nil, nil, usageErrorf("%v", err)
 		}
@@ -297,9 +300,7 @@ func (o healOptions) connect(ctx context.Context, out, stderr io.Writer, d db.DB
 		}
 		wg.Wait()
 	}
-	if o.containerNodes() {
-		skipStopped(ctx, remotes, errs)
-	}
+	skipStopped(ctx, remotes, errs)
 	c, outcome := reached(d, nodes, remotes, errs)
 	return c, outcome, nil
 }
@@ -373,9 +374,10 @@ func printHeal(out, errOut io.Writer, nodes []db.Node, outcome map[string]error)
 	return nil
 }
 
-// errStoppedContainer marks a container that is the node and is stopped:
-// nothing of chaos's is left in it (its rules went with its network
-// namespace), and heal leaves it down as it leaves killed nodes.
+// errStoppedContainer marks a container that is stopped: nothing of
+// chaos's is in force in it (its rules went with its network namespace,
+// its fault file system with its mount namespace), and heal leaves it down
+// as it leaves killed nodes.
 var errStoppedContainer = errors.New("stopped")
 
 // skipStopped marks the reached containers that are stopped, so that heal

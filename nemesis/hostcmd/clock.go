@@ -60,12 +60,21 @@ func FakeResetCmd(name string) string {
 		q, q, control.ShellQuote(fakeclock.Spec{Rate: 1}.String()), tmp, tmp, q)
 }
 
-// FakeClockReadCmd prints the host's clock (date +%s.%N) on a line of its
-// own, then the fake clock control file name, where it exists.
+// FakeClockReadCmd prints the host's clock as seconds and a fraction on a
+// line of its own, then the fake clock control file name, where it
+// exists. The clock is date +%s.%N's; where date has no %N (busybox's,
+// in minimal containers) it is adjtimex's, to the microsecond, else date
+// +%s's, to the second.
 func FakeClockReadCmd(name string) string {
 	q := control.ShellQuote(name)
-	return fmt.Sprintf(`date +%%s.%%N && if [ -f %s ]; then cat %s; fi`, q, q)
+	return readClockCmd + fmt.Sprintf(` && if [ -f %s ]; then cat %s; fi`, q, q)
 }
+
+// readClockCmd prints the host's clock as seconds and a fraction (see
+// FakeClockReadCmd).
+const readClockCmd = `t=$(date +%s.%N) && case $t in *[!0-9.]*|*.) ` +
+	`t=$(adjtimex 2>/dev/null | awk '/tv_sec/ {s=$2} /tv_usec/ {u=$2} END {if (s) printf "%d.%06d", s, u}'); ` +
+	`[ -n "$t" ] || t=$(date +%s).0;; esac && echo "$t"`
 
 // CatIfExistsCmd prints the file name, where it exists; nothing elsewhere.
 func CatIfExistsCmd(name string) string {

@@ -190,6 +190,9 @@ func eachTable(ctx context.Context, r control.Remote, chains []Chain, f func(c C
 		if !ok {
 			list := c.iptables() + " -S"
 			res, err := r.Run(ctx, list)
+			if outOfReach(err) {
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
@@ -207,6 +210,14 @@ func eachTable(ctx context.Context, r control.Remote, chains []Chain, f func(c C
 		}
 	}
 	return nil
+}
+
+// outOfReach reports whether err says the host's network side is out of
+// reach (a container whose Engine is on another machine): chaos could not
+// have changed anything there, so there is nothing to list or heal.
+func outOfReach(err error) bool {
+	var e *control.NetOutOfReachError
+	return errors.As(err, &e)
 }
 
 // unusable reports whether a failed iptables command failed because

@@ -152,10 +152,14 @@ func netemHealCmds(show string) ([]string, error) {
 }
 
 // NetemLeftovers names chaos's root qdiscs on r's host ("tc root qdisc
-// c4a5: on eth0"); none on a host without tc. It changes nothing.
+// c4a5: on eth0"); none on a host without tc or out of reach (see
+// outOfReach). It changes nothing.
 func NetemLeftovers(ctx context.Context, r control.Remote) ([]string, error) {
 	const show = "tc qdisc show"
 	res, err := r.Run(ctx, show)
+	if outOfReach(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list tc: %w", err)
 	}
@@ -174,11 +178,14 @@ func NetemLeftovers(ctx context.Context, r control.Remote) ([]string, error) {
 }
 
 // NetemHeal removes chaos's root qdisc, and with it its classes, leaves
-// and filters, from every interface of r's host. A host without tc has
-// none.
+// and filters, from every interface of r's host. A host without tc, or
+// out of reach, has none.
 func NetemHeal(ctx context.Context, r control.Remote) error {
 	const show = "tc qdisc show"
 	res, err := r.Run(ctx, show)
+	if outOfReach(err) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("heal tc: %w", err)
 	}
