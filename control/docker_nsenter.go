@@ -87,7 +87,7 @@ func (r *dockerRemote) target(ctx context.Context) (int, []string, error) {
 		pid, _ = strconv.Atoi(f[1])
 	}
 	if pid <= 0 || f[0] == "exited" || f[0] == "created" || f[0] == "dead" {
-		return 0, nil, fmt.Errorf("the container is %s, not running", strings.Join(f[:min(1, len(f))], ""))
+		return 0, nil, &NotRunningError{State: strings.Join(f[:min(1, len(f))], "")}
 	}
 	t.pid, t.startTime = pid, procStartTime(pid)
 	t.cgroups, t.freezer = cgroupProcs(pid)
@@ -215,6 +215,17 @@ func NetSide(r Remote) Remote {
 	}
 	return r
 }
+
+// NotRunningError is why a command in nsenter mode did not run: the
+// container is stopped (exited, created, dead), and its namespaces with
+// it; a network fault has nothing to act on or heal there until it starts
+// again, in new ones.
+type NotRunningError struct {
+	// State is the container's state.
+	State string
+}
+
+func (e *NotRunningError) Error() string { return "the container is " + e.State + ", not running" }
 
 // NetOutOfReach is NetMechanism's answer for a container whose Engine is
 // on another machine: its network is out of reach.

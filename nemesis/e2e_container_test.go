@@ -85,7 +85,8 @@ func chaosRules(t *testing.T, ctx context.Context, r control.Remote) string {
 // A container that is the node, killed and started again while a
 // partition and a targeted cut are in force, comes back in a new network
 // namespace with their rules put back as they were; once they are healed,
-// a restart brings none back. Real containers, real iptables.
+// a restart brings none back; a partition started or stopped while it is
+// down acts on it when it is back. Real containers, real iptables.
 func TestContainerRestartedUnderNetFaultsGetsThemBack(t *testing.T) {
 	requireDockerHere(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -113,4 +114,21 @@ func TestContainerRestartedUnderNetFaultsGetsThemBack(t *testing.T) {
 	require.NoError(t, c.DB.Kill(ctx, r1, n1))
 	require.NoError(t, restartNode(ctx, c, r1, n1, 30*time.Second))
 	require.Empty(t, chaosRules(t, ctx, r1), "healed faults do not come back")
+
+	// A partition that starts while the container is stopped puts its
+	// part there when it starts again; one that stops meanwhile heals
+	// nothing there, and leaves nothing to put back.
+	require.NoError(t, c.DB.Kill(ctx, r1, n1))
+	_, err = p.Start(ctx, c, netRand(2))
+	require.NoError(t, err)
+	require.NoError(t, restartNode(ctx, c, r1, n1, 30*time.Second))
+	require.Contains(t, chaosRules(t, ctx, r1), "-A "+hostcmd.PartitionChain+" -s ")
+	require.NoError(t, c.DB.Kill(ctx, r1, n1))
+	_, err = p.Stop(ctx, c)
+	require.NoError(t, err)
+	require.NoError(t, restartNode(ctx, c, r1, n1, 30*time.Second))
+	require.Empty(t, chaosRules(t, ctx, r1))
+	for _, n := range c.Nodes[1:] {
+		require.NotContains(t, chaosRules(t, ctx, c.Remotes[n.Name]), hostcmd.PartitionChain, n.Name)
+	}
 }

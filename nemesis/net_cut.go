@@ -189,14 +189,16 @@ func (n *netCut) setIPTables(ctx context.Context, c *Cluster, old, g Grudge) err
 	if err := n.changeIPTables(ctx, c, old, g, ips); err != nil {
 		return err
 	}
-	inForce := map[string][]string{}
+	inForce := map[string][]nodeRule{}
 	for _, node := range c.Nodes {
-		for _, peer := range g[node.Name] {
-			if inForce[node.Name] == nil {
-				inForce[node.Name] = hostcmd.InInput(hostcmd.TargetChain).EnsureCmds()
-			}
-			inForce[node.Name] = append(inForce[node.Name], hostcmd.DropCmd(hostcmd.TargetChain, ips[peer], ips[node.Name], 1))
+		if len(g[node.Name]) == 0 {
+			continue
 		}
+		cmds := hostcmd.InInput(hostcmd.TargetChain).EnsureCmds()
+		for _, peer := range g[node.Name] {
+			cmds = append(cmds, hostcmd.DropCmd(hostcmd.TargetChain, ips[peer], ips[node.Name], 1))
+		}
+		inForce[node.Name] = []nodeRule{runRule("cut", cmds)}
 	}
 	c.ruleTable().set(n, inForce)
 	return nil
@@ -226,7 +228,7 @@ func (n *netCut) changeIPTables(ctx context.Context, c *Cluster, old, g Grudge, 
 			if err != nil {
 				return fmt.Errorf("cut: %w", err)
 			}
-			if err := hostcmd.Run(ctx, r, "cut", cmds); err != nil {
+			if err := applyNow(ctx, r, runRule("cut", cmds)); err != nil {
 				return fmt.Errorf("%s: %w", node.Name, err)
 			}
 		}

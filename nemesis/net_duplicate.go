@@ -20,7 +20,7 @@ import (
 // applyDuplicate makes each sender's host duplicate its packets toward
 // its degraded peers with probability p; applied gets each sender's
 // commands.
-func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, links PacketLinks, ips map[string]netip.Addr, applied map[string][]string) error {
+func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, links PacketLinks, ips map[string]netip.Addr, applied map[string][]nodeRule) error {
 	for _, n := range c.Nodes {
 		if len(links[n.Name]) == 0 {
 			continue
@@ -33,10 +33,11 @@ func (p *Packet) applyDuplicate(ctx context.Context, c *Cluster, prob float64, l
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
-		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
+		rule := runRule("packet", cmds)
+		if err := applyNow(ctx, r, rule); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
-		applied[n.Name] = append(applied[n.Name], cmds...)
+		applied[n.Name] = append(applied[n.Name], rule)
 	}
 	return nil
 }

@@ -478,7 +478,7 @@ func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links 
 	if err != nil {
 		return fmt.Errorf("packet: %w", err)
 	}
-	applied := map[string][]string{}
+	applied := map[string][]nodeRule{}
 	if uses(MechNetem) || uses(MechHTB) {
 		if err := p.applyTC(ctx, c, b, links, mech, ips, applied); err != nil {
 			return err
@@ -535,7 +535,7 @@ func netemArgs(b PacketBehavior, parts map[string]string) string {
 // hostcmd/netem.go), senders one after the other so that senders sharing
 // a host share its root qdisc without racing for it; applied gets each
 // sender's commands.
-func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr, applied map[string][]string) error {
+func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr, applied map[string][]nodeRule) error {
 	if len(c.Nodes) > hostcmd.NetemMaxSenders {
 		return fmt.Errorf("packet: tc faults support up to %d nodes, the cluster has %d", hostcmd.NetemMaxSenders, len(c.Nodes))
 	}
@@ -556,26 +556,36 @@ func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, link
 		for i, to := range links[n.Name] {
 			peers[i] = ips[to]
 		}
-		devs, byDev, err := hostcmd.NetemDevs(ctx, r, peers)
+		rule := tcRule(k+1, ips[n.Name], peers, rate, args)
+		if err := applyNow(ctx, r, rule); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		applied[n.Name] = append(applied[n.Name], rule)
+	}
+	return nil
+}
+
+// tcRule is the nodeRule that sets up chaos's tc tree for sender k (at
+// self) toward peers: each interface that routes to some of them gets
+// their classes and leaves (hostcmd.NetemSenderCmds).
+func tcRule(k int, self netip.Addr, peers []netip.Addr, rate int, args string) nodeRule {
+	return func(ctx context.Context, ns control.Remote) error {
+		devs, byDev, err := hostcmd.NetemDevs(ctx, ns, peers)
 		if err != nil {
-			return fmt.Errorf("%s: packet: %w", n.Name, err)
+			return fmt.Errorf("packet: %w", err)
 		}
 		var cmds []string
 		for _, dev := range devs {
-			cmds = append(cmds, hostcmd.NetemSenderCmds(dev, k+1, ips[n.Name], byDev[dev], rate, args)...)
+			cmds = append(cmds, hostcmd.NetemSenderCmds(dev, k, self, byDev[dev], rate, args)...)
 		}
-		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
-			return fmt.Errorf("%s: %w", n.Name, err)
-		}
-		applied[n.Name] = append(applied[n.Name], cmds...)
+		return hostcmd.Run(ctx, ns, "packet", cmds)
 	}
-	return nil
 }
 
 // applyLoss makes each receiver drop, in chaos's packet chain, each
 // packet from its degraded senders with probability loss; applied gets
 // each receiver's commands.
-func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links PacketLinks, ips map[string]netip.Addr, applied map[string][]string) error {
+func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links PacketLinks, ips map[string]netip.Addr, applied map[string][]nodeRule) error {
 	for _, recv := range c.Nodes {
 		var cmds []string
 		for _, from := range c.Nodes {
@@ -590,11 +600,11 @@ func (p *Packet) applyLoss(ctx context.Context, c *Cluster, loss float64, links 
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
-		cmds = append(hostcmd.InInput(hostcmd.PacketChain).EnsureCmds(), cmds...)
-		if err := hostcmd.Run(ctx, r, "packet", cmds); err != nil {
+		rule := runRule("packet", append(hostcmd.InInput(hostcmd.PacketChain).EnsureCmds(), cmds...))
+		if err := applyNow(ctx, r, rule); err != nil {
 			return fmt.Errorf("%s: %w", recv.Name, err)
 		}
-		applied[recv.Name] = append(applied[recv.Name], cmds...)
+		applied[recv.Name] = append(applied[recv.Name], rule)
 	}
 	return nil
 }

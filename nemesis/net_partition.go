@@ -238,7 +238,7 @@ func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) err
 	if err != nil {
 		return fmt.Errorf("partition: %w", err)
 	}
-	applied := map[string][]string{}
+	applied := map[string][]nodeRule{}
 	for _, n := range c.Nodes {
 		if len(g[n.Name]) == 0 {
 			continue
@@ -251,10 +251,11 @@ func (p *Partition) applyIPTables(ctx context.Context, c *Cluster, g Grudge) err
 		for _, peer := range g[n.Name] {
 			cmds = append(cmds, hostcmd.DropCmd(hostcmd.PartitionChain, ips[peer], ips[n.Name], 1))
 		}
-		if err := hostcmd.Run(ctx, r, "partition", cmds); err != nil {
+		rule := runRule("partition", cmds)
+		if err := applyNow(ctx, r, rule); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
-		applied[n.Name] = cmds
+		applied[n.Name] = []nodeRule{rule}
 	}
 	c.ruleTable().set(p, applied)
 	return nil

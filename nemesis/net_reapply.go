@@ -16,11 +16,33 @@ import (
 // db.ContainerNodes) gets a new namespace each time it starts again, and
 // the rules and qdiscs of the faults in force on it are gone, while the
 // history says they hold. So each network fault, once in force, leaves in
-// the cluster's rule table the commands that put its part on each node's
-// namespace; a restart of a node whose host is a container (restartNode)
-// runs them again there when it finds none of chaos's rules left.
+// the cluster's rule table what puts its part on each node's namespace; a
+// restart of a node whose host is a container (restartNode) does it again
+// there when it finds none of chaos's rules left. A fault that starts
+// while such a container is stopped (killed) defers its part there to the
+// restart the same way (applyNow).
 
-// ruleTable holds the commands of the network faults in force, by owner
+// nodeRule puts one part of a network fault on a node's network
+// namespace, through ns (control.NetSide of the node's Remote).
+type nodeRule func(ctx context.Context, ns control.Remote) error
+
+// runRule is the nodeRule that runs cmds in order (hostcmd.Run, what
+// naming them in errors).
+func runRule(what string, cmds []string) nodeRule {
+	return func(ctx context.Context, ns control.Remote) error { return hostcmd.Run(ctx, ns, what, cmds) }
+}
+
+// applyNow puts rule on ns now, unless ns is a stopped container (see
+// hostcmd.Stopped): then its namespace is gone, and the rule goes on the
+// new one when the container starts again (reapplyNet).
+func applyNow(ctx context.Context, ns control.Remote, rule nodeRule) error {
+	if err := rule(ctx, ns); err != nil && !hostcmd.Stopped(err) {
+		return err
+	}
+	return nil
+}
+
+// ruleTable holds the rules of the network faults in force, by owner
 // (the fault's value: a *Partition, *Packet or *netCut) and node. Its
 // lock is held while a restarted node's rules are put back, so that an
 // owner that forgets its rules (drop) before healing them never has them
@@ -29,24 +51,46 @@ type ruleTable struct {
 	mu    sync.Mutex
 	rules map[any]ownerRules
 	next  int
+	// reapplied is what reapplyNet put back, by node, since the last
+	// take.
+	reapplied map[string][]string
 }
 
-// ownerRules are one owner's commands by node, and when the owner first
-// set them: a restart runs the owners' commands in that order, so that
-// the namespace's chains come back in the order they were made.
-type ownerRules struct {
-	seq    int
-	byNode map[string][]string
-}
-
-// set makes cmds (node -> commands, run on its network side in order)
-// owner's rules, replacing what it had; nodes with no commands are left
-// out, and an owner with none is forgotten.
-func (t *ruleTable) set(owner any, cmds map[string][]string) {
+// take returns what reapplyNet put back on nodes since the last take, by
+// node (nil when nothing), and forgets it.
+func (t *ruleTable) take(nodes []string) map[string][]string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	kept := map[string][]string{}
-	for n, c := range cmds {
+	var out map[string][]string
+	for _, n := range nodes {
+		if what := t.reapplied[n]; len(what) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[n] = what
+			delete(t.reapplied, n)
+		}
+	}
+	return out
+}
+
+// ownerRules are one owner's rules by node, in the order they go on, and
+// when the owner first set them: a restart puts the owners' rules back in
+// that order, so that the namespace's chains come back in the order they
+// were made.
+type ownerRules struct {
+	seq    int
+	byNode map[string][]nodeRule
+}
+
+// set makes rules (node -> rules, put on its network side in order)
+// owner's rules, replacing what it had; nodes with no rules are left
+// out, and an owner with none is forgotten.
+func (t *ruleTable) set(owner any, rules map[string][]nodeRule) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	kept := map[string][]nodeRule{}
+	for n, c := range rules {
 		if len(c) > 0 {
 			kept[n] = c
 		}
@@ -122,11 +166,17 @@ func (c *Cluster) reapplyNet(ctx context.Context, r control.Remote, n db.Node) (
 	var done []string
 	for _, o := range owners {
 		what := ownerName(o)
-		if err := hostcmd.Run(ctx, ns, "re-apply "+what, t.rules[o].byNode[n.Name]); err != nil {
-			return done, fmt.Errorf("%s: after its restart: %w", n.Name, err)
+		for _, rule := range t.rules[o].byNode[n.Name] {
+			if err := rule(ctx, ns); err != nil {
+				return done, fmt.Errorf("%s: after its restart: re-apply %s: %w", n.Name, what, err)
+			}
 		}
 		done = append(done, what)
 	}
+	if t.reapplied == nil {
+		t.reapplied = map[string][]string{}
+	}
+	t.reapplied[n.Name] = append(t.reapplied[n.Name], done...)
 	return done, nil
 }
 

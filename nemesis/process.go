@@ -105,6 +105,7 @@ func (s *processState) stop(ctx context.Context, c *Cluster, in injection) (Op, 
 	if in.restarts {
 		started := slices.DeleteFunc(slices.Clone(nodes), func(n db.Node) bool { return slices.Contains(failed, n) })
 		err = errors.Join(err, c.reapplyClocks(ctx, started))
+		op.Value = faultrec.Process{Nodes: names(nodes), Reapplied: c.ruleTable().take(names(nodes))}
 	}
 	if err != nil {
 		return op, fmt.Errorf("%s: %w", in.family, err)

@@ -21,6 +21,11 @@ type Process struct {
 	// targets that still answered after it.
 	Silent    []string `json:"silent_before,omitempty"`
 	Answering []string `json:"answering_after,omitempty"`
+	// Reapplied (a restart: start, stop-power-loss) names,
+	// by node, the network faults in force that a node restarted in a new
+	// network namespace (a container that is the node) got back there:
+	// partition, packet, cut.
+	Reapplied map[string][]string `json:"reapplied,omitempty"`
 }
 
 // Clock is the value of clock-bump and clock-reset (Nodes and Mechanism

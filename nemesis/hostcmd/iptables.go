@@ -213,11 +213,18 @@ func eachTable(ctx context.Context, r control.Remote, chains []Chain, f func(c C
 }
 
 // outOfReach reports whether err says the host's network side is out of
-// reach (a container whose Engine is on another machine): chaos could not
-// have changed anything there, so there is nothing to list or heal.
+// reach (a container whose Engine is on another machine) or gone (see
+// Stopped): there is nothing of chaos's to list or heal there.
 func outOfReach(err error) bool {
 	var e *control.NetOutOfReachError
-	return errors.As(err, &e)
+	return errors.As(err, &e) || Stopped(err)
+}
+
+// Stopped reports whether err says the host is a stopped container: its
+// network namespace went with it, and it gets a new one when it starts.
+func Stopped(err error) bool {
+	var s *control.NotRunningError
+	return errors.As(err, &s)
 }
 
 // unusable reports whether a failed iptables command failed because

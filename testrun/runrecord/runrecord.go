@@ -157,7 +157,8 @@ type HostAccess struct {
 	Via string `json:"via"`
 	// Net, when set, is how the network faults' commands (iptables, tc)
 	// reached the host's network when not by Via: "nsenter", this
-	// machine's tools in the container's network namespace alone.
+	// machine's tools in the container's network namespace alone; or
+	// "out-of-reach", not at all (the Engine is on another machine).
 	Net string `json:"net,omitempty"`
 }
 
