@@ -60,9 +60,11 @@ func dockerObjects(t *testing.T, prefix string) string {
 // the subtests share: chaos-node valid under every default family,
 // chaos-node's stale reads found, etcd (no iptables, no tc in the image)
 // valid by default and its serializable reads found under partitions, etcd
-// as the containers' main process killed, paused and cut off, and
-// `chaos heal` after a controller killed mid-partition and mid-pause.
-// `chaos testbed down` leaves nothing behind.
+// through an Engine over TCP (as if on another machine: the network
+// families unavailable, saying why), etcd as the containers' main process
+// killed, paused and cut off, `chaos heal` after a controller killed
+// mid-partition and mid-pause, and with a container stopped. `chaos
+// testbed down` leaves nothing behind.
 func TestDockerTestbedEndToEnd(t *testing.T) {
 	requireDockerE2E(t)
 	dir := filepath.Join(t.TempDir(), "dtb")
@@ -78,6 +80,7 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 	nodes := testbedNodes(t, dir)
 	all := []string{"--nodes", strings.Join(nodes, ",")}
 	three := []string{"--nodes", strings.Join(nodes[:3], ",")}
+	b := dockerBed{dir: dir, nodes: nodes, three: three}
 
 	t.Run("ChaosNodeDefaultValid", func(t *testing.T) {
 		code, _, res := runDocker(t, all, "--time-limit", "30s", "--seed", "4200")
@@ -113,105 +116,11 @@ func TestDockerTestbedEndToEnd(t *testing.T) {
 			t.Errorf("exit %d, want 1 (invalid)\n%s", code, out)
 		}
 	})
-	t.Run("RemoteEngineRunsWhatTheEngineCan", func(t *testing.T) {
-		engine := dockertest.EngineOverTCP(t)
-		t.Setenv("DOCKER_HOST", engine) // the Engine as if on another machine
-		code, _, res := runDocker(t, three, "--db", "etcd", "--time-limit", "20s", "--seed", "4204")
-		if code != exitOK {
-			t.Errorf("exit %d, want 0 (valid)", code)
-		}
-		if h := res.Hosts["n1"]; h.Via != "docker-exec" || h.Net != control.NetOutOfReach {
-			t.Errorf("results.json says n1 was reached via %q, its network via %q; want docker-exec and %s", h.Via, h.Net, control.NetOutOfReach)
-		}
-		for _, f := range []string{"partition", "packet", "leader-cycle"} {
-			if why := res.Nemesis.Unavailable[f]; !strings.Contains(why, "the Docker host is out of reach (the Engine at "+engine) {
-				t.Errorf("%s: unavailable %q, want the Docker host out of reach", f, why)
-			}
-		}
-		for _, f := range []string{"kill", "pause"} {
-			if why, ok := res.Nemesis.Unavailable[f]; ok {
-				t.Errorf("%s unavailable through the Engine: %s", f, why)
-			}
-		}
-		code, _, errOut := runChaos(t, 3*time.Minute, "run", "--db", "etcd", "--nodes", strings.Join(nodes[:3], ","),
-			"--nemesis", "partition", "--time-limit", "5s", "--store", t.TempDir())
-		if code != exitUsage || !strings.Contains(errOut, "--nemesis partition cannot run here") || !strings.Contains(errOut, "the Docker host is out of reach") {
-			t.Errorf("--nemesis partition through a remote Engine: exit %d, want %d naming the Docker host out of reach\n%s", code, exitUsage, errOut)
-		}
-	})
-	t.Run("EtcdIsTheContainer", func(t *testing.T) {
-		nodes := etcdContainers(t, dir, 1)
-		store := t.TempDir()
-		code, out, errOut := runChaos(t, 5*time.Minute, "run", "--db", "etcd", "--node-process", "container", "--nodes", nodes,
-			"--nemesis", "kill,pause,partition", "--nemesis-interval", "4s", "--time-limit", "30s", "--seed", "1", "--store", store)
-		if code != exitOK {
-			t.Fatalf("exit %d, want 0 (valid)\n%s%s", code, out, errOut)
-		}
-		h, err := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, op := range []string{"kill", "pause", "start-partition"} {
-			if !strings.Contains(string(h), `"f":"`+op+`"`) {
-				t.Errorf("no %s in the history", op)
-			}
-		}
-		code, _, errOut = runChaos(t, 3*time.Minute, "run", "--db", "etcd", "--node-process", "container", "--nodes", nodes,
-			"--time-limit", "5s", "--store", t.TempDir())
-		if code != exitSetup || !strings.Contains(errOut, "the nodes hold data from before this run") {
-			t.Errorf("a second run on the same containers: exit %d, want %d naming the data left\n%s", code, exitSetup, errOut)
-		}
-	})
-	t.Run("HealContainersLeftPaused", func(t *testing.T) {
-		nodes := etcdContainers(t, dir, 2)
-		store := t.TempDir()
-		killWhenRecorded(t, []string{"run", "--db", "etcd", "--node-process", "container", "--nodes", nodes, "--store", store,
-			"--nemesis", "pause", "--nemesis-interval", "30s", "--time-limit", "60s"}, store, `"f":"pause"`)
-		code, out, errOut := runChaos(t, 2*time.Minute, "heal", "--store", store, "--nodes", nodes)
-		if code != exitOK {
-			t.Errorf("heal exit %d\n%s%s", code, out, errOut)
-		}
-		for _, n := range strings.Split(nodes, ",") {
-			state, err := exec.Command("docker", "inspect", "--format", "{{.State.Status}}", strings.TrimPrefix(n, "docker:")).Output()
-			if err != nil || strings.TrimSpace(string(state)) != "running" {
-				t.Errorf("%s after heal: %s %v", n, state, err)
-			}
-		}
-	})
-	t.Run("HealAfterAKilledController", func(t *testing.T) {
-		// The op that says each fault is in place.
-		for family, op := range map[string]string{"partition": "start-partition", "pause": "pause"} {
-			store := t.TempDir()
-			killWhenRecorded(t, append([]string{"run", "--db", "etcd", "--store", store, "--nemesis", family,
-				"--nemesis-interval", "30s", "--time-limit", "60s"}, three...), store, `"f":"`+op+`"`)
-			code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--db", "etcd"}, three...)...)
-			if code != exitOK {
-				t.Errorf("%s: heal exit %d\n%s%s", family, code, out, errOut)
-			}
-			for _, n := range nodes[:3] {
-				name := strings.TrimPrefix(n, "docker:")
-				if rules := inContainerNet(t, name, "iptables -S | grep -c chaos || true"); rules != "0" {
-					t.Errorf("%s: %s keeps %s chaos rules after heal", family, name, rules)
-				}
-			}
-			if stopped := stoppedEtcd(t, nodes[:3]); stopped != "" {
-				t.Errorf("%s: etcd stopped after heal in %s", family, stopped)
-			}
-		}
-	})
-	t.Run("HealLeavesAStoppedContainerDown", func(t *testing.T) {
-		name := strings.TrimPrefix(nodes[2], "docker:")
-		if out, err := exec.Command("docker", "stop", "-t", "0", name).CombinedOutput(); err != nil {
-			t.Fatalf("docker stop: %v\n%s", err, out)
-		}
-		code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--db", "etcd"}, three...)...)
-		if code != exitOK || !strings.Contains(out, "n3 (") || strings.Count(out, "healed") != 3 {
-			t.Errorf("heal with %s stopped: exit %d, want 0 and three nodes healed\n%s%s", name, code, out, errOut)
-		}
-		if state, err := exec.Command("docker", "inspect", "--format", "{{.State.Status}}", name).Output(); err != nil || strings.TrimSpace(string(state)) != "exited" {
-			t.Errorf("%s after heal: %s %v, want left exited", name, state, err)
-		}
-	})
+	t.Run("RemoteEngineRunsWhatTheEngineCan", b.remoteEngine)
+	t.Run("EtcdIsTheContainer", b.etcdIsTheContainer)
+	t.Run("HealContainersLeftPaused", b.healContainersLeftPaused)
+	t.Run("HealAfterAKilledController", b.healAfterAKilledController)
+	t.Run("HealLeavesAStoppedContainerDown", b.healLeavesAStoppedContainerDown)
 
 	code, out, errOut = runChaos(t, 2*time.Minute, "testbed", "down", "--dir", dir)
 	if code != exitOK {
@@ -317,4 +226,117 @@ func etcdContainers(t *testing.T, dir string, k int) string {
 		nodes = append(nodes, "docker:"+name)
 	}
 	return strings.Join(nodes, ",")
+}
+
+// dockerBed is the docker testbed TestDockerTestbedEndToEnd shares with
+// its subtests: its directory, its nodes (docker:NAME), and --nodes for
+// the first three.
+type dockerBed struct {
+	dir   string
+	nodes []string
+	three []string
+}
+
+func (b dockerBed) remoteEngine(t *testing.T) {
+	engine := dockertest.EngineOverTCP(t)
+	t.Setenv("DOCKER_HOST", engine) // the Engine as if on another machine
+	code, _, res := runDocker(t, b.three, "--db", "etcd", "--time-limit", "20s", "--seed", "4204")
+	if code != exitOK {
+		t.Errorf("exit %d, want 0 (valid)", code)
+	}
+	if h := res.Hosts["n1"]; h.Via != "docker-exec" || h.Net != control.NetOutOfReach {
+		t.Errorf("results.json says n1 was reached via %q, its network via %q; want docker-exec and %s", h.Via, h.Net, control.NetOutOfReach)
+	}
+	for _, f := range []string{"partition", "packet", "leader-cycle"} {
+		if why := res.Nemesis.Unavailable[f]; !strings.Contains(why, "the Docker host is out of reach (the Engine at "+engine) {
+			t.Errorf("%s: unavailable %q, want the Docker host out of reach", f, why)
+		}
+	}
+	for _, f := range []string{"kill", "pause"} {
+		if why, ok := res.Nemesis.Unavailable[f]; ok {
+			t.Errorf("%s unavailable through the Engine: %s", f, why)
+		}
+	}
+	code, _, errOut := runChaos(t, 3*time.Minute, "run", "--db", "etcd", "--nodes", strings.Join(b.nodes[:3], ","),
+		"--nemesis", "partition", "--time-limit", "5s", "--store", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, "--nemesis partition cannot run here") || !strings.Contains(errOut, "the Docker host is out of reach") {
+		t.Errorf("--nemesis partition through a remote Engine: exit %d, want %d naming the Docker host out of reach\n%s", code, exitUsage, errOut)
+	}
+}
+
+func (b dockerBed) etcdIsTheContainer(t *testing.T) {
+	nodes := etcdContainers(t, b.dir, 1)
+	store := t.TempDir()
+	code, out, errOut := runChaos(t, 5*time.Minute, "run", "--db", "etcd", "--node-process", "container", "--nodes", nodes,
+		"--nemesis", "kill,pause,partition", "--nemesis-interval", "4s", "--time-limit", "30s", "--seed", "1", "--store", store)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0 (valid)\n%s%s", code, out, errOut)
+	}
+	h, err := os.ReadFile(filepath.Join(store, "latest", "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"kill", "pause", "start-partition"} {
+		if !strings.Contains(string(h), `"f":"`+op+`"`) {
+			t.Errorf("no %s in the history", op)
+		}
+	}
+	code, _, errOut = runChaos(t, 3*time.Minute, "run", "--db", "etcd", "--node-process", "container", "--nodes", nodes,
+		"--time-limit", "5s", "--store", t.TempDir())
+	if code != exitSetup || !strings.Contains(errOut, "the nodes hold data from before this run") {
+		t.Errorf("a second run on the same containers: exit %d, want %d naming the data left\n%s", code, exitSetup, errOut)
+	}
+}
+
+func (b dockerBed) healContainersLeftPaused(t *testing.T) {
+	nodes := etcdContainers(t, b.dir, 2)
+	store := t.TempDir()
+	killWhenRecorded(t, []string{"run", "--db", "etcd", "--node-process", "container", "--nodes", nodes, "--store", store,
+		"--nemesis", "pause", "--nemesis-interval", "30s", "--time-limit", "60s"}, store, `"f":"pause"`)
+	code, out, errOut := runChaos(t, 2*time.Minute, "heal", "--store", store, "--nodes", nodes)
+	if code != exitOK {
+		t.Errorf("heal exit %d\n%s%s", code, out, errOut)
+	}
+	for _, n := range strings.Split(nodes, ",") {
+		state, err := exec.Command("docker", "inspect", "--format", "{{.State.Status}}", strings.TrimPrefix(n, "docker:")).Output()
+		if err != nil || strings.TrimSpace(string(state)) != "running" {
+			t.Errorf("%s after heal: %s %v", n, state, err)
+		}
+	}
+}
+
+func (b dockerBed) healAfterAKilledController(t *testing.T) {
+	// The op that says each fault is in place.
+	for family, op := range map[string]string{"partition": "start-partition", "pause": "pause"} {
+		store := t.TempDir()
+		killWhenRecorded(t, append([]string{"run", "--db", "etcd", "--store", store, "--nemesis", family,
+			"--nemesis-interval", "30s", "--time-limit", "60s"}, b.three...), store, `"f":"`+op+`"`)
+		code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--db", "etcd"}, b.three...)...)
+		if code != exitOK {
+			t.Errorf("%s: heal exit %d\n%s%s", family, code, out, errOut)
+		}
+		for _, n := range b.nodes[:3] {
+			name := strings.TrimPrefix(n, "docker:")
+			if rules := inContainerNet(t, name, "iptables -S | grep -c chaos || true"); rules != "0" {
+				t.Errorf("%s: %s keeps %s chaos rules after heal", family, name, rules)
+			}
+		}
+		if stopped := stoppedEtcd(t, b.nodes[:3]); stopped != "" {
+			t.Errorf("%s: etcd stopped after heal in %s", family, stopped)
+		}
+	}
+}
+
+func (b dockerBed) healLeavesAStoppedContainerDown(t *testing.T) {
+	name := strings.TrimPrefix(b.nodes[2], "docker:")
+	if out, err := exec.Command("docker", "stop", "-t", "0", name).CombinedOutput(); err != nil {
+		t.Fatalf("docker stop: %v\n%s", err, out)
+	}
+	code, out, errOut := runChaos(t, 2*time.Minute, append([]string{"heal", "--db", "etcd"}, b.three...)...)
+	if code != exitOK || !strings.Contains(out, "n3 (") || strings.Count(out, "healed") != 3 {
+		t.Errorf("heal with %s stopped: exit %d, want 0 and three nodes healed\n%s%s", name, code, out, errOut)
+	}
+	if state, err := exec.Command("docker", "inspect", "--format", "{{.State.Status}}", name).Output(); err != nil || strings.TrimSpace(string(state)) != "exited" {
+		t.Errorf("%s after heal: %s %v, want left exited", name, state, err)
+	}
 }
