@@ -114,6 +114,7 @@ func (s *sequence) undo(ctx context.Context, c *Cluster, all bool) error {
 	var errs []error
 	if len(s.down) > 0 {
 		failed, err := actOnEach(ctx, c, s.down, s.restart(c))
+		s.noteReapplied(c, names(s.down))
 		s.down = failed
 		errs = append(errs, err)
 	}
@@ -173,11 +174,28 @@ func (s *sequence) restartNode(ctx context.Context, c *Cluster, node string) err
 	if err != nil {
 		return err
 	}
-	if err := s.restart(c)(ctx, c.DB, r, n); err != nil {
+	err = s.restart(c)(ctx, c.DB, r, n)
+	s.noteReapplied(c, []string{node})
+	if err != nil {
 		return err
 	}
 	s.down = slices.DeleteFunc(s.down, func(d db.Node) bool { return d == n })
 	return nil
+}
+
+// noteReapplied records in the active fault's value what restarts of
+// nodes put back (see reapplyNet).
+func (s *sequence) noteReapplied(c *Cluster, nodes []string) {
+	what := c.ruleTable().take(nodes)
+	if s.value == nil || len(what) == 0 {
+		return
+	}
+	if s.value.Reapplied == nil {
+		s.value.Reapplied = map[string][]string{}
+	}
+	for n, w := range what {
+		s.value.Reapplied[n] = append(s.value.Reapplied[n], w...)
+	}
 }
 
 // restart starts a node of c, puts back the network faults in force on

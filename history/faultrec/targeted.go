@@ -40,21 +40,25 @@ type Targeted struct {
 	Outcome       string     `json:"outcome,omitempty"`         // all: why the sequence stopped short
 	ProbeMisses   int        `json:"probe_misses,omitempty"`    // vote-restart, figure8: probes that missed a node before all answered
 	Rate          *float64   `json:"rate,omitempty"`            // lease: the leader's clock rate
-	ReelectedTerm *uint64    `json:"reelected_term,omitempty"`  // figure8
-	Rounds        []Round    `json:"rounds,omitzero"`           // election-delay
-	SecondLeader  string     `json:"second_leader,omitempty"`   // figure8
-	SecondTerm    *uint64    `json:"second_term,omitempty"`     // figure8
-	SecondVotes   []string   `json:"second_votes,omitzero"`     // vote-restart
-	SlowClocks    string     `json:"slow_clocks,omitempty"`     // figure8: why clocks were not slowed
-	SplitAppends  []string   `json:"split_appends,omitzero"`    // figure8
-	SplitTerms    []uint64   `json:"split_terms,omitzero"`      // vote-restart
-	Term          *uint64    `json:"term,omitempty"`            // vote-restart, figure8
-	TookMS        *int64     `json:"took_ms,omitempty"`         // all, on start: how long the sequence held the stage (the schedule's)
-	VoteTerm      *uint64    `json:"vote_term,omitempty"`       // vote-restart
-	VotedFor      string     `json:"voted_for,omitempty"`       // vote-restart
-	Voter         string     `json:"voter,omitempty"`           // vote-restart
-	VotesFrom     string     `json:"votes_from,omitempty"`      // vote-restart
-	WaitedMS      *int64     `json:"waited_ms,omitempty"`       // leader-cycle
+	// Reapplied (all) names, by node, the network faults in force that a
+	// node the sequence restarted in a new network namespace (a container
+	// that is the node) got back there: partition, packet, cut.
+	Reapplied     map[string][]string `json:"reapplied,omitempty"`
+	ReelectedTerm *uint64             `json:"reelected_term,omitempty"` // figure8
+	Rounds        []Round             `json:"rounds,omitzero"`          // election-delay
+	SecondLeader  string              `json:"second_leader,omitempty"`  // figure8
+	SecondTerm    *uint64             `json:"second_term,omitempty"`    // figure8
+	SecondVotes   []string            `json:"second_votes,omitzero"`    // vote-restart
+	SlowClocks    string              `json:"slow_clocks,omitempty"`    // figure8: why clocks were not slowed
+	SplitAppends  []string            `json:"split_appends,omitzero"`   // figure8
+	SplitTerms    []uint64            `json:"split_terms,omitzero"`     // vote-restart
+	Term          *uint64             `json:"term,omitempty"`           // vote-restart, figure8
+	TookMS        *int64              `json:"took_ms,omitempty"`        // all, on start: how long the sequence held the stage (the schedule's)
+	VoteTerm      *uint64             `json:"vote_term,omitempty"`      // vote-restart
+	VotedFor      string              `json:"voted_for,omitempty"`      // vote-restart
+	Voter         string              `json:"voter,omitempty"`          // vote-restart
+	VotesFrom     string              `json:"votes_from,omitempty"`     // vote-restart
+	WaitedMS      *int64              `json:"waited_ms,omitempty"`      // leader-cycle
 }
 
 // Round is one round of election-delay: the leader cut off and what
