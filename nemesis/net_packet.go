@@ -468,10 +468,9 @@ func (l PacketLinks) ends(c *Cluster) (senders, receivers []string) {
 
 // apply performs the planned parts: tc on the senders' hosts first, then
 // iptables loss on the receivers', duplication on the senders', the
-// proxy on both ends', then the senders' hooks. The tc and iptables
-// commands become c's rules in force (see net_reapply.go); the proxy's
-// daemon and the hooks live in processes, which a restart does not give
-// back.
+// proxy on both ends', then the senders' hooks. All but the hooks become
+// c's rules in force (see net_reapply.go); the hooks live in the node
+// processes, whose restart does not give them back.
 func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string) error {
 	uses := func(m string) bool { return packetUses(mech, m) }
 	ips, err := hostcmd.NodeIPs(ctx, c.Nodes)
@@ -494,12 +493,12 @@ func (p *Packet) apply(ctx context.Context, c *Cluster, b PacketBehavior, links 
 			return err
 		}
 	}
-	c.ruleTable().set(p, applied)
 	if uses(MechProxy) {
-		if err := p.applyProxy(ctx, c, b, links, mech, ips); err != nil {
+		if err := p.applyProxy(ctx, c, b, links, mech, ips, applied); err != nil {
 			return err
 		}
 	}
+	c.ruleTable().set(p, applied)
 	if uses(MechHooks) {
 		return p.applyHooks(ctx, c, b, links, mech)
 	}
@@ -569,7 +568,8 @@ func (p *Packet) applyTC(ctx context.Context, c *Cluster, b PacketBehavior, link
 // self) toward peers: each interface that routes to some of them gets
 // their classes and leaves (hostcmd.NetemSenderCmds).
 func tcRule(k int, self netip.Addr, peers []netip.Addr, rate int, args string) nodeRule {
-	return func(ctx context.Context, ns control.Remote) error {
+	return func(ctx context.Context, r control.Remote) error {
+		ns := control.NetSide(r)
 		devs, byDev, err := hostcmd.NetemDevs(ctx, ns, peers)
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)

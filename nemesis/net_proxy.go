@@ -185,8 +185,8 @@ func packetLinked(links PacketLinks, from, to string) bool {
 // link, one node after the other (nodes of one host share its proxy and
 // its chain), the proxy is started (or kept) with the node's links, the
 // REDIRECT rules are added, and the connections they would have taken are
-// reset.
-func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr) error {
+// reset; applied gets each node's part.
+func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, links PacketLinks, mech map[string]string, ips map[string]netip.Addr, applied map[string][]nodeRule) error {
 	fb := proxyBehavior(b, mech)
 	for _, n := range c.Nodes {
 		peers, own := proxyPeers(c, n.Name, links, fb, ips)
@@ -197,21 +197,32 @@ func (p *Packet) applyProxy(ctx context.Context, c *Cluster, b PacketBehavior, l
 		if err != nil {
 			return fmt.Errorf("packet: %w", err)
 		}
-		port, err := p.proxy.start(ctx, c.FaultProxy, r, n.Name, own)
+		rule := p.proxyRule(c, n.Name, peers, own, ips)
+		if err := applyNow(ctx, r, rule); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		applied[n.Name] = append(applied[n.Name], rule)
+	}
+	return nil
+}
+
+// proxyRule is the nodeRule of node's part of the proxied links own,
+// toward peers: its host's proxy started (or kept) with them, the
+// REDIRECT rules added, the connections they would have taken reset.
+func (p *Packet) proxyRule(c *Cluster, node string, peers []db.Node, own []faultproxy.Link, ips map[string]netip.Addr) nodeRule {
+	return func(ctx context.Context, r control.Remote) error {
+		port, err := p.proxy.start(ctx, c.FaultProxy, r, node, own)
 		if err != nil {
-			return fmt.Errorf("%s: packet: %w", n.Name, err)
+			return fmt.Errorf("packet: %w", err)
 		}
 		cmds := hostcmd.ProxyChain().EnsureCmds()
 		for _, m := range peers {
 			ports := proxyPorts(c, m)
-			cmds = append(cmds, hostcmd.ProxyRedirectCmds(ips[n.Name], ips[m.Name], ports, port)...)
-			cmds = append(cmds, hostcmd.ProxyResetCmd(ips[n.Name], ips[m.Name], ports))
+			cmds = append(cmds, hostcmd.ProxyRedirectCmds(ips[node], ips[m.Name], ports, port)...)
+			cmds = append(cmds, hostcmd.ProxyResetCmd(ips[node], ips[m.Name], ports))
 		}
-		if err := hostcmd.Run(ctx, control.NetSide(r), "packet", cmds); err != nil {
-			return fmt.Errorf("%s: %w", n.Name, err)
-		}
+		return hostcmd.Run(ctx, control.NetSide(r), "packet", cmds)
 	}
-	return nil
 }
 
 // proxyHeal removes the REDIRECT chain from r's host and stops its proxy,

@@ -23,20 +23,23 @@ import (
 // restart the same way (applyNow).
 
 // nodeRule puts one part of a network fault on a node's network
-// namespace, through ns (control.NetSide of the node's Remote).
-type nodeRule func(ctx context.Context, ns control.Remote) error
+// namespace, through r: the node's Remote, or its network side
+// (control.NetSide, which a rule takes of r again: it is idempotent).
+type nodeRule func(ctx context.Context, r control.Remote) error
 
-// runRule is the nodeRule that runs cmds in order (hostcmd.Run, what
-// naming them in errors).
+// runRule is the nodeRule that runs cmds in order on the network side
+// (hostcmd.Run, what naming them in errors).
 func runRule(what string, cmds []string) nodeRule {
-	return func(ctx context.Context, ns control.Remote) error { return hostcmd.Run(ctx, ns, what, cmds) }
+	return func(ctx context.Context, r control.Remote) error {
+		return hostcmd.Run(ctx, control.NetSide(r), what, cmds)
+	}
 }
 
-// applyNow puts rule on ns now, unless ns is a stopped container (see
-// hostcmd.Stopped): then its namespace is gone, and the rule goes on the
-// new one when the container starts again (reapplyNet).
-func applyNow(ctx context.Context, ns control.Remote, rule nodeRule) error {
-	if err := rule(ctx, ns); err != nil && !hostcmd.Stopped(err) {
+// applyNow puts rule on r's host now, unless it is a stopped container
+// (see hostcmd.Stopped): then its namespace is gone, and the rule goes on
+// the new one when the container starts again (reapplyNet).
+func applyNow(ctx context.Context, r control.Remote, rule nodeRule) error {
+	if err := rule(ctx, r); err != nil && !hostcmd.Stopped(err) {
 		return err
 	}
 	return nil
@@ -159,15 +162,14 @@ func (c *Cluster) reapplyNet(ctx context.Context, r control.Remote, n db.Node) (
 	if len(owners) == 0 {
 		return nil, nil
 	}
-	ns := control.NetSide(r)
-	if kept, err := netStateLeft(ctx, ns); err != nil || kept {
+	if kept, err := netStateLeft(ctx, control.NetSide(r)); err != nil || kept {
 		return nil, err
 	}
 	var done []string
 	for _, o := range owners {
 		what := ownerName(o)
 		for _, rule := range t.rules[o].byNode[n.Name] {
-			if err := rule(ctx, ns); err != nil {
+			if err := rule(ctx, r); err != nil {
 				return done, fmt.Errorf("%s: after its restart: re-apply %s: %w", n.Name, what, err)
 			}
 		}

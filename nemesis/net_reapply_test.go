@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"chaos/control"
+	"chaos/db"
+	"chaos/history/faultrec"
 )
 
 // netFakeContainer is a fake host's Remote that is also a container (see
@@ -34,12 +37,19 @@ func (f netFakeContainer) restart() {
 	defer f.host.mu.Unlock()
 	f.host.chains, f.host.rules, f.host.tables = nil, nil, nil
 	f.host.roots = map[string]string{f.host.dev: "qdisc noqueue 0: dev " + f.host.dev + " root refcnt 2"}
+	f.host.proxy.running = false // the binary stays: a container keeps its files
 }
 
-// netContainers gives each node of c a fake container of its own.
+// netContainers gives each node of c a fake container of its own, whose
+// kernel has netem.
 func netContainers(c *Cluster, log *netLog) map[string]netFakeContainer {
+	return netContainersProbed(c, log, netProbeNetem)
+}
+
+// netContainersProbed is netContainers with the kernel probe answers.
+func netContainersProbed(c *Cluster, log *netLog, probe string) map[string]netFakeContainer {
 	out := map[string]netFakeContainer{}
-	for name, h := range netSeparateHosts(c, log, netProbeNetem) {
+	for name, h := range netSeparateHosts(c, log, probe) {
 		out[name] = netFakeContainer{Remote: c.Remotes[name], host: h}
 		c.Remotes[name] = out[name]
 	}
@@ -147,4 +157,33 @@ func TestTargetedCutComesBackOnARestartedContainer(t *testing.T) {
 	done, err = c.reapplyNet(ctx, c.Remotes["n1"], c.Nodes[0])
 	require.NoError(t, err)
 	require.Empty(t, done, "Heal forgot the cut")
+}
+
+// Where the kernel has no netem, a packet fault's delay goes through the
+// fault proxy: a restarted container gets its proxy started again with
+// the node's links, and the REDIRECT rules back.
+func TestProxiedLinksComeBackOnARestartedContainer(t *testing.T) {
+	ctx := context.Background()
+	log := &netLog{}
+	c := netCluster("10.77.0", 3)
+	c.rules = &ruleTable{}
+	cts := netContainersProbed(c, log, netProbeNoNetem)
+	useSystem(c, &db.Etcd{})
+	c.FaultProxy = netFaultProxy(t, true)
+	p := &Packet{Behavior: PacketBehavior{DelayMS: 75}, Links: netLinks(PacketLinks{"n1": {"n2"}})}
+	op, err := p.Start(ctx, c, netRand(1))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{PartDelay: MechProxy}, op.Value.(*faultrec.Packet).Mechanism)
+	h := cts["n2"].host
+	before := netState(h) + fmt.Sprint(h.tables["nat"])
+	require.True(t, h.proxy.running)
+
+	cts["n2"].restart()
+	done, err := c.reapplyNet(ctx, c.Remotes["n2"], c.Nodes[1])
+	require.NoError(t, err)
+	require.Equal(t, []string{"packet"}, done)
+	require.True(t, h.proxy.running, "the proxy runs again")
+	require.Equal(t, 2, h.proxy.starts)
+	require.Equal(t, before, netState(h)+fmt.Sprint(h.tables["nat"]))
+	require.Equal(t, map[string][]string{"n2": {"packet"}}, c.ruleTable().take([]string{"n1", "n2"}))
 }
