@@ -9,16 +9,20 @@ import (
 
 // Workloads CheckAll knows.
 const (
-	WorkloadRegister = "register"
-	WorkloadSet      = "set"
+	WorkloadRegister   = "register"
+	WorkloadSet        = "set"
+	WorkloadListAppend = "list-append"
 )
 
 // Options configure CheckAll.
 type Options struct {
-	// Workload is WorkloadRegister, WorkloadSet, or "" to detect it from
-	// the ops' f values.
+	// Workload is WorkloadRegister, WorkloadSet, WorkloadListAppend, or ""
+	// to detect it from the ops' f values.
 	Workload     string
 	Linearizable LinearizableOptions
+	// ConsistencyModel is the list-append check's model (see ListAppend;
+	// "" is DefaultConsistencyModel).
+	ConsistencyModel string
 }
 
 // Report is the part of results.json the checkers own.
@@ -29,8 +33,9 @@ type Report struct {
 }
 
 // CheckAll runs every checker that fits the workload: linearizable and
-// stats for the register, set and stats for the set. Errors are about the
-// input (wrapping ErrMalformed) or about writing visualizations.
+// stats for the register, set and stats for the set, list-append and
+// stats for list-append. Errors are about the input (wrapping
+// ErrMalformed) or about writing visualizations.
 func CheckAll(ctx context.Context, h history.History, opts Options) (Report, error) {
 	c := NewChecks(opts)
 	for i := range h {
@@ -42,9 +47,9 @@ func CheckAll(ctx context.Context, h history.History, opts Options) (Report, err
 }
 
 // DetectWorkload tells the workload from the client ops' f values: write
-// or cas mean the register, add means the set, and a history of reads alone
-// is a register's. Mixing both, or an f neither knows, is an error wrapping
-// ErrMalformed.
+// or cas mean the register, add means the set, txn means list-append, and
+// a history of reads alone is a register's. Mixing them, or an f none
+// knows, is an error wrapping ErrMalformed.
 func DetectWorkload(h history.History) (string, error) {
 	var d workloadDetector
 	for i := range h {
@@ -52,46 +57,46 @@ func DetectWorkload(h history.History) (string, error) {
 			return "", err
 		}
 	}
-	if d.decided() == WorkloadSet {
-		return WorkloadSet, nil
+	if w := d.decided(); w != "" {
+		return w, nil
 	}
 	return WorkloadRegister, nil
 }
 
 // workloadDetector is DetectWorkload over ops as they arrive.
 type workloadDetector struct {
-	register, set     history.Op // the last op seen of each workload
-	isRegister, isSet bool       // whether one was seen
+	first    history.Op // the first op that told the workload
+	workload string     // "" while only reads were seen
 }
 
 func (d *workloadDetector) add(op *history.Op) error {
 	if op.Process.IsNemesis() || op.Type != history.Invoke {
 		return nil
 	}
+	var w string
 	switch op.F {
 	case history.FRead:
+		return nil
 	case history.FWrite, history.FCAS:
-		d.register, d.isRegister = *op, true
+		w = WorkloadRegister
 	case history.FAdd:
-		d.set, d.isSet = *op, true
+		w = WorkloadSet
+	case history.FTxn:
+		w = WorkloadListAppend
 	default:
-		return fmt.Errorf("%w: op %d: f %q belongs to no workload (register: read, write, cas; set: add, read)",
+		return fmt.Errorf("%w: op %d: f %q belongs to no workload (register: read, write, cas; set: add, read; list-append: txn)",
 			ErrMalformed, op.Index, op.F)
 	}
-	if d.isRegister && d.isSet {
-		return fmt.Errorf("%w: the history mixes workloads: op %d is a register %q, op %d a set %q",
-			ErrMalformed, d.register.Index, d.register.F, d.set.Index, d.set.F)
+	switch d.workload {
+	case "":
+		d.first, d.workload = *op, w
+	case w:
+	default:
+		return fmt.Errorf("%w: the history mixes workloads: op %d is a %s %q, op %d a %s %q",
+			ErrMalformed, d.first.Index, d.workload, d.first.F, op.Index, w, op.F)
 	}
 	return nil
 }
 
 // decided is the workload the ops so far show, or "" while they are reads.
-func (d *workloadDetector) decided() string {
-	switch {
-	case d.isRegister:
-		return WorkloadRegister
-	case d.isSet:
-		return WorkloadSet
-	}
-	return ""
-}
+func (d *workloadDetector) decided() string { return d.workload }

@@ -20,6 +20,7 @@ type Checks struct {
 	stats    statsBuilder
 	register registerBuilder
 	set      history.History
+	txns     history.History
 }
 
 // NewChecks returns checks configured as CheckAll's are by opts.
@@ -69,6 +70,11 @@ func (c *Checks) feed(op *history.Op) error {
 		}
 	case WorkloadSet:
 		c.set = append(c.set, *op)
+	case WorkloadListAppend:
+		if !op.Process.IsNemesis() && op.F != history.FTxn {
+			return fmt.Errorf("list-append: %w: op %d: f %q is not a list-append operation (txn)", ErrMalformed, op.Index, op.F)
+		}
+		c.txns = append(c.txns, *op)
 	}
 	return nil
 }
@@ -102,8 +108,14 @@ func (c *Checks) Report(ctx context.Context) (Report, error) {
 			return Report{}, fmt.Errorf("set: %w", err)
 		}
 		r.Checks["set"] = res
+	case WorkloadListAppend:
+		res, err := ListAppend(c.txns, c.opts.ConsistencyModel)
+		if err != nil {
+			return Report{}, fmt.Errorf("list-append: %w", err)
+		}
+		r.Checks["list-append"] = res
 	default:
-		return Report{}, fmt.Errorf("unknown workload %q (want %s or %s)", c.workload, WorkloadRegister, WorkloadSet)
+		return Report{}, fmt.Errorf("unknown workload %q (want %s, %s or %s)", c.workload, WorkloadRegister, WorkloadSet, WorkloadListAppend)
 	}
 	verdicts := make([]Validity, 0, len(r.Checks))
 	for _, res := range r.Checks {

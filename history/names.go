@@ -11,6 +11,8 @@ const (
 	FCAS   = "cas"
 	// The set workload: add (and a final read).
 	FAdd = "add"
+	// The list-append workload: a transaction of appends and reads.
+	FTxn = "txn"
 )
 
 // The nemesis's operation names. Faults start and stop in pairs: kill and

@@ -32,6 +32,8 @@ func detailsOf(name string, raw json.RawMessage) (any, error) {
 		d = &checker.LinearizableDetails{}
 	case "set":
 		d = &checker.SetDetails{}
+	case "list-append":
+		d = &checker.ListAppendDetails{}
 	case "stats":
 		d = &checker.StatsDetails{}
 	case "raft":

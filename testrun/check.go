@@ -21,6 +21,9 @@ type CheckOptions struct {
 	// Checker is the linearizability algorithm (checker.AlgorithmAuto or
 	// checker.AlgorithmSearch; empty: auto).
 	Checker string
+	// ConsistencyModel is the list-append check's model (empty:
+	// checker.DefaultConsistencyModel).
+	ConsistencyModel string
 	// Recovery bounds the cluster's recovery after the final heal for the
 	// availability check; 0 takes the run's test.json, and without one the
 	// checker's default.
@@ -100,7 +103,7 @@ type checking struct {
 
 // newChecking starts a check of the history of the run in dir.
 func newChecking(dir string, o CheckOptions) *checking {
-	return &checking{o: o, checks: checker.NewChecks(checker.Options{Workload: o.Workload,
+	return &checking{o: o, checks: checker.NewChecks(checker.Options{Workload: o.Workload, ConsistencyModel: o.ConsistencyModel,
 		Linearizable: checker.LinearizableOptions{Timeout: o.CheckerTimeout, Algorithm: o.Checker,
 			VisualizationDir: filepath.Join(dir, "linearizable")}})}
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +28,7 @@ type checkOptions struct {
 	timeout   time.Duration
 	workload  string
 	algorithm string
+	model     string
 }
 
 // checkerFlagUsage is the help of --checker, for run and check.
@@ -54,7 +57,9 @@ visualization or report.html could not be written.`,
 	cmd.Flags().DurationVar(&o.timeout, "checker-timeout", 60*time.Second,
 		"bound on the linearizability search; keys it does not decide are unknown (0: no bound)")
 	cmd.Flags().StringVar(&o.workload, "workload", "",
-		"register or set (default: detect from the ops' f values)")
+		"register, set or list-append (default: detect from the ops' f values)")
+	cmd.Flags().StringVar(&o.model, "consistency-model", checker.DefaultConsistencyModel,
+		"what the list-append check holds the history to: "+strings.Join(checker.ConsistencyModels(), ", "))
 	cmd.Flags().StringVar(&o.algorithm, "checker", checker.AlgorithmAuto, checkerFlagUsage)
 	return cmd
 }
@@ -63,8 +68,12 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	if o.timeout < 0 {
 		return usageErrorf("--checker-timeout %v is negative: give a duration such as 60s, or 0 for no bound", o.timeout)
 	}
-	if o.workload != "" && o.workload != checker.WorkloadRegister && o.workload != checker.WorkloadSet {
-		return usageErrorf("--workload %q: want %s or %s, or leave it out to detect", o.workload, checker.WorkloadRegister, checker.WorkloadSet)
+	if o.workload != "" && o.workload != checker.WorkloadRegister && o.workload != checker.WorkloadSet && o.workload != checker.WorkloadListAppend {
+		return usageErrorf("--workload %q: want %s, %s or %s, or leave it out to detect", o.workload,
+			checker.WorkloadRegister, checker.WorkloadSet, checker.WorkloadListAppend)
+	}
+	if !slices.Contains(checker.ConsistencyModels(), o.model) {
+		return usageErrorf("--consistency-model %q: want one of %s", o.model, strings.Join(checker.ConsistencyModels(), ", "))
 	}
 	if !checker.KnownAlgorithm(o.algorithm) {
 		return usageErrorf("--checker %q: want %s or %s", o.algorithm, checker.AlgorithmAuto, checker.AlgorithmSearch)
@@ -76,7 +85,7 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	dir := filepath.Dir(historyPath)
-	opts := testrun.CheckOptions{Workload: o.workload, CheckerTimeout: o.timeout, Checker: o.algorithm}
+	opts := testrun.CheckOptions{Workload: o.workload, CheckerTimeout: o.timeout, Checker: o.algorithm, ConsistencyModel: o.model}
 	var digest *runreport.Digest // what report.html draws, gathered as the check reads the history
 	if filepath.Base(historyPath) == "history.jsonl" {
 		digest = &runreport.Digest{}

@@ -157,6 +157,40 @@ func TestCheckSetWorkload(t *testing.T) {
 	assert.Contains(t, errOut, `f "add" is not a register operation`)
 }
 
+// A list-append history (write skew) is checked by the list-append
+// check: invalid under the default strict serializability, valid under
+// snapshot isolation, its anomaly in words either way; a register
+// history is no list-append one.
+func TestCheckListAppendWorkload(t *testing.T) {
+	dir := runDir(t, strings.Join([]string{
+		op(0, 1, 0, "invoke", "txn", "", `[["r","x",null],["r","y",null],["append","x",1]]`),
+		op(1, 2, 1, "invoke", "txn", "", `[["r","x",null],["r","y",null],["append","y",2]]`),
+		op(2, 3, 0, "ok", "txn", "", `[["r","x",[]],["r","y",[]],["append","x",1]]`),
+		op(3, 4, 1, "ok", "txn", "", `[["r","x",[]],["r","y",[]],["append","y",2]]`),
+		op(4, 5, 2, "invoke", "txn", "", `[["r","x",null],["r","y",null]]`),
+		op(5, 6, 2, "ok", "txn", "", `[["r","x",[1]],["r","y",[2]]]`),
+	}, ""))
+	code, out, errOut := execute(t, "check", dir)
+	assert.Equal(t, exitInvalid, code, errOut)
+	assert.Contains(t, out, "list-append: false")
+	assert.Contains(t, out, "G2-item (forbidden): T0 read y as empty, before T1's append of 2")
+	var checks map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(readResults(t, dir)["checks"], &checks))
+	var la struct {
+		AnomalyTypes []string `json:"anomaly_types"`
+	}
+	require.NoError(t, json.Unmarshal(checks["list-append"], &la))
+	assert.Equal(t, []string{"G2-item"}, la.AnomalyTypes)
+
+	code, out, errOut = execute(t, "check", "--consistency-model", "snapshot-isolation", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "G2-item (allowed by snapshot-isolation)")
+
+	code, _, errOut = execute(t, "check", "--workload", "list-append", runDir(t, goodRegister))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `is not a list-append operation (txn)`)
+}
+
 func TestCheckTornFinalLineIsAWarning(t *testing.T) {
 	dir := runDir(t, goodRegister+`{"index":4,"time":5000000,"pro`)
 	code, _, errOut := execute(t, "check", dir)
@@ -226,7 +260,8 @@ func TestCheckBadArguments(t *testing.T) {
 		{[]string{"check"}, "accepts 1 arg"},
 		{[]string{"check", filepath.Join(dir, "nope")}, "does not exist: give a run directory holding history.jsonl"},
 		{[]string{"check", t.TempDir()}, "history.jsonl does not exist"},
-		{[]string{"check", "--workload", "queue", dir}, `--workload "queue": want register or set`},
+		{[]string{"check", "--workload", "queue", dir}, `--workload "queue": want register, set or list-append`},
+		{[]string{"check", "--consistency-model", "linearizable", dir}, `--consistency-model "linearizable": want one of strict-serializable, `},
 		{[]string{"check", "--checker-timeout", "-1s", dir}, "--checker-timeout -1s is negative"},
 		{[]string{"check", "--checker-timeout", "soon", dir}, "invalid argument"},
 	} {
