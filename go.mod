@@ -20,6 +20,8 @@ require (
 
 require golang.org/x/arch v0.33.0
 
+require olympos.io/encoding/edn v0.0.0-20201019073823-d3554ca0b0a3
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

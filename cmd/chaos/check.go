@@ -29,6 +29,7 @@ type checkOptions struct {
 	workload  string
 	algorithm string
 	model     string
+	export    string
 }
 
 // checkerFlagUsage is the help of --checker, for run and check.
@@ -58,6 +59,8 @@ visualization or report.html could not be written.`,
 		"bound on the linearizability search; keys it does not decide are unknown (0: no bound)")
 	cmd.Flags().StringVar(&o.workload, "workload", "",
 		"register, set or list-append (default: detect from the ops' f values)")
+	cmd.Flags().StringVar(&o.export, "export", "",
+		"elle: also write the history's transactions as Jepsen's EDN (history.edn beside it), to cross-check with Elle")
 	cmd.Flags().StringVar(&o.model, "consistency-model", checker.DefaultConsistencyModel,
 		"what the list-append check holds the history to: "+strings.Join(checker.ConsistencyModels(), ", "))
 	cmd.Flags().StringVar(&o.algorithm, "checker", checker.AlgorithmAuto, checkerFlagUsage)
@@ -71,6 +74,9 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 	if o.workload != "" && o.workload != checker.WorkloadRegister && o.workload != checker.WorkloadSet && o.workload != checker.WorkloadListAppend {
 		return usageErrorf("--workload %q: want %s, %s or %s, or leave it out to detect", o.workload,
 			checker.WorkloadRegister, checker.WorkloadSet, checker.WorkloadListAppend)
+	}
+	if o.export != "" && o.export != "elle" {
+		return usageErrorf("--export %q: want elle", o.export)
 	}
 	if !slices.Contains(checker.ConsistencyModels(), o.model) {
 		return usageErrorf("--consistency-model %q: want one of %s", o.model, strings.Join(checker.ConsistencyModels(), ", "))
@@ -91,6 +97,14 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 		digest = &runreport.Digest{}
 		opts.Observe = digest.Add
 	}
+	var export *ednExport
+	if o.export == "elle" {
+		if export, err = newEDNExport(historyPath); err != nil {
+			return setupError(err)
+		}
+		defer export.abandon()
+		opts.Observe = export.observe(opts.Observe)
+	}
 	report, warnings, err := testrun.CheckFile(ctx, historyPath, opts)
 	for _, w := range warnings {
 		fmt.Fprintf(termsafe.NewWriter(cmd.ErrOrStderr()), "chaos: warning: %s:%d: %s\n", historyPath, w.Line, w.Msg)
@@ -104,6 +118,12 @@ func runCheck(cmd *cobra.Command, path string, o checkOptions) error {
 		return checkFailure(resultsPath, err)
 	}
 	printReport(termsafe.NewWriter(cmd.OutOrStdout()), report, valid, resultsPath)
+	if export != nil {
+		if err := export.finish(); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "elle:    %s\n", export.path)
+	}
 	if digest != nil {
 		if err := runreport.WriteDigested(dir, digest); err != nil {
 			return setupError(err)

@@ -182,9 +182,25 @@ func TestCheckListAppendWorkload(t *testing.T) {
 	require.NoError(t, json.Unmarshal(checks["list-append"], &la))
 	assert.Equal(t, []string{"G2-item"}, la.AnomalyTypes)
 
-	code, out, errOut = execute(t, "check", "--consistency-model", "snapshot-isolation", dir)
+	code, out, errOut = execute(t, "check", "--consistency-model", "snapshot-isolation", "--export", "elle", dir)
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "G2-item (allowed by snapshot-isolation)")
+	edn, err := os.ReadFile(filepath.Join(dir, "history.edn"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(edn)), "\n")
+	require.Len(t, lines, 6)
+	assert.Equal(t, `{:index 5 :time 6000000 :process 2 :type :ok :f :txn :value[[:r"x"[1]][:r"y"[2]]]}`, lines[5])
+
+	bad := runDir(t, op(0, 1, 0, "invoke", "txn", "", `[["append","x",1]]`)+op(1, 2, 0, "ok", "txn", "", `[["append","x","one"]]`))
+	code, _, errOut = execute(t, "check", "--export", "elle", bad)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--export elle: elle: op 1: micro-operation 0:")
+	assert.NoFileExists(t, filepath.Join(bad, "history.edn"))
+	entries, err := os.ReadDir(bad)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".history.edn", "no temporary file left")
+	}
 
 	code, _, errOut = execute(t, "check", "--workload", "list-append", runDir(t, goodRegister))
 	assert.Equal(t, exitUsage, code)
@@ -262,6 +278,7 @@ func TestCheckBadArguments(t *testing.T) {
 		{[]string{"check", t.TempDir()}, "history.jsonl does not exist"},
 		{[]string{"check", "--workload", "queue", dir}, `--workload "queue": want register, set or list-append`},
 		{[]string{"check", "--consistency-model", "linearizable", dir}, `--consistency-model "linearizable": want one of strict-serializable, `},
+		{[]string{"check", "--export", "knossos", dir}, `--export "knossos": want elle`},
 		{[]string{"check", "--checker-timeout", "-1s", dir}, "--checker-timeout -1s is negative"},
 		{[]string{"check", "--checker-timeout", "soon", dir}, "invalid argument"},
 	} {
