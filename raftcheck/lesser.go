@@ -51,7 +51,7 @@ func (d *durableState) check(e eventlog.Event) []Violation {
 		return nil
 	}
 	kind := KindCameBackWithLess
-	if e.Truncated > 0 || e.Lost != "" {
+	if damagedStart(e) {
 		kind = KindLostToDamage
 	}
 	var out []Violation
@@ -65,6 +65,21 @@ func (d *durableState) check(e eventlog.Event) []Violation {
 			e.Node, e.Index, d.index))
 	}
 	return out
+}
+
+// damagedStart reports whether the start event e cut a damaged tail off
+// the node's WAL (see KindLostToDamage).
+func damagedStart(e eventlog.Event) bool { return e.Truncated > 0 || e.Lost != "" }
+
+// restartFrom makes the state the damaged start e recovered what the node
+// has durable: what the damage took is the fault's, reported once at e,
+// and the node's later lives are judged against what it came back with
+// and what it shows after, not against its lives before the damage.
+func (d *durableState) restartFrom(e eventlog.Event) {
+	d.voteTerm, d.voteFor, d.index = e.Term, e.For, e.Index
+	if e.For == eventlog.NoVote {
+		d.voteFor = ""
+	}
 }
 
 // splitDamaged moves the KindLostToDamage findings out of vs.

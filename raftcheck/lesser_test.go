@@ -145,3 +145,29 @@ func TestALowerTermAfterCuttingADamagedTailIsTheFaults(t *testing.T) {
 	assert.Equal(t, KindLostToDamage, d.Damaged[0].Kind)
 	assert.Contains(t, d.Damaged[0].Text, "restarted with term 2 after reaching term 3")
 }
+
+// What a damaged start lost is the fault's once: a later start is judged
+// against what the node came back with and did after, not against its
+// lives before the damage. Seed 39009 of bugs.yaml's correct-storage: n5
+// voted for n3 in term 3, its WAL was damaged, it came back in term 2,
+// caught up to term 3 without voting, and its next start, in term 3 with
+// no vote, was reported as a vote lost.
+func TestAStartAfterADamagedOneIsJudgedAgainstWhatItRecovered(t *testing.T) {
+	l := (&nodeLog{node: "n5"}).start(0, eventlog.NoVote, 0).vote(2, "n1").vote(3, "n3").apply(1).apply(2).apply(3).
+		at(eventlog.Event{Event: eventlog.KindStart, Term: 2, For: "n1", Index: 1, Lost: "valid records end at byte 32029, but 90601 bytes were fsynced"}).
+		apply(2).start(3, eventlog.NoVote, 2)
+	r := Raft(l.evs)
+	d := raftDetails(t, r)
+	assert.Equal(t, checker.Valid, r.Valid, "%+v", d.Violations)
+	assert.Empty(t, d.Counts)
+	require.Len(t, d.Damaged, 2, "the term and the log, at the damaged start: %+v", d.Damaged)
+
+	// Without the damage, the same later start lost a vote: a violation.
+	l = (&nodeLog{node: "n5"}).start(0, eventlog.NoVote, 0).vote(3, "n3").apply(1).start(3, eventlog.NoVote, 1)
+	assert.Len(t, lessViolations(t, l), 1)
+	// And after a damaged start, a vote the node casts again is kept.
+	l = (&nodeLog{node: "n5"}).start(0, eventlog.NoVote, 0).vote(3, "n3").
+		at(eventlog.Event{Event: eventlog.KindStart, Term: 2, For: eventlog.NoVote, Truncated: 9}).
+		vote(4, "n2").start(4, eventlog.NoVote, 0)
+	require.Len(t, lessViolations(t, l), 1)
+}

@@ -212,13 +212,17 @@ func checkNode(evs []eventlog.Event) []Violation {
 			endLife()
 			if e.Term < durable {
 				kind := KindTermDecreased
-				if e.Truncated > 0 || e.Lost != "" {
+				if damagedStart(e) {
 					kind = KindLostToDamage // the term was in the damaged tail: the fault's (see lesser.go)
 				}
 				out = append(out, violation(kind, e,
 					"%s restarted with term %d after reaching term %d in an earlier life", e.Node, e.Term, durable))
 			}
 			out = append(out, kept.check(e)...)
+			if damagedStart(e) && eventlog.StartKnowsState(e) {
+				durable = e.Term // what the damage took is reported once, here
+				kept.restartFrom(e)
+			}
 		}
 		kept.observe(e)
 		life = append(life, e)
