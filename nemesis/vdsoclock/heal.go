@@ -148,16 +148,16 @@ func writePage(pid int, p *Patched, page Page) (uint64, error) {
 	word := make([]byte, 8)
 	binary.LittleEndian.PutUint64(word, counter)
 	if _, err := mem.WriteAt(word, at+offCounter); err != nil {
-		return 0, fmt.Errorf("the data page of %d: %w", pid, err)
+		return 0, fmt.Errorf("the data page of %d: %w", pid, goneIfEOF(err))
 	}
 	b := page.Encode(0)
 	if _, err := mem.WriteAt(b[offK:], at+offK); err != nil {
-		return counter, fmt.Errorf("the data page of %d: %w", pid, err)
+		return counter, fmt.Errorf("the data page of %d: %w", pid, goneIfEOF(err))
 	}
 	counter++
 	binary.LittleEndian.PutUint64(word, counter)
 	if _, err := mem.WriteAt(word, at+offCounter); err != nil {
-		return counter - 1, fmt.Errorf("the data page of %d: %w", pid, err)
+		return counter - 1, fmt.Errorf("the data page of %d: %w", pid, goneIfEOF(err))
 	}
 	return counter, nil
 }
@@ -182,7 +182,7 @@ func Heal(pid int) (*Patched, error) {
 		var errs []error
 		for _, off := range v.Funcs {
 			if _, err := mem.WriteAt(own.Image[off:off+patchSize], int64(v.Start+off)); err != nil {
-				errs = append(errs, fmt.Errorf("restoring the vDSO of %d at %#x: %w", pid, v.Start+off, err))
+				errs = append(errs, fmt.Errorf("restoring the vDSO of %d at %#x: %w", pid, v.Start+off, goneIfEOF(err)))
 			}
 		}
 		if _, err := writePage(pid, p, PageFor(Skew{}, readings())); err != nil {

@@ -171,10 +171,10 @@ func freeNear(v *VDSO, maps []mapping, need uint64) (uint64, error) {
 // writePages writes the code page and the data page p at at, through mem.
 func writePages(mem *os.File, at uint64, codePage []byte, p Page) error {
 	if _, err := mem.WriteAt(codePage, int64(at)); err != nil {
-		return fmt.Errorf("writing the code: %w", err)
+		return fmt.Errorf("writing the code: %w", goneIfEOF(err))
 	}
 	if _, err := mem.WriteAt(p.Encode(0), int64(at+pageSize)); err != nil {
-		return fmt.Errorf("writing the data page: %w", err)
+		return fmt.Errorf("writing the data page: %w", goneIfEOF(err))
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func (s *stopped) redirect(mem *os.File, v *VDSO, at uint64) ([]string, error) {
 		}
 		word := jumpWord(fn, at+uint64(entry), v.Image[off:off+patchSize])
 		if _, err := mem.WriteAt(word, int64(fn)); err != nil {
-			return names, fmt.Errorf("patching %s: %w", vdsoNames[entry], err)
+			return names, fmt.Errorf("patching %s: %w", vdsoNames[entry], goneIfEOF(err))
 		}
 		names = append(names, vdsoNames[entry])
 	}

@@ -127,11 +127,11 @@ func vdsoFuncs(img []byte) (map[int]uint64, error) {
 	return funcs, nil
 }
 
-// goneIfEOF is err, or errExited where a read of a process's memory
-// found nothing (EOF): the mapping went with its image, by an exec or an
-// exit.
+// goneIfEOF is err, or errExited where a read or write of a process's
+// memory found nothing there (EOF, or a short write's unexpected EOF):
+// the mapping went with its image, by an exec or an exit.
 func goneIfEOF(err error) error {
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errExited
 	}
 	return err

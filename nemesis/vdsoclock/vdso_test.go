@@ -5,6 +5,9 @@ package vdsoclock
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"testing"
@@ -102,4 +105,15 @@ func TestLineSaysTheRateAsAsked(t *testing.T) {
 		p := &Patched{Page: PageFor(Skew{Rate: rate}, readings())}
 		assert.Equal(t, rate, LineOf(1, p, nil, false).Rate)
 	}
+}
+
+// A read that finds nothing and a write that lands short (the mapping went
+// with an exec or an exit) both say the process is gone; other errors are
+// kept.
+func TestGoneIfEOF(t *testing.T) {
+	for _, err := range []error{io.EOF, io.ErrUnexpectedEOF, fmt.Errorf("write /proc/1/mem: %w", io.ErrUnexpectedEOF)} {
+		assert.ErrorIs(t, goneIfEOF(err), errExited, "%v", err)
+	}
+	other := errors.New("permission denied")
+	assert.Equal(t, other, goneIfEOF(other))
 }
