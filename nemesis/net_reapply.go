@@ -54,8 +54,9 @@ type ruleTable struct {
 	mu    sync.Mutex
 	rules map[any]ownerRules
 	next  int
-	// reapplied is what reapplyNet put back, by node, since the last
-	// take.
+	// reapplied is what each node's last restart put back (reapplyNet),
+	// until take: a restart whose caller takes nothing (a heal's) is
+	// replaced by the next, never reported with it.
 	reapplied map[string][]string
 }
 
@@ -152,16 +153,17 @@ func (c *Cluster) reapplyNet(ctx context.Context, r control.Remote, n db.Node) (
 	t := c.ruleTable()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	delete(t.reapplied, n.Name) // what take reports is this restart's alone
 	var owners []any
 	for o, rs := range t.rules {
 		if len(rs.byNode[n.Name]) > 0 {
 			owners = append(owners, o)
 		}
 	}
-	slices.SortFunc(owners, func(a, b any) int { return t.rules[a].seq - t.rules[b].seq })
 	if len(owners) == 0 {
 		return nil, nil
 	}
+	slices.SortFunc(owners, func(a, b any) int { return t.rules[a].seq - t.rules[b].seq })
 	if kept, err := netStateLeft(ctx, control.NetSide(r)); err != nil || kept {
 		return nil, err
 	}
@@ -178,7 +180,7 @@ func (c *Cluster) reapplyNet(ctx context.Context, r control.Remote, n db.Node) (
 	if t.reapplied == nil {
 		t.reapplied = map[string][]string{}
 	}
-	t.reapplied[n.Name] = append(t.reapplied[n.Name], done...)
+	t.reapplied[n.Name] = done
 	return done, nil
 }
 

@@ -186,4 +186,15 @@ func TestProxiedLinksComeBackOnARestartedContainer(t *testing.T) {
 	require.Equal(t, 2, h.proxy.starts)
 	require.Equal(t, before, netState(h)+fmt.Sprint(h.tables["nat"]))
 	require.Equal(t, map[string][]string{"n2": {"packet"}}, c.ruleTable().take([]string{"n1", "n2"}))
+
+	// What a restart nobody took put back is not reported with a later
+	// restart that put nothing back.
+	cts["n2"].restart()
+	_, err = c.reapplyNet(ctx, c.Remotes["n2"], c.Nodes[1])
+	require.NoError(t, err)
+	_, err = p.Stop(ctx, c)
+	require.NoError(t, err)
+	_, err = c.reapplyNet(ctx, c.Remotes["n2"], c.Nodes[1])
+	require.NoError(t, err)
+	require.Nil(t, c.ruleTable().take([]string{"n2"}))
 }
