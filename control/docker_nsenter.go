@@ -38,13 +38,19 @@ type nsTarget struct {
 	freezer   string   // the file that says whether its cgroup is frozen
 }
 
+// engineAddr is the address of cfg's Engine: cfg.Host, else DOCKER_HOST,
+// else "" (the docker command's default, a socket on this machine).
+func engineAddr(cfg DockerConfig) string {
+	if cfg.Host != "" {
+		return cfg.Host
+	}
+	return os.Getenv("DOCKER_HOST")
+}
+
 // localEngine says whether the Engine of cfg runs on this machine, so that
 // its containers' processes are this machine's.
 func localEngine(cfg DockerConfig) bool {
-	host := cfg.Host
-	if host == "" {
-		host = os.Getenv("DOCKER_HOST")
-	}
+	host := engineAddr(cfg)
 	return host == "" || strings.HasPrefix(host, "unix://")
 }
 
@@ -264,11 +270,7 @@ func (e *NetOutOfReachError) Error() string {
 type netOutOfReach struct{ *dockerRemote }
 
 func (n *netOutOfReach) Run(context.Context, string) (Result, error) {
-	engine := n.cfg.Host
-	if engine == "" {
-		engine = os.Getenv("DOCKER_HOST")
-	}
-	return Result{}, &NetOutOfReachError{Host: n.host, Engine: engine}
+	return Result{}, &NetOutOfReachError{Host: n.host, Engine: engineAddr(n.cfg)}
 }
 
 // netSideRemote runs commands in a container's network namespace with
